@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { generateToken, hashToken } from '../security/tokens.js';
+import type { AccountRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { describeIssue } from '../validation.js';
+
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+export const accountInputSchema = z.strictObject({
+  name: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'use 1 to 64 letters, digits, dots, dashes or underscores'),
+  instanceQuota: z.number().int().min(0).max(1_000_000).optional(),
+  allowedOrigins: z
+    .array(z.string().regex(ORIGIN, 'each origin is scheme://host[:port] with no path'))
+    .max(100)
+    .optional(),
+});
+
+export type AccountInput = z.infer<typeof accountInputSchema>;
+
+/** An account as the admin API shows it: never its token hash. */
+export function accountView(a: AccountRecord) {
+  return { name: a.name, instanceQuota: a.instanceQuota, allowedOrigins: a.allowedOrigins, createdAt: a.createdAt };
+}
+
+/** Customer accounts. TokenAccount is stored only as a hash: it is shown once, at creation or rotation. */
+export class AccountService {
+  constructor(
+    private readonly store: Store,
+    private readonly defaultQuota: number,
+  ) {}
+
+  async create(raw: unknown): Promise<{ account: AccountRecord; token: string }> {
+    const parsed = accountInputSchema.safeParse(raw);
+    if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
+    const token = generateToken();
+    const account: AccountRecord = {
+      id: randomUUID(),
+      name: parsed.data.name,
+      tokenHash: hashToken(token),
+      instanceQuota: parsed.data.instanceQuota ?? this.defaultQuota,
+      allowedOrigins: [...new Set((parsed.data.allowedOrigins ?? []).map((o) => o.toLowerCase()))],
+      createdAt: new Date().toISOString(),
+    };
+    await this.store.accounts.create(account);
+    return { account, token };
+  }
+
+  list(): Promise<AccountRecord[]> {
+    return this.store.accounts.list();
+  }
+
+  /** Issues a new TokenAccount; the previous one stops working at once. */
+  async rotateToken(name: string): Promise<string> {
+    const token = generateToken();
+    if (!(await this.store.accounts.replaceTokenHash(name, hashToken(token)))) throw new NotFoundError('Account not found');
+    return token;
+  }
+
+  /**
+   * First embedded start: with no account at all, create `default` so that `npm start` is usable at
+   * once. Returns its token, or undefined when accounts already exist.
+   */
+  async ensureFirstAccount(): Promise<string | undefined> {
+    if ((await this.store.accounts.count()) > 0) return undefined;
+    const { token } = await this.create({ name: 'default' });
+    return token;
+  }
+}

@@ -1,0 +1,185 @@
+import { z } from 'zod';
+
+/**
+ * Every option of a Switchboard node. This module is the only reader of `process.env`; the README's
+ * configuration table mirrors the `describe()` text and defaults below.
+ */
+
+const bool = (name: string, fallback: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      const v = value.toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+      if (['0', 'false', 'no', 'off'].includes(v)) return false;
+      ctx.addIssue({ code: 'custom', message: `${name} must be true or false, got "${value}"` });
+      return z.NEVER;
+    });
+
+const int = (name: string, fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}, got "${value}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const list = optionalString.transform((v) =>
+  v === undefined
+    ? []
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+);
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const DRIVERS = ['baileys', 'sandbox'] as const;
+
+const envSchema = z.object({
+  PORT: int('PORT', 8080, 0, 65535),
+  HOST: optionalString,
+  DATA_DIR: optionalString.transform((v) => v ?? './data'),
+  REDIS_URL: list,
+  MONGO_URL: optionalString,
+  MONGO_DB: optionalString.transform((v) => v ?? 'switchboard'),
+  ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'ADMIN_TOKEN must be at least 16 characters',
+  }),
+  ENCRYPTION_KEY: optionalString,
+  MSGNET_DRIVER: optionalString.pipe(z.enum(DRIVERS).optional()).transform((v) => v ?? 'baileys'),
+  ALLOWED_WS_ORIGINS: list,
+  TLS_CERT_FILE: optionalString,
+  TLS_KEY_FILE: optionalString,
+  TRUST_PROXY: bool('TRUST_PROXY', false),
+  ALLOW_INSECURE_HTTP: bool('ALLOW_INSECURE_HTTP', false),
+  ALLOW_PRIVATE_URLS: bool('ALLOW_PRIVATE_URLS', false),
+  LOG_LEVEL: optionalString.pipe(z.enum(LOG_LEVELS).optional()).transform((v) => v ?? 'info'),
+  PUBLIC_BASE_URL: optionalString,
+  DEFAULT_INSTANCE_QUOTA: int('DEFAULT_INSTANCE_QUOTA', 100, 0, 1_000_000),
+  RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
+  RATE_LIMIT_CREATE_PER_MINUTE: int('RATE_LIMIT_CREATE_PER_MINUTE', 20, 1, 1_000_000),
+  MAX_BODY_BYTES: int('MAX_BODY_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  NODE_ID: optionalString,
+});
+
+export type MsgNetDriverName = (typeof DRIVERS)[number];
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  /** TCP port of the HTTP(S) listener. @default 8080 */
+  port: number;
+  /** Listen address. @default 127.0.0.1 in embedded mode, 0.0.0.0 in cluster mode */
+  host: string;
+  /** Directory of the SQLite file and the generated key file. @default ./data */
+  dataDir: string;
+  /** Redis masters for cluster coordination; empty = embedded (in-process) coordination. */
+  redisUrls: string[];
+  /** MongoDB connection string; unset = SQLite under `dataDir`. */
+  mongoUrl: string | undefined;
+  /** MongoDB database name. @default switchboard */
+  mongoDb: string;
+  /** The global (operator) token; unset = the admin API is closed. */
+  adminToken: string | undefined;
+  /** AES-256-GCM key given as 64 hex characters or base64 of 32 bytes; unset = key file (embedded only). */
+  encryptionKey: Buffer | undefined;
+  msgnetDriver: MsgNetDriverName;
+  allowedWsOrigins: string[];
+  tls: { certFile: string; keyFile: string } | undefined;
+  trustProxy: boolean;
+  allowInsecureHttp: boolean;
+  allowPrivateUrls: boolean;
+  logLevel: LogLevel;
+  /** Base URL put in event envelopes; derived from host and port when unset. */
+  publicBaseUrl: string | undefined;
+  defaultInstanceQuota: number;
+  rateLimitPerMinute: number;
+  rateLimitCreatePerMinute: number;
+  maxBodyBytes: number;
+  /** Stable node id; a random one per process when unset. */
+  nodeId: string | undefined;
+  /** Embedded = neither Redis nor MongoDB configured: one node, SQLite, in-process coordination. */
+  embedded: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function parseKey(raw: string): Buffer {
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) {
+    const key = Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64');
+    if (key.length === 32) return key;
+  }
+  throw new ConfigError('ENCRYPTION_KEY must be 32 bytes given as 64 hex characters or base64');
+}
+
+/**
+ * Reads and validates the environment once. Throws a ConfigError whose message is one line naming the
+ * first bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = String(issue?.path[0] ?? 'environment');
+    const detail = issue?.message ?? 'invalid value';
+    throw new ConfigError(detail.includes(variable) ? detail : `${variable}: ${detail}`);
+  }
+  const e = parsed.data;
+  const embedded = e.REDIS_URL.length === 0 && e.MONGO_URL === undefined;
+  if ((e.TLS_CERT_FILE === undefined) !== (e.TLS_KEY_FILE === undefined)) {
+    throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  }
+  for (const url of e.REDIS_URL) {
+    if (!/^rediss?:\/\//.test(url)) throw new ConfigError(`REDIS_URL: "${url}" is not a redis:// or rediss:// URL`);
+  }
+  if (e.MONGO_URL !== undefined && !/^mongodb(\+srv)?:\/\//.test(e.MONGO_URL)) {
+    throw new ConfigError('MONGO_URL must start with mongodb:// or mongodb+srv://');
+  }
+  if (e.PUBLIC_BASE_URL !== undefined && !/^https?:\/\/[^/]+/.test(e.PUBLIC_BASE_URL)) {
+    throw new ConfigError('PUBLIC_BASE_URL must be an http(s) URL');
+  }
+  const encryptionKey = e.ENCRYPTION_KEY === undefined ? undefined : parseKey(e.ENCRYPTION_KEY);
+  if (!embedded && encryptionKey === undefined) {
+    throw new ConfigError('ENCRYPTION_KEY is required when REDIS_URL or MONGO_URL is set (nodes must share one key)');
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST ?? (embedded ? '127.0.0.1' : '0.0.0.0'),
+    dataDir: e.DATA_DIR,
+    redisUrls: e.REDIS_URL,
+    mongoUrl: e.MONGO_URL,
+    mongoDb: e.MONGO_DB,
+    adminToken: e.ADMIN_TOKEN,
+    encryptionKey,
+    msgnetDriver: e.MSGNET_DRIVER,
+    allowedWsOrigins: e.ALLOWED_WS_ORIGINS,
+    tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : undefined,
+    trustProxy: e.TRUST_PROXY,
+    allowInsecureHttp: e.ALLOW_INSECURE_HTTP,
+    allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
+    logLevel: e.LOG_LEVEL,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    defaultInstanceQuota: e.DEFAULT_INSTANCE_QUOTA,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    rateLimitCreatePerMinute: e.RATE_LIMIT_CREATE_PER_MINUTE,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    nodeId: e.NODE_ID,
+    embedded,
+  };
+}

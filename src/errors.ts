@@ -1,0 +1,108 @@
+/**
+ * The few error classes of Switchboard. Each has a stable `code`; the HTTP status is chosen only at the
+ * Koa edge (src/http/error-envelope.ts). Messages are what a client sees, so they follow the spec verbatim.
+ */
+
+export const ErrorCode = {
+  InvalidInput: 'invalid_input',
+  Unauthenticated: 'unauthenticated',
+  Forbidden: 'forbidden',
+  NotFound: 'not_found',
+  Conflict: 'conflict',
+  QuotaExceeded: 'quota_exceeded',
+  RateLimited: 'rate_limited',
+  PayloadTooLarge: 'payload_too_large',
+  Unavailable: 'unavailable',
+  Fenced: 'fenced',
+  Internal: 'internal',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The client sent something we refuse; nothing was changed. */
+export class ValidationError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.InvalidInput, message, options);
+  }
+}
+
+/** No credentials, or credentials we do not recognise. */
+export class AuthError extends AppError {
+  constructor(message: string) {
+    super(ErrorCode.Unauthenticated, message);
+  }
+}
+
+/** Recognised credentials that may not do this. */
+export class ForbiddenError extends AppError {
+  constructor(message: string) {
+    super(ErrorCode.Forbidden, message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string) {
+    super(ErrorCode.NotFound, message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(ErrorCode.Conflict, message);
+  }
+}
+
+export class QuotaExceededError extends AppError {
+  constructor(message = 'Account instance quota exceeded') {
+    super(ErrorCode.QuotaExceeded, message);
+  }
+}
+
+export class RateLimitError extends AppError {
+  constructor(message = 'Rate limit exceeded. Try again later.') {
+    super(ErrorCode.RateLimited, message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message = 'Request body too large') {
+    super(ErrorCode.PayloadTooLarge, message);
+  }
+}
+
+/** A dependency (store, coordination, network) cannot serve the call now. */
+export class UnavailableError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.Unavailable, message, options);
+  }
+}
+
+/**
+ * An instance-owned write carried an owner epoch that is no longer current: another node claimed the
+ * instance (or it was deleted). The writer is not the owner any more and must stop at once.
+ */
+export class FencedError extends AppError {
+  constructor(
+    readonly instanceId: string,
+    readonly epoch: number,
+  ) {
+    super(ErrorCode.Fenced, `Owner epoch ${epoch} of instance ${instanceId} is stale`);
+  }
+}
+
+/** A failure whose message the spec fixes for a 500 (for example `Failed to update settings configuration`). */
+export class InternalError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.Internal, message, options);
+  }
+}

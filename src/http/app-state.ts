@@ -1,0 +1,24 @@
+import type { ParameterizedContext } from 'koa';
+import type { Logger } from 'pino';
+import type { AccountRecord, InstanceRecord } from '../store/records.js';
+
+/**
+ * Who is calling:
+ * - `global`: the operator's ADMIN_TOKEN;
+ * - `account`: a TokenAccount (its whole account);
+ * - `instance`: a TokenInstance (that one instance only).
+ */
+export type Principal =
+  | { kind: 'global' }
+  | { kind: 'account'; account: AccountRecord }
+  | { kind: 'instance'; account: AccountRecord; instance: InstanceRecord };
+
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  principal?: Principal;
+  /** The `:instance` of the path, resolved and authorised by `requireInstance`. */
+  instance?: InstanceRecord;
+}
+
+export type AppContext = ParameterizedContext<AppState>;

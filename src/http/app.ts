@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import type { AccountService } from '../accounts/account-service.js';
+import type { RateLimiter } from '../cluster/rate-limiter.js';
+import type { InstanceService } from '../instances/instance-service.js';
+import type { Store } from '../store/store.js';
+import type { AppContext, AppState } from './app-state.js';
+import { createAuthenticator } from './auth.js';
+import { cachedKnownOrigins, cors } from './cors.js';
+import { errorEnvelope } from './error-envelope.js';
+import { httpsOnly } from './https-only.js';
+import { rateLimit } from './rate-limit.js';
+import { adminRoutes } from './routes/admin-routes.js';
+import { healthRoutes } from './routes/health-routes.js';
+import type { HealthCheck } from './routes/health-routes.js';
+import { instanceRoutes } from './routes/instance-routes.js';
+
+export interface AppDeps {
+  nodeId: string;
+  mode: 'embedded' | 'cluster';
+  logger: Logger;
+  store: Store;
+  rateLimiter: RateLimiter;
+  accounts: AccountService;
+  instances: InstanceService;
+  adminToken: string | undefined;
+  trustProxy: boolean;
+  /** False when plain HTTP is acceptable (ALLOW_INSECURE_HTTP, or a loopback-only listener). */
+  requireHttps: boolean;
+  maxBodyBytes: number;
+  rateLimitPerMinute: number;
+  rateLimitCreatePerMinute: number;
+  healthChecks: HealthCheck[];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The Koa edge. Order matters: request id and error envelope first (so every failure is an envelope),
+ * health before HTTPS and rate limits, then CORS and the per-token rate limit, then the routes, each of
+ * which authenticates and checks ownership before it acts.
+ */
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: deps.trustProxy });
+  const auth = createAuthenticator(deps.store, deps.adminToken);
+
+  app.use(async (ctx: AppContext, next) => {
+    const given = ctx.get('x-request-id');
+    ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    ctx.state.log = deps.logger.child({ requestId: ctx.state.requestId });
+    const started = performance.now();
+    await next();
+    ctx.state.log.debug(
+      { method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(2) },
+      'request',
+    );
+  });
+  app.use(errorEnvelope);
+  app.use(healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks }).routes());
+  if (deps.requireHttps) app.use(httpsOnly());
+  app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
+  app.use(rateLimit(deps.rateLimiter, { perMinute: deps.rateLimitPerMinute, createPerMinute: deps.rateLimitCreatePerMinute }));
+
+  const common = { auth, maxBodyBytes: deps.maxBodyBytes };
+  for (const router of [
+    adminRoutes({ ...common, accounts: deps.accounts }),
+    instanceRoutes({ ...common, instances: deps.instances, store: deps.store }),
+  ]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return app;
+}

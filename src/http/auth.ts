@@ -1,0 +1,129 @@
+import type { Next } from 'koa';
+import { AuthError, ForbiddenError, NotFoundError } from '../errors.js';
+import { hashToken, safeEqual } from '../security/tokens.js';
+import type { Store } from '../store/store.js';
+import type { AppContext, Principal } from './app-state.js';
+import { checkAccountOrigin } from './cors.js';
+
+/**
+ * Authentication and ownership (spec section 5). The token is taken from, in order: header `token`,
+ * `Authorization: Bearer …`, query `token`. Ownership is checked before every operation.
+ */
+
+export const AuthMessage = {
+  MissingHeader: 'Missing token in header',
+  Missing: 'Missing token in header, Authorization header, or query parameter',
+  Invalid: 'Invalid token',
+  InvalidInstance: 'Invalid instance token',
+  InstanceMismatch: 'Instance token does not match requested instance',
+  OtherAccount: 'Instance does not belong to your account',
+  AccountTokenRequired: 'This operation requires an account token',
+  GlobalTokenRequired: 'This operation requires the global token',
+  InstanceTokenRequired: 'An account or instance token is required',
+} as const;
+
+/** The presented token, or undefined. `headerOnly` refuses the query form (global token: never in URLs). */
+export function presentedToken(ctx: AppContext, headerOnly = false): string | undefined {
+  const header = ctx.get('token').trim();
+  if (header) return header;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+  if (bearer?.[1]) return bearer[1];
+  if (headerOnly) return undefined;
+  const query = ctx.query.token;
+  const value = Array.isArray(query) ? query[0] : query;
+  return value?.trim() || undefined;
+}
+
+export interface Authenticator {
+  resolve(token: string): Promise<Principal | undefined>;
+}
+
+export function createAuthenticator(store: Store, adminToken: string | undefined): Authenticator {
+  return {
+    async resolve(token) {
+      if (adminToken !== undefined && safeEqual(token, adminToken)) return { kind: 'global' };
+      const hash = hashToken(token);
+      const account = await store.accounts.findByTokenHash(hash);
+      if (account) return { kind: 'account', account };
+      const instance = await store.instances.findByTokenHash(hash);
+      if (!instance) return undefined;
+      const owner = await store.accounts.findById(instance.accountId);
+      return owner ? { kind: 'instance', account: owner, instance } : undefined;
+    },
+  };
+}
+
+async function authenticate(ctx: AppContext, auth: Authenticator, headerOnly = false): Promise<Principal> {
+  const token = presentedToken(ctx, headerOnly);
+  if (token === undefined) throw new AuthError(headerOnly ? AuthMessage.MissingHeader : AuthMessage.Missing);
+  const principal = await auth.resolve(token);
+  if (!principal) throw new AuthError(AuthMessage.Invalid);
+  if (principal.kind !== 'global') checkAccountOrigin(ctx, principal.account);
+  ctx.state.principal = principal;
+  return principal;
+}
+
+/** Admin endpoints: the global token, from a header only. */
+export function requireGlobal(auth: Authenticator) {
+  return async (ctx: AppContext, next: Next) => {
+    const principal = await authenticate(ctx, auth, true);
+    if (principal.kind !== 'global') throw new ForbiddenError(AuthMessage.GlobalTokenRequired);
+    await next();
+  };
+}
+
+/** Account-level operations (create, delete): a TokenAccount only. */
+export function requireAccount(auth: Authenticator) {
+  return async (ctx: AppContext, next: Next) => {
+    const principal = await authenticate(ctx, auth);
+    if (principal.kind !== 'account') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
+    await next();
+  };
+}
+
+/** A TokenAccount or a TokenInstance, with no instance in the path (instance list). */
+export function requireAccountOrInstance(auth: Authenticator) {
+  return async (ctx: AppContext, next: Next) => {
+    const principal = await authenticate(ctx, auth);
+    if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
+    await next();
+  };
+}
+
+export interface InstanceGuardOptions {
+  /** The endpoint's not-found message (`Instance not found`, or `instance not found` for calls). */
+  notFound?: string;
+  /** Only a TokenAccount may do this (delete). */
+  accountOnly?: boolean;
+}
+
+/**
+ * `:instance` endpoints: resolves the path's instance within the caller's account and checks that the
+ * token may operate it. Sets `ctx.state.instance`.
+ */
+export function requireInstance(store: Store, auth: Authenticator, options: InstanceGuardOptions = {}) {
+  const notFound = options.notFound ?? 'Instance not found';
+  return async (ctx: AppContext & { params: Record<string, string> }, next: Next) => {
+    const principal = await authenticate(ctx, auth);
+    const name = ctx.params.instance ?? '';
+    if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
+    if (principal.kind === 'instance') {
+      if (principal.instance.name !== name) {
+        const sibling = await store.instances.findByName(principal.account.id, name);
+        if (sibling) throw new ForbiddenError(AuthMessage.InstanceMismatch);
+        throw new AuthError(AuthMessage.InvalidInstance);
+      }
+      if (options.accountOnly) throw new ForbiddenError(AuthMessage.AccountTokenRequired);
+      ctx.state.instance = principal.instance;
+      await next();
+      return;
+    }
+    const instance = await store.instances.findByName(principal.account.id, name);
+    if (!instance) {
+      if (await store.instances.nameExists(name)) throw new ForbiddenError(AuthMessage.OtherAccount);
+      throw new NotFoundError(notFound);
+    }
+    ctx.state.instance = instance;
+    await next();
+  };
+}

@@ -1,0 +1,34 @@
+import type { Next } from 'koa';
+import { RateLimitError } from '../errors.js';
+import type { RateLimiter } from '../cluster/rate-limiter.js';
+import { hashToken } from '../security/tokens.js';
+import type { AppContext } from './app-state.js';
+import { presentedToken } from './auth.js';
+
+export interface RateLimitOptions {
+  perMinute: number;
+  createPerMinute: number;
+}
+
+/**
+ * Spec section 8: 100 requests a minute per token (every user of a token shares its bucket), 20 a minute
+ * for instance creation, and the three X-RateLimit-* headers on every response, 429 included. Requests
+ * without a token are counted per client address.
+ */
+export function rateLimit(limiter: RateLimiter, o: RateLimitOptions) {
+  return async (ctx: AppContext, next: Next) => {
+    const token = presentedToken(ctx);
+    const who = token === undefined ? `ip:${ctx.ip}` : `token:${hashToken(token)}`;
+    const creating = ctx.method === 'POST' && ctx.path.replace(/\/+$/, '') === '/api/instance/new';
+    const result = await limiter.hit(
+      creating ? `create:${who}` : `global:${who}`,
+      creating ? o.createPerMinute : o.perMinute,
+      60_000,
+    );
+    ctx.set('X-RateLimit-Limit', String(result.limit));
+    ctx.set('X-RateLimit-Remaining', String(result.remaining));
+    ctx.set('X-RateLimit-Reset', String(result.resetAt));
+    if (!result.allowed) throw new RateLimitError();
+    await next();
+  };
+}

@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { ValidationError } from '../errors.js';
+import { describeIssue, isPlainObject } from '../validation.js';
+import { settingsSchema } from './settings-schema.js';
+
+/**
+ * The body of POST /api/instance/new. Shape errors (wrong JSON types, unknown fields, both spellings of
+ * one field) are refused with 400 before anything is created; what a block *means* (a missing URL, a bad
+ * port) is checked later by instance-blocks.ts, log-and-continue as the spec says.
+ */
+
+const text = (max = 4096) => z.string().max(max);
+const flag = z.boolean();
+const count = z.number().int().min(0).max(1_000_000_000);
+const eventList = z.array(text(64)).max(64);
+
+const fields = {
+  name: z.string(),
+  token: z.string(),
+  settings: z.unknown(),
+  // Proxy block.
+  proxyEnabled: flag,
+  proxyHost: text(253),
+  proxyPort: z.union([text(5), z.number().int()]).transform(String),
+  proxyProtocol: text(16),
+  proxyUser: text(256),
+  proxyPassword: text(1024),
+  // Webhook block (creates the webhook labelled `default`).
+  webhookEnabled: flag,
+  webhookURL: text(2048),
+  webhookAuthorization: text(4096),
+  webhookByEvents: flag,
+  webhookEvents: eventList,
+  webhookBase64: flag,
+  // WebSocket block.
+  websocketEnabled: flag,
+  websocketEvents: eventList,
+  websocketBase64: flag,
+  // Helpdesk block.
+  helpdeskEnabled: flag,
+  helpdeskBaseUrl: text(2048),
+  helpdeskAccountId: z.union([z.number().int(), text(20)]),
+  helpdeskApiToken: text(1024),
+  helpdeskInboxName: text(256),
+  helpdeskSignMessages: flag,
+  helpdeskIgnoreGroups: flag,
+  helpdeskStartAsPending: flag,
+  helpdeskReopenResolved: flag,
+  // Chatbot block (the first bot).
+  chatbotEnabled: flag,
+  chatbotUrl: text(2048),
+  chatbotTriggerType: text(16),
+  chatbotTriggerOperator: text(16),
+  chatbotTriggerValue: text(1024),
+  chatbotExpireMinutes: count,
+  chatbotExpireMessage: text(),
+  chatbotKeywordFinish: text(256),
+  chatbotFinishMessage: text(),
+  chatbotTypingDelayMs: count,
+  chatbotStopBotFromMe: flag,
+  chatbotDebounceSeconds: count,
+  chatbotIgnoreGroups: flag,
+  chatbotLabel: text(256),
+  // Storage block.
+  s3Enabled: flag,
+  s3Region: text(64),
+  s3Bucket: text(255),
+  s3AccessKey: text(256),
+  s3SecretKey: text(1024),
+  s3Endpoint: text(2048),
+  s3PathPrefix: text(1024),
+} as const;
+
+const SETTINGS_KEYS = Object.keys(settingsSchema.shape);
+
+const bodySchema = z.strictObject(
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
+  },
+);
+
+export type CreationBody = Omit<z.infer<typeof bodySchema>, 'name' | 'settings'> & {
+  name: string;
+  settingsPatch: z.infer<typeof settingsSchema>;
+};
+
+/** Other spellings that clients of the hosted product send, mapped to ours. */
+export const CREATION_ALIASES: Readonly<Record<string, string>> = {
+  proxyUsername: 'proxyUser',
+  webhookMediaBase64: 'webhookBase64',
+  websocketMediaBase64: 'websocketBase64',
+  ...Object.fromEntries(
+    ['Enabled', 'BaseUrl', 'AccountId', 'ApiToken', 'InboxName', 'SignMessages', 'IgnoreGroups', 'StartAsPending', 'ReopenResolved'].map(
+      (s) => [`chatwoot${s}`, `helpdesk${s}`],
+    ),
+  ),
+  ...Object.fromEntries(
+    Object.keys(fields)
+      .filter((k) => k.startsWith('chatbot'))
+      .map((k) => [`typebot${k.slice('chatbot'.length)}`, k]),
+  ),
+};
+
+function invalid(detail: string): ValidationError {
+  return new ValidationError(`Invalid request body: ${detail}`);
+}
+
+/**
+ * Normalises aliases and flat settings, then checks the shape. `null` counts as absent, as clients of
+ * the hosted product send it for fields they leave unset.
+ */
+export function parseCreationBody(raw: unknown): CreationBody {
+  if (!isPlainObject(raw)) throw invalid('expected a JSON object');
+  const body: Record<string, unknown> = {};
+  const settingsPatch: Record<string, unknown> = {};
+  const nested = raw.settings;
+  if (nested !== undefined && nested !== null && !isPlainObject(nested)) throw invalid("field 'settings': expected object");
+
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null || key === 'settings') continue;
+    const canonical = CREATION_ALIASES[key] ?? key;
+    if (canonical !== key && raw[canonical] !== undefined && raw[canonical] !== null) {
+      throw invalid(`'${key}' and '${canonical}' are the same field; send only one`);
+    }
+    if (SETTINGS_KEYS.includes(canonical)) {
+      if (isPlainObject(nested) && nested[canonical] !== undefined) {
+        throw invalid(`'${canonical}' is given both at the top level and in 'settings'; send only one`);
+      }
+      settingsPatch[canonical] = value;
+      continue;
+    }
+    body[canonical] = value;
+  }
+  if (isPlainObject(nested)) {
+    for (const [key, value] of Object.entries(nested)) if (value !== null) settingsPatch[key] = value;
+  }
+
+  const parsed = bodySchema.safeParse(body);
+  if (!parsed.success) throw invalid(describeIssue(parsed.error));
+  const settings = settingsSchema.safeParse(settingsPatch);
+  if (!settings.success) throw invalid(describeIssue(settings.error).replace("field '", "field 'settings."));
+
+  const name = parsed.data.name?.trim();
+  if (!name) throw new ValidationError('Instance name is required');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+    throw new ValidationError(
+      'Invalid instance name: use 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
+    );
+  }
+  const token = parsed.data.token;
+  if (token !== undefined && !/^[\x21-\x7e]{8,256}$/.test(token)) {
+    throw new ValidationError('Invalid instance token: use 8 to 256 printable characters without spaces');
+  }
+  return { ...parsed.data, name, settingsPatch: settings.data };
+}

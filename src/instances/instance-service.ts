@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { InternalError, ValidationError } from '../errors.js';
+import { SecretPurpose } from '../security/secret-box.js';
+import type { SecretBox } from '../security/secret-box.js';
+import { generateToken, hashToken } from '../security/tokens.js';
+import { DEFAULT_SETTINGS } from '../store/records.js';
+import type { AccountRecord, InstanceRecord, InstanceSettings, WebhookRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { describeIssue, isPlainObject } from '../validation.js';
+import { parseCreationBody } from './creation-body.js';
+import {
+  chatbotBlock,
+  helpdeskBlock,
+  proxyBlock,
+  storageBlock,
+  webhookBlock,
+  websocketBlock,
+} from './instance-blocks.js';
+import type { BlockResult } from './instance-blocks.js';
+import {
+  chatbotSummary,
+  helpdeskSummary,
+  instanceView,
+  proxySummary,
+  storageSummary,
+  webhookSummary,
+  websocketSummary,
+} from './instance-summary.js';
+import { settingsSchema } from './settings-schema.js';
+
+export interface InstanceServiceOptions {
+  store: Store;
+  secrets: SecretBox;
+  allowPrivateUrls: boolean;
+  logger: Logger;
+}
+
+const valueOf = <T>(r: BlockResult<T>): T | undefined => (r && 'value' in r ? r.value : undefined);
+
+/** Summary of a block that failed: `enabled: false` plus the cause (and `status: error` for integrations). */
+const failed = (r: BlockResult<unknown>, integration = false) =>
+  r && 'error' in r ? { enabled: false, ...(integration ? { status: 'error' as const } : {}), error: r.error } : undefined;
+
+/** Accounts' instances: creation with its blocks, listing, deletion and settings. */
+export class InstanceService {
+  constructor(private readonly o: InstanceServiceOptions) {}
+
+  async create(account: AccountRecord, rawBody: unknown) {
+    const body = parseCreationBody(rawBody);
+    const ctx = { secrets: this.o.secrets, allowPrivateUrls: this.o.allowPrivateUrls };
+    const blocks = {
+      proxy: proxyBlock(body, ctx),
+      webhook: webhookBlock(body, ctx),
+      websocket: websocketBlock(body),
+      helpdesk: helpdeskBlock(body, ctx),
+      chatbot: chatbotBlock(body, ctx),
+      storage: storageBlock(body, ctx),
+    };
+    for (const [name, result] of Object.entries(blocks)) {
+      if (result && 'error' in result) {
+        this.o.logger.warn({ account: account.name, instance: body.name, block: name, reason: result.error }, 'creation block skipped');
+      }
+    }
+
+    const token = body.token ?? generateToken();
+    const now = new Date().toISOString();
+    const instance: InstanceRecord = {
+      id: randomUUID(),
+      accountId: account.id,
+      name: body.name,
+      tokenHash: hashToken(token),
+      tokenSealed: this.o.secrets.seal(token, SecretPurpose.InstanceToken),
+      ownerEpoch: 0,
+      config: {
+        settings: { ...DEFAULT_SETTINGS, ...body.settingsPatch },
+        proxy: valueOf(blocks.proxy),
+        websocket: valueOf(blocks.websocket),
+        helpdesk: valueOf(blocks.helpdesk),
+        chatbot: valueOf(blocks.chatbot),
+        storage: valueOf(blocks.storage),
+      },
+      connection: { state: 'disconnected', numberJid: undefined, updatedAt: now },
+      createdAt: now,
+    };
+    const hook = valueOf(blocks.webhook);
+    const webhooks: WebhookRecord[] = hook ? [{ instanceId: instance.id, label: 'default', ...hook, createdAt: now, updatedAt: now }] : [];
+    await this.o.store.instances.create(instance, webhooks, account.instanceQuota);
+    this.o.logger.info({ account: account.name, instance: instance.name, instanceId: instance.id }, 'instance created');
+
+    const { config } = instance;
+    return {
+      instance: { name: instance.name, token, createdAt: now, connection: { state: instance.connection.state, numberJid: null } },
+      proxy: failed(blocks.proxy) ?? proxySummary(config),
+      webhook: failed(blocks.webhook) ?? webhookSummary(webhooks[0]),
+      websocket: failed(blocks.websocket) ?? websocketSummary(config),
+      helpdesk: failed(blocks.helpdesk, true) ?? helpdeskSummary(config),
+      chatbot: failed(blocks.chatbot, true) ?? chatbotSummary(config),
+      settings: config.settings,
+      s3: failed(blocks.storage) ?? storageSummary(config),
+    };
+  }
+
+  /** The account's instances (or only `own` for a TokenInstance); `names` filters and never widens. */
+  async list(account: AccountRecord, names: string[] | undefined, own?: InstanceRecord) {
+    let instances: InstanceRecord[];
+    if (own) instances = !names || names.includes(own.name) ? [own] : [];
+    else instances = await this.o.store.instances.listByAccount(account.id, names);
+    return Promise.all(instances.map(async (i) => instanceView(i, await this.o.store.webhooks.list(i.id))));
+  }
+
+  async delete(instance: InstanceRecord): Promise<void> {
+    await this.o.store.instances.delete(instance.id);
+    this.o.logger.info({ instance: instance.name, instanceId: instance.id }, 'instance deleted');
+  }
+
+  /**
+   * Partial update of the seven settings. The spec fixes the messages: `Invalid request body`, `At least
+   * one setting must be provided`, and `Failed to update settings configuration` when the store fails.
+   */
+  async updateSettings(instance: InstanceRecord, rawBody: unknown): Promise<InstanceSettings> {
+    if (!isPlainObject(rawBody)) throw new ValidationError('Invalid request body');
+    const parsed = settingsSchema.safeParse(rawBody);
+    if (!parsed.success) {
+      this.o.logger.debug({ instance: instance.name, reason: describeIssue(parsed.error) }, 'settings body refused');
+      throw new ValidationError('Invalid request body');
+    }
+    const patch = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined));
+    if (Object.keys(patch).length === 0) throw new ValidationError('At least one setting must be provided');
+    let settings: InstanceSettings | undefined;
+    try {
+      settings = await this.o.store.instances.updateSettings(instance.id, patch);
+    } catch (err) {
+      this.o.logger.error({ err, instance: instance.name }, 'settings update failed');
+      throw new InternalError('Failed to update settings configuration', { cause: err });
+    }
+    if (!settings) throw new InternalError('Failed to update settings configuration');
+    return settings;
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * What the store keeps. Secrets are held sealed (`…Sealed`, AES-256-GCM via SecretBox); tokens that
+ * only need checking are held as SHA-256 hashes (`…Hash`).
+ */
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  tokenHash: string;
+  instanceQuota: number;
+  allowedOrigins: string[];
+  createdAt: string;
+}
+
+/** The seven behaviour settings of the spec's Resources section. */
+export interface InstanceSettings {
+  autoRejectCalls: boolean;
+  callRejectMessage: string;
+  ignoreGroupMessages: boolean;
+  keepOnlineStatus: boolean;
+  autoReadMessages: boolean;
+  disableHistorySync: boolean;
+  ignoreStatus: boolean;
+}
+
+export const DEFAULT_SETTINGS: InstanceSettings = {
+  autoRejectCalls: false,
+  callRejectMessage: '',
+  ignoreGroupMessages: false,
+  keepOnlineStatus: false,
+  autoReadMessages: false,
+  disableHistorySync: true,
+  ignoreStatus: false,
+};
+
+export type ProxyProtocol = 'http' | 'https' | 'socks5';
+
+export interface ProxyConfig {
+  enabled: boolean;
+  host: string;
+  port: string;
+  protocol: ProxyProtocol;
+  user: string | undefined;
+  passwordSealed: string | undefined;
+}
+
+export interface WebsocketConfig {
+  enabled: boolean;
+  /** Empty with `enabled` = every event. */
+  events: string[];
+  base64: boolean;
+}
+
+export interface HelpdeskConfig {
+  enabled: boolean;
+  baseUrl: string;
+  accountId: number;
+  apiTokenSealed: string;
+  inboxName: string;
+  signMessages: boolean;
+  ignoreGroups: boolean;
+  startAsPending: boolean;
+  reopenResolved: boolean;
+  inboxId: number | undefined;
+  /** `active | paused | error`; `pending` until the helpdesk module has activated the block. */
+  status: 'pending' | 'active' | 'paused' | 'error';
+  lastError: string | undefined;
+}
+
+export type ChatbotTriggerType = 'all' | 'keyword';
+export type ChatbotTriggerOperator = 'contains' | 'equals' | 'startsWith' | 'endsWith' | 'regex';
+
+/** The chatbot block of the creation body: the first bot, kept until the chatbot module creates it. */
+export interface ChatbotBlock {
+  enabled: boolean;
+  url: string;
+  triggerType: ChatbotTriggerType;
+  triggerOperator: ChatbotTriggerOperator | undefined;
+  triggerValue: string | undefined;
+  expireMinutes: number;
+  expireMessage: string;
+  keywordFinish: string;
+  finishMessage: string;
+  typingDelayMs: number;
+  stopBotFromMe: boolean;
+  debounceSeconds: number;
+  ignoreGroups: boolean;
+  label: string;
+}
+
+export interface StorageConfig {
+  enabled: boolean;
+  region: string;
+  bucket: string;
+  accessKey: string;
+  secretKeySealed: string;
+  endpoint: string | undefined;
+  pathPrefix: string;
+}
+
+/** Configuration of an instance: any node may read it and write it (no owner epoch needed). */
+export interface InstanceConfig {
+  settings: InstanceSettings;
+  proxy: ProxyConfig | undefined;
+  websocket: WebsocketConfig | undefined;
+  helpdesk: HelpdeskConfig | undefined;
+  chatbot: ChatbotBlock | undefined;
+  storage: StorageConfig | undefined;
+}
+
+/**
+ * Connection lifecycle of an instance:
+ * - `disconnected`: no socket (the state at creation);
+ * - `connecting`: a socket is opening;
+ * - `qr`: waiting for the phone to scan a QR code or enter a pairing code;
+ * - `connected`: linked and online;
+ * - `loggedout`: the phone unlinked the device; a new link is needed.
+ */
+export type ConnectionState = 'disconnected' | 'connecting' | 'qr' | 'connected' | 'loggedout';
+
+/** Instance-owned connection facts: written only by the owner, under its epoch. */
+export interface ConnectionInfo {
+  state: ConnectionState;
+  numberJid: string | undefined;
+  updatedAt: string;
+}
+
+export interface InstanceRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  tokenHash: string;
+  tokenSealed: string;
+  /** Fencing epoch: incremented by every `claim`; owned writes must carry the current value. */
+  ownerEpoch: number;
+  config: InstanceConfig;
+  connection: ConnectionInfo;
+  createdAt: string;
+}
+
+export interface WebhookRecord {
+  instanceId: string;
+  label: string;
+  enabled: boolean;
+  url: string;
+  authorizationSealed: string | undefined;
+  byEvents: boolean;
+  events: string[];
+  base64: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One write of instance-owned state (auth creds, signal keys, chatbot sessions…); `value: null` deletes. */
+export interface OwnedStateOp {
+  namespace: string;
+  key: string;
+  value: string | null;
+}

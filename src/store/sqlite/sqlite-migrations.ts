@@ -1,0 +1,61 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Append only: a
+ * released migration is never edited.
+ */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE,
+     token_hash TEXT NOT NULL UNIQUE,
+     instance_quota INTEGER NOT NULL,
+     allowed_origins TEXT NOT NULL,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE instances (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts (id),
+     name TEXT NOT NULL,
+     token_hash TEXT NOT NULL UNIQUE,
+     token_sealed TEXT NOT NULL,
+     owner_epoch INTEGER NOT NULL DEFAULT 0,
+     config TEXT NOT NULL,
+     connection TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     UNIQUE (account_id, name)
+   );
+   CREATE INDEX instances_name ON instances (name);
+   CREATE TABLE webhooks (
+     instance_id TEXT NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+     label TEXT NOT NULL,
+     enabled INTEGER NOT NULL,
+     url TEXT NOT NULL,
+     authorization_sealed TEXT,
+     by_events INTEGER NOT NULL,
+     events TEXT NOT NULL,
+     base64 INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     PRIMARY KEY (instance_id, label)
+   );
+   CREATE TABLE owned_state (
+     instance_id TEXT NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+     namespace TEXT NOT NULL,
+     key TEXT NOT NULL,
+     value TEXT NOT NULL,
+     PRIMARY KEY (instance_id, namespace, key)
+   );`,
+];
+
+export function migrate(db: Database.Database): void {
+  const run = db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    for (let v = current; v < MIGRATIONS.length; v++) {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }
+  });
+  // Immediate: two processes opening a new file at once must not both run migration 1.
+  run.immediate();
+}

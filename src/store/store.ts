@@ -1,0 +1,86 @@
+import type {
+  AccountRecord,
+  ConnectionInfo,
+  InstanceRecord,
+  InstanceSettings,
+  OwnedStateOp,
+  WebhookRecord,
+} from './records.js';
+
+/**
+ * The repositories every store implementation provides. One contract test suite
+ * (test/store/store-contract.ts) runs against each implementation.
+ *
+ * Errors: `ConflictError` on a uniqueness clash, `QuotaExceededError` when an account is full,
+ * `FencedError` when an owned write carries a stale epoch. Everything else is a store failure.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'mongo';
+  readonly accounts: AccountRepository;
+  readonly instances: InstanceRepository;
+  readonly webhooks: WebhookRepository;
+  readonly ownedState: OwnedStateRepository;
+  /** Resolves when the store answers; used by /health. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AccountRepository {
+  /** @throws ConflictError when the name or token hash is taken. */
+  create(account: AccountRecord): Promise<void>;
+  findById(id: string): Promise<AccountRecord | undefined>;
+  findByName(name: string): Promise<AccountRecord | undefined>;
+  findByTokenHash(tokenHash: string): Promise<AccountRecord | undefined>;
+  list(): Promise<AccountRecord[]>;
+  /** Replaces the token hash (the old token stops working at once). False when no such account. */
+  replaceTokenHash(name: string, tokenHash: string): Promise<boolean>;
+  count(): Promise<number>;
+}
+
+export interface InstanceRepository {
+  /**
+   * Creates the instance and its webhooks atomically with the quota check.
+   * @throws QuotaExceededError when the account already holds `quota` instances.
+   * @throws ConflictError when the name (within the account) or the token is taken.
+   */
+  create(instance: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void>;
+  findById(id: string): Promise<InstanceRecord | undefined>;
+  findByName(accountId: string, name: string): Promise<InstanceRecord | undefined>;
+  findByTokenHash(tokenHash: string): Promise<InstanceRecord | undefined>;
+  /** True when some account has an instance of this name. */
+  nameExists(name: string): Promise<boolean>;
+  /** The account's instances by creation time; `names` narrows to those names. */
+  listByAccount(accountId: string, names?: string[]): Promise<InstanceRecord[]>;
+  countByAccount(accountId: string): Promise<number>;
+  /** Ids of every instance that has a saved link or a pending connect (what the cluster must run). */
+  listRunnable(): Promise<string[]>;
+  /** Deletes the instance with its webhooks and owned state. False when it did not exist. */
+  delete(id: string): Promise<boolean>;
+  /** Merges `patch` into the settings atomically and returns all seven. Undefined when no such instance. */
+  updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined>;
+  /** Increments the owner epoch and returns it: the caller is now the only valid writer. */
+  claim(id: string): Promise<number>;
+  /** @throws FencedError unless `epoch` is the current owner epoch. */
+  setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void>;
+}
+
+export interface WebhookRepository {
+  /** Inserts or replaces the webhook with the same (instance, label). */
+  upsert(webhook: WebhookRecord): Promise<void>;
+  list(instanceId: string): Promise<WebhookRecord[]>;
+  delete(instanceId: string, label: string): Promise<boolean>;
+}
+
+/**
+ * Instance-owned state (auth creds, signal keys, chatbot sessions): read by anyone, written only by the
+ * owner under its epoch, each `write` in one transaction.
+ */
+export interface OwnedStateRepository {
+  get(instanceId: string, namespace: string, key: string): Promise<string | undefined>;
+  getMany(instanceId: string, namespace: string, keys: string[]): Promise<Map<string, string>>;
+  list(instanceId: string, namespace: string): Promise<Map<string, string>>;
+  /** Applies every op or none. @throws FencedError unless `epoch` is current. */
+  write(instanceId: string, epoch: number, ops: OwnedStateOp[]): Promise<void>;
+  /** Deletes a whole namespace (or all of the instance's state) under the epoch. */
+  clear(instanceId: string, epoch: number, namespace?: string): Promise<void>;
+}
