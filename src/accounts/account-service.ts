@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { generateToken, hashToken } from '../security/tokens.js';
 import type { AccountRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
@@ -67,7 +67,12 @@ export class AccountService {
    */
   async ensureFirstAccount(): Promise<string | undefined> {
     if ((await this.store.accounts.count()) > 0) return undefined;
-    const { token } = await this.create({ name: 'default' });
-    return token;
+    try {
+      return (await this.create({ name: 'default' })).token;
+    } catch (err) {
+      // Another process sharing the file created it first: that one printed the token.
+      if (err instanceof ConflictError) return undefined;
+      throw err;
+    }
   }
 }

@@ -138,7 +138,7 @@ export function parseCreationBody(raw: unknown): CreationBody {
   const parsed = bodySchema.safeParse(body);
   if (!parsed.success) throw invalid(describeIssue(parsed.error));
   const settings = settingsSchema.safeParse(settingsPatch);
-  if (!settings.success) throw invalid(describeIssue(settings.error).replace("field '", "field 'settings."));
+  if (!settings.success) throw invalid(describeIssue(settings.error, ['settings']));
 
   const name = parsed.data.name?.trim();
   if (!name) throw new ValidationError('Instance name is required');

@@ -1,0 +1,80 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+
+const TSX = ['--import', 'tsx'];
+
+function env(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const { REDIS_URL: _r, MONGO_URL: _m, ENCRYPTION_KEY: _e, ...rest } = process.env;
+  return { ...rest, LOG_LEVEL: 'info', ...extra };
+}
+
+/** Starts src/main.ts as a real process and resolves with its output once it listens. */
+function startMain(dataDir: string): Promise<{ output: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [...TSX, 'src/main.ts'], { env: env({ DATA_DIR: dataDir, PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node did not start: ${output}`)), 15_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('node listening')) {
+        clearTimeout(timer);
+        resolve({
+          output,
+          stop: () =>
+            new Promise((done) => {
+              child.once('exit', (code) => done(code));
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
+  });
+}
+
+describe('the switchboard process', () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'switchboard-proc-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('stops at start-up with one line naming a bad variable', () => {
+    const res = spawnSync(process.execPath, [...TSX, 'src/main.ts'], { env: env({ PORT: 'http' }), encoding: 'utf8' });
+    expect(res.status).to.equal(78);
+    expect(res.stderr.trim().split('\n')).to.have.length(1);
+    expect(res.stderr).to.match(/PORT must be an integer/);
+    const cluster = spawnSync(process.execPath, [...TSX, 'src/main.ts'], { env: env({ REDIS_URL: 'redis://127.0.0.1:1' }), encoding: 'utf8' });
+    expect(cluster.status).to.equal(78);
+    expect(cluster.stderr).to.match(/ENCRYPTION_KEY is required/);
+  });
+
+  it('prints the default account token on the first start only, and exits cleanly on SIGTERM', async () => {
+    const first = await startMain(dataDir);
+    expect(first.output).to.match(/"account":"default","token":"[A-Za-z0-9_-]{43}"/);
+    expect(await first.stop()).to.equal(0);
+    const second = await startMain(dataDir);
+    expect(second.output).not.to.include('"token"');
+    expect(await second.stop()).to.equal(0);
+  });
+
+  it('manages accounts from the CLI', () => {
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [...TSX, 'src/cli.ts', ...args], { env: env({ DATA_DIR: dataDir }), encoding: 'utf8' });
+    const created = cli('account', 'create', 'acme', '--quota', '3', '--origin', 'https://app.acme.example');
+    expect(created.status, created.stderr).to.equal(0);
+    const account = JSON.parse(created.stdout) as { name: string; token: string; instanceQuota: number; allowedOrigins: string[] };
+    expect(account).to.include({ name: 'acme', instanceQuota: 3 });
+    expect(account.allowedOrigins).to.deep.equal(['https://app.acme.example']);
+    expect(account.token).to.have.length(43);
+    expect(cli('account', 'create', 'acme').status).to.equal(1);
+    const listed = cli('account', 'list');
+    expect(listed.stdout).to.include('"name":"acme"').and.not.to.include(account.token);
+    const rotated = JSON.parse(cli('account', 'token', 'acme').stdout) as { token: string };
+    expect(rotated.token).not.to.equal(account.token);
+    expect(cli('account', 'token', 'nobody').stderr).to.include('Account not found');
+    expect(cli('bogus').status).to.equal(64);
+  });
+});

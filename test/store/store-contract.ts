@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { ConflictError, FencedError, QuotaExceededError } from '../../src/errors.js';
+import { AUTH_NAMESPACE } from '../../src/store/namespaces.js';
+import { DEFAULT_SETTINGS } from '../../src/store/records.js';
+import type { AccountRecord, InstanceRecord, WebhookRecord } from '../../src/store/records.js';
+import type { Store } from '../../src/store/store.js';
+
+/**
+ * The behaviour every Store implementation must show. Each implementation's test file calls this with a
+ * factory that returns a fresh, empty store.
+ */
+export function storeContract(openStore: () => Promise<Store>): void {
+  let store: Store;
+
+  beforeEach(async () => {
+    store = await openStore();
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const now = () => new Date().toISOString();
+
+  function account(name = `acct-${randomUUID().slice(0, 8)}`, quota = 10): AccountRecord {
+    return { id: randomUUID(), name, tokenHash: randomUUID(), instanceQuota: quota, allowedOrigins: ['https://a.example'], createdAt: now() };
+  }
+
+  function instance(accountId: string, name = `inst-${randomUUID().slice(0, 8)}`): InstanceRecord {
+    return {
+      id: randomUUID(),
+      accountId,
+      name,
+      tokenHash: randomUUID(),
+      tokenSealed: 'v1:sealed',
+      ownerEpoch: 0,
+      config: {
+        settings: { ...DEFAULT_SETTINGS },
+        proxy: { enabled: true, host: 'p.example', port: '8080', protocol: 'socks5', user: 'u', passwordSealed: 'v1:pw' },
+        websocket: undefined,
+        helpdesk: undefined,
+        chatbot: undefined,
+        storage: undefined,
+      },
+      connection: { state: 'disconnected', numberJid: undefined, updatedAt: now() },
+      createdAt: now(),
+    };
+  }
+
+  function webhook(instanceId: string, label = 'default'): WebhookRecord {
+    return {
+      instanceId,
+      label,
+      enabled: true,
+      url: 'https://hooks.example/x',
+      authorizationSealed: 'v1:auth',
+      byEvents: false,
+      events: ['message.exchange'],
+      base64: false,
+      createdAt: now(),
+      updatedAt: now(),
+    };
+  }
+
+  async function seeded() {
+    const a = account();
+    await store.accounts.create(a);
+    const i = instance(a.id);
+    await store.instances.create(i, [webhook(i.id)], a.instanceQuota);
+    return { a, i };
+  }
+
+  describe('accounts', () => {
+    it('creates and finds an account by id, name and token hash', async () => {
+      const a = account();
+      await store.accounts.create(a);
+      expect(await store.accounts.findById(a.id)).to.deep.equal(a);
+      expect(await store.accounts.findByName(a.name)).to.deep.equal(a);
+      expect(await store.accounts.findByTokenHash(a.tokenHash)).to.deep.equal(a);
+      expect(await store.accounts.findByName('missing')).to.equal(undefined);
+      expect(await store.accounts.count()).to.equal(1);
+    });
+
+    it('refuses a duplicate name or token hash with ConflictError', async () => {
+      const a = account('same');
+      await store.accounts.create(a);
+      const err = await store.accounts.create({ ...account('same') }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(ConflictError);
+      const err2 = await store.accounts.create({ ...account(), tokenHash: a.tokenHash }).catch((e: unknown) => e);
+      expect(err2).to.be.instanceOf(ConflictError);
+      expect(await store.accounts.count()).to.equal(1);
+    });
+
+    it('replaces the token hash so that the old one no longer finds the account', async () => {
+      const a = account();
+      await store.accounts.create(a);
+      expect(await store.accounts.replaceTokenHash(a.name, 'new-hash')).to.equal(true);
+      expect(await store.accounts.findByTokenHash(a.tokenHash)).to.equal(undefined);
+      expect((await store.accounts.findByTokenHash('new-hash'))?.id).to.equal(a.id);
+      expect(await store.accounts.replaceTokenHash('nobody', 'x')).to.equal(false);
+    });
+
+    it('lists accounts in creation order', async () => {
+      const first = { ...account('b-first'), createdAt: '2026-01-01T00:00:00.000Z' };
+      const second = { ...account('a-second'), createdAt: '2026-01-02T00:00:00.000Z' };
+      await store.accounts.create(second);
+      await store.accounts.create(first);
+      expect((await store.accounts.list()).map((x) => x.name)).to.deep.equal(['b-first', 'a-second']);
+    });
+  });
+
+  describe('instances', () => {
+    it('creates an instance with its webhooks and finds it every way', async () => {
+      const { a, i } = await seeded();
+      const found = await store.instances.findById(i.id);
+      expect(found?.name).to.equal(i.name);
+      expect(found?.config.proxy).to.deep.equal(i.config.proxy);
+      expect(found?.config.settings).to.deep.equal(DEFAULT_SETTINGS);
+      expect(found?.config.websocket).to.equal(undefined);
+      expect(found?.connection.state).to.equal('disconnected');
+      expect(found?.connection.numberJid).to.equal(undefined);
+      expect((await store.instances.findByName(a.id, i.name))?.id).to.equal(i.id);
+      expect((await store.instances.findByTokenHash(i.tokenHash))?.id).to.equal(i.id);
+      expect(await store.instances.findByName(randomUUID(), i.name)).to.equal(undefined);
+      expect(await store.instances.nameExists(i.name)).to.equal(true);
+      expect(await store.instances.nameExists('nope')).to.equal(false);
+      const hooks = await store.webhooks.list(i.id);
+      expect(hooks).to.have.length(1);
+      const { createdAt: _c, updatedAt: _u, ...stored } = hooks[0]!;
+      const { createdAt: _c2, updatedAt: _u2, ...expected } = webhook(i.id);
+      expect(stored).to.deep.equal(expected);
+    });
+
+    it('refuses a duplicate name within an account but not across accounts', async () => {
+      const { a, i } = await seeded();
+      const dup = await store.instances.create({ ...instance(a.id, i.name) }, [], 10).catch((e: unknown) => e);
+      expect(dup).to.be.instanceOf(ConflictError);
+      expect((dup as Error).message).to.equal('Instance name already exists');
+      const other = account();
+      await store.accounts.create(other);
+      await store.instances.create(instance(other.id, i.name), [], 10);
+      expect(await store.instances.countByAccount(a.id)).to.equal(1);
+      expect(await store.instances.countByAccount(other.id)).to.equal(1);
+    });
+
+    it('refuses a token already in use, in any account', async () => {
+      const { i } = await seeded();
+      const other = account();
+      await store.accounts.create(other);
+      const err = await store.instances
+        .create({ ...instance(other.id), tokenHash: i.tokenHash }, [], 10)
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(ConflictError);
+      expect((err as Error).message).to.equal('Instance token already in use');
+      expect(await store.instances.countByAccount(other.id)).to.equal(0);
+    });
+
+    it('enforces the quota atomically, even for concurrent creations', async () => {
+      const a = account('quota', 2);
+      await store.accounts.create(a);
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, () => store.instances.create(instance(a.id), [], a.instanceQuota)),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(2);
+      for (const r of results.filter((x) => x.status === 'rejected')) {
+        expect((r as PromiseRejectedResult).reason).to.be.instanceOf(QuotaExceededError);
+      }
+      expect(await store.instances.countByAccount(a.id)).to.equal(2);
+    });
+
+    it('lists an account’s instances in creation order, optionally by names', async () => {
+      const a = account();
+      await store.accounts.create(a);
+      const names = ['c', 'a', 'b'];
+      for (const [n, name] of names.entries()) {
+        await store.instances.create({ ...instance(a.id, name), createdAt: `2026-01-0${n + 1}T00:00:00.000Z` }, [], 10);
+      }
+      expect((await store.instances.listByAccount(a.id)).map((x) => x.name)).to.deep.equal(['c', 'a', 'b']);
+      expect((await store.instances.listByAccount(a.id, ['b', 'c', 'zz'])).map((x) => x.name)).to.deep.equal(['c', 'b']);
+      expect(await store.instances.listByAccount(a.id, [])).to.deep.equal([]);
+    });
+
+    it('merges settings patches atomically and returns all seven', async () => {
+      const { i } = await seeded();
+      const s1 = await store.instances.updateSettings(i.id, { autoReadMessages: true });
+      expect(s1).to.deep.equal({ ...DEFAULT_SETTINGS, autoReadMessages: true });
+      await Promise.all([
+        store.instances.updateSettings(i.id, { ignoreStatus: true }),
+        store.instances.updateSettings(i.id, { callRejectMessage: 'busy' }),
+      ]);
+      expect((await store.instances.findById(i.id))?.config.settings).to.deep.equal({
+        ...DEFAULT_SETTINGS,
+        autoReadMessages: true,
+        ignoreStatus: true,
+        callRejectMessage: 'busy',
+      });
+      expect(await store.instances.updateSettings(randomUUID(), { ignoreStatus: true })).to.equal(undefined);
+    });
+
+    it('deletes an instance with its webhooks and owned state', async () => {
+      const { a, i } = await seeded();
+      const epoch = await store.instances.claim(i.id);
+      await store.ownedState.write(i.id, epoch, [{ namespace: AUTH_NAMESPACE, key: 'creds', value: '{}' }]);
+      expect(await store.instances.delete(i.id)).to.equal(true);
+      expect(await store.instances.findById(i.id)).to.equal(undefined);
+      expect(await store.webhooks.list(i.id)).to.deep.equal([]);
+      expect(await store.ownedState.get(i.id, AUTH_NAMESPACE, 'creds')).to.equal(undefined);
+      expect(await store.instances.delete(i.id)).to.equal(false);
+      // The freed quota slot can be used again.
+      await store.instances.create(instance(a.id, i.name), [], 1);
+    });
+  });
+
+  describe('fencing', () => {
+    it('claim increments the owner epoch', async () => {
+      const { i } = await seeded();
+      expect(await store.instances.claim(i.id)).to.equal(1);
+      expect(await store.instances.claim(i.id)).to.equal(2);
+      expect((await store.instances.findById(i.id))?.ownerEpoch).to.equal(2);
+    });
+
+    it('concurrent claims each get a distinct epoch', async () => {
+      const { i } = await seeded();
+      const epochs = await Promise.all(Array.from({ length: 8 }, () => store.instances.claim(i.id)));
+      expect(new Set(epochs).size).to.equal(8);
+      expect(Math.max(...epochs)).to.equal(8);
+    });
+
+    it('claiming a missing instance fails with FencedError', async () => {
+      const err = await store.instances.claim(randomUUID()).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(FencedError);
+    });
+
+    it('accepts connection writes only under the current epoch', async () => {
+      const { i } = await seeded();
+      const old = await store.instances.claim(i.id);
+      const connected = { state: 'connected' as const, numberJid: '5511999@s.whatsapp.net', updatedAt: now() };
+      await store.instances.setConnection(i.id, old, connected);
+      expect((await store.instances.findById(i.id))?.connection).to.deep.equal(connected);
+      const current = await store.instances.claim(i.id);
+      const stale = await store.instances
+        .setConnection(i.id, old, { state: 'disconnected', numberJid: undefined, updatedAt: now() })
+        .catch((e: unknown) => e);
+      expect(stale).to.be.instanceOf(FencedError);
+      expect((await store.instances.findById(i.id))?.connection).to.deep.equal(connected);
+      await store.instances.setConnection(i.id, current, { ...connected, state: 'qr' });
+      expect((await store.instances.findById(i.id))?.connection.state).to.equal('qr');
+    });
+
+    it('applies owned-state batches under the current epoch and refuses stale ones whole', async () => {
+      const { i } = await seeded();
+      const e1 = await store.instances.claim(i.id);
+      await store.ownedState.write(i.id, e1, [
+        { namespace: AUTH_NAMESPACE, key: 'creds', value: 'c1' },
+        { namespace: 'keys', key: 'pre-key-1', value: 'k1' },
+        { namespace: 'keys', key: 'pre-key-2', value: 'k2' },
+      ]);
+      expect(await store.ownedState.get(i.id, AUTH_NAMESPACE, 'creds')).to.equal('c1');
+      expect([...(await store.ownedState.list(i.id, 'keys')).entries()]).to.deep.equal([
+        ['pre-key-1', 'k1'],
+        ['pre-key-2', 'k2'],
+      ]);
+      const many = await store.ownedState.getMany(i.id, 'keys', ['pre-key-2', 'missing']);
+      expect([...many.entries()]).to.deep.equal([['pre-key-2', 'k2']]);
+
+      const e2 = await store.instances.claim(i.id);
+      const stale = await store.ownedState
+        .write(i.id, e1, [
+          { namespace: AUTH_NAMESPACE, key: 'creds', value: 'stale' },
+          { namespace: 'keys', key: 'pre-key-1', value: null },
+        ])
+        .catch((e: unknown) => e);
+      expect(stale).to.be.instanceOf(FencedError);
+      expect(await store.ownedState.get(i.id, AUTH_NAMESPACE, 'creds')).to.equal('c1');
+      expect(await store.ownedState.get(i.id, 'keys', 'pre-key-1')).to.equal('k1');
+
+      await store.ownedState.write(i.id, e2, [{ namespace: 'keys', key: 'pre-key-1', value: null }]);
+      expect(await store.ownedState.get(i.id, 'keys', 'pre-key-1')).to.equal(undefined);
+    });
+
+    it('clears a namespace or everything only under the current epoch', async () => {
+      const { i } = await seeded();
+      const e1 = await store.instances.claim(i.id);
+      await store.ownedState.write(i.id, e1, [
+        { namespace: AUTH_NAMESPACE, key: 'creds', value: 'c' },
+        { namespace: 'keys', key: 'k', value: 'v' },
+      ]);
+      const e2 = await store.instances.claim(i.id);
+      expect(await store.ownedState.clear(i.id, e1, 'keys').catch((e: unknown) => e)).to.be.instanceOf(FencedError);
+      expect(await store.ownedState.get(i.id, 'keys', 'k')).to.equal('v');
+      await store.ownedState.clear(i.id, e2, 'keys');
+      expect(await store.ownedState.get(i.id, 'keys', 'k')).to.equal(undefined);
+      expect(await store.ownedState.get(i.id, AUTH_NAMESPACE, 'creds')).to.equal('c');
+      await store.ownedState.clear(i.id, e2);
+      expect(await store.ownedState.get(i.id, AUTH_NAMESPACE, 'creds')).to.equal(undefined);
+    });
+
+    it('refuses owned writes to a deleted instance', async () => {
+      const { i } = await seeded();
+      const epoch = await store.instances.claim(i.id);
+      await store.instances.delete(i.id);
+      const err = await store.ownedState
+        .write(i.id, epoch, [{ namespace: AUTH_NAMESPACE, key: 'creds', value: 'x' }])
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(FencedError);
+    });
+  });
+
+  describe('runnable instances', () => {
+    it('lists instances with a saved link or a live connection state', async () => {
+      const { a, i: linked } = await seeded();
+      const live = instance(a.id);
+      const idle = instance(a.id);
+      await store.instances.create(live, [], 10);
+      await store.instances.create(idle, [], 10);
+      const e1 = await store.instances.claim(linked.id);
+      await store.ownedState.write(linked.id, e1, [{ namespace: AUTH_NAMESPACE, key: 'creds', value: '{}' }]);
+      const e2 = await store.instances.claim(live.id);
+      await store.instances.setConnection(live.id, e2, { state: 'qr', numberJid: undefined, updatedAt: now() });
+      expect(await store.instances.listRunnable()).to.have.members([linked.id, live.id]);
+    });
+  });
+
+  describe('webhooks', () => {
+    it('upserts by label, keeping creation time, and deletes by label', async () => {
+      const { i } = await seeded();
+      const first = (await store.webhooks.list(i.id))[0]!;
+      await store.webhooks.upsert({ ...webhook(i.id), url: 'https://hooks.example/changed', updatedAt: '2030-01-01T00:00:00.000Z', createdAt: '2030-01-01T00:00:00.000Z' });
+      await store.webhooks.upsert({ ...webhook(i.id, 'crm'), authorizationSealed: undefined, createdAt: '2031-01-01T00:00:00.000Z' });
+      const hooks = await store.webhooks.list(i.id);
+      expect(hooks.map((h) => h.label)).to.deep.equal(['default', 'crm']);
+      expect(hooks[0]?.url).to.equal('https://hooks.example/changed');
+      expect(hooks[0]?.createdAt).to.equal(first.createdAt);
+      expect(hooks[1]?.authorizationSealed).to.equal(undefined);
+      expect(await store.webhooks.delete(i.id, 'crm')).to.equal(true);
+      expect(await store.webhooks.delete(i.id, 'crm')).to.equal(false);
+      expect((await store.webhooks.list(i.id)).map((h) => h.label)).to.deep.equal(['default']);
+    });
+  });
+
+  it('answers ping', async () => {
+    await store.ping();
+  });
+}

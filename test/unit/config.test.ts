@@ -1,0 +1,58 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+
+const KEY_HEX = 'a'.repeat(64);
+
+describe('loadConfig', () => {
+  it('gives the embedded defaults with an empty environment', () => {
+    const c = loadConfig({});
+    expect(c).to.include({ port: 8080, host: '127.0.0.1', dataDir: './data', msgnetDriver: 'baileys', embedded: true });
+    expect(c).to.include({ trustProxy: false, allowInsecureHttp: false, allowPrivateUrls: false, logLevel: 'info' });
+    expect(c.redisUrls).to.deep.equal([]);
+    expect(c.encryptionKey).to.equal(undefined);
+    expect(c.rateLimitPerMinute).to.equal(100);
+    expect(c.rateLimitCreatePerMinute).to.equal(20);
+  });
+
+  it('listens on all interfaces by default in cluster mode', () => {
+    const c = loadConfig({ REDIS_URL: 'redis://r1:6379,redis://r2:6379', ENCRYPTION_KEY: KEY_HEX });
+    expect(c.embedded).to.equal(false);
+    expect(c.host).to.equal('0.0.0.0');
+    expect(c.redisUrls).to.deep.equal(['redis://r1:6379', 'redis://r2:6379']);
+  });
+
+  it('accepts the key as hex or base64 (32 bytes)', () => {
+    expect(loadConfig({ ENCRYPTION_KEY: KEY_HEX }).encryptionKey?.length).to.equal(32);
+    const b64 = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({ ENCRYPTION_KEY: b64 }).encryptionKey?.equals(Buffer.alloc(32, 7))).to.equal(true);
+  });
+
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ PORT: 'eighty' }, /^PORT must be an integer/],
+    [{ PORT: '70000' }, /^PORT must be an integer/],
+    [{ TRUST_PROXY: 'maybe' }, /^TRUST_PROXY must be true or false/],
+    [{ MSGNET_DRIVER: 'telegram' }, /^MSGNET_DRIVER/],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL/],
+    [{ ENCRYPTION_KEY: 'short' }, /^ENCRYPTION_KEY must be 32 bytes/],
+    [{ ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') }, /^ENCRYPTION_KEY must be 32 bytes/],
+    [{ REDIS_URL: 'redis://r:6379' }, /^ENCRYPTION_KEY is required/],
+    [{ MONGO_URL: 'mongodb://m/db' }, /^ENCRYPTION_KEY is required/],
+    [{ REDIS_URL: 'http://r', ENCRYPTION_KEY: KEY_HEX }, /^REDIS_URL/],
+    [{ MONGO_URL: 'postgres://x', ENCRYPTION_KEY: KEY_HEX }, /^MONGO_URL/],
+    [{ TLS_CERT_FILE: '/x.pem' }, /TLS_CERT_FILE and TLS_KEY_FILE/],
+    [{ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16/],
+  ];
+  for (const [env, message] of bad) {
+    it(`refuses ${JSON.stringify(env)} with one line naming the variable`, () => {
+      let caught: unknown;
+      try {
+        loadConfig(env);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).to.be.instanceOf(ConfigError);
+      expect((caught as Error).message).to.match(message);
+      expect((caught as Error).message).not.to.include('\n');
+    });
+  }
+});
