@@ -164,7 +164,7 @@ export function storeContract(openStore: () => Promise<Store>): void {
       );
       expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(2);
       for (const r of results.filter((x) => x.status === 'rejected')) {
-        expect((r as PromiseRejectedResult).reason).to.be.instanceOf(QuotaExceededError);
+        expect((r).reason).to.be.instanceOf(QuotaExceededError);
       }
       expect(await store.instances.countByAccount(a.id)).to.equal(2);
     });
