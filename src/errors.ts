@@ -14,6 +14,8 @@ export const ErrorCode = {
   PayloadTooLarge: 'payload_too_large',
   Unavailable: 'unavailable',
   Fenced: 'fenced',
+  NotOwner: 'not_owner',
+  Timeout: 'timeout',
   Internal: 'internal',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -105,4 +107,24 @@ export class InternalError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(ErrorCode.Internal, message, options);
   }
+}
+
+/** This node does not (or no longer) own the instance; a router refreshes the owner and retries once. */
+export class NotOwnerError extends AppError {
+  constructor(readonly instanceId: string) {
+    super(ErrorCode.NotOwner, 'Instance is moving between nodes; try again');
+  }
+}
+
+/** A call did not finish before its deadline. */
+export class TimeoutError extends AppError {
+  constructor(message = 'The instance did not answer in time') {
+    super(ErrorCode.Timeout, message);
+  }
+}
+
+/** Rebuilds an error that crossed the wire from another node, keeping its code and message. */
+export function errorFromWire(code: string, message: string): AppError {
+  const known = Object.values(ErrorCode).includes(code as ErrorCode);
+  return new AppError(known ? (code as ErrorCode) : ErrorCode.Internal, message);
 }

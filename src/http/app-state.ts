@@ -17,6 +17,8 @@ export interface AppState {
   requestId: string;
   log: Logger;
   principal?: Principal;
+  /** The presented token and what it resolved to, computed once per request. */
+  presented?: { token: string | undefined; principal: Principal | undefined };
   /** The `:instance` of the path, resolved and authorised by `requireInstance`. */
   instance?: InstanceRecord;
 }

@@ -38,8 +38,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The Koa edge. Order matters: request id and error envelope first (so every failure is an envelope),
- * health before HTTPS and rate limits, then CORS and the per-token rate limit, then the routes, each of
- * which authenticates and checks ownership before it acts.
+ * health before everything else, then the per-token rate limit (its headers go on every response, even
+ * the HTTPS and CORS refusals), HTTPS, CORS, then the routes, each of which authenticates and checks
+ * ownership before it acts.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: deps.trustProxy });
@@ -59,9 +60,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   });
   app.use(errorEnvelope);
   app.use(healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks }).routes());
+  app.use(rateLimit(deps.rateLimiter, auth, { perMinute: deps.rateLimitPerMinute, createPerMinute: deps.rateLimitCreatePerMinute }));
   if (deps.requireHttps) app.use(httpsOnly());
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
-  app.use(rateLimit(deps.rateLimiter, { perMinute: deps.rateLimitPerMinute, createPerMinute: deps.rateLimitCreatePerMinute }));
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
   for (const router of [

@@ -53,10 +53,23 @@ export function createAuthenticator(store: Store, adminToken: string | undefined
   };
 }
 
+/** Resolves the presented token once per request (the rate limiter and the route guard both need it). */
+export async function resolvePresented(
+  ctx: AppContext,
+  auth: Authenticator,
+): Promise<{ token: string | undefined; principal: Principal | undefined }> {
+  if (ctx.state.presented) return ctx.state.presented;
+  const token = presentedToken(ctx);
+  const principal = token === undefined ? undefined : await auth.resolve(token);
+  ctx.state.presented = { token, principal };
+  return ctx.state.presented;
+}
+
 async function authenticate(ctx: AppContext, auth: Authenticator, headerOnly = false): Promise<Principal> {
   const token = presentedToken(ctx, headerOnly);
   if (token === undefined) throw new AuthError(headerOnly ? AuthMessage.MissingHeader : AuthMessage.Missing);
-  const principal = await auth.resolve(token);
+  const cached = ctx.state.presented;
+  const principal = cached?.token === token ? cached.principal : await auth.resolve(token);
   if (!principal) throw new AuthError(AuthMessage.Invalid);
   if (principal.kind !== 'global') checkAccountOrigin(ctx, principal.account);
   ctx.state.principal = principal;

@@ -44,6 +44,7 @@ export function cors(knownOrigins: KnownOrigins) {
     ctx.set('Access-Control-Allow-Origin', origin);
     ctx.set('Access-Control-Allow-Methods', ALLOW_METHODS);
     ctx.set('Access-Control-Allow-Headers', ALLOW_HEADERS);
+    ctx.set('Access-Control-Expose-Headers', EXPOSE_HEADERS);
     ctx.set('Access-Control-Max-Age', '600');
     ctx.status = 204;
   };

@@ -15,6 +15,8 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Internal]: 500,
   [ErrorCode.Unavailable]: 503,
   [ErrorCode.Fenced]: 503,
+  [ErrorCode.NotOwner]: 503,
+  [ErrorCode.Timeout]: 504,
 };
 
 /** Statuses that Koa's own middleware (body parsing) raises, with the message a client gets. */

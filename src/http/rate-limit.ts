@@ -3,7 +3,8 @@ import { RateLimitError } from '../errors.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
 import { hashToken } from '../security/tokens.js';
 import type { AppContext } from './app-state.js';
-import { presentedToken } from './auth.js';
+import { resolvePresented } from './auth.js';
+import type { Authenticator } from './auth.js';
 
 export interface RateLimitOptions {
   perMinute: number;
@@ -13,13 +14,13 @@ export interface RateLimitOptions {
 /**
  * Spec section 8: 100 requests a minute per token (every user of a token shares its bucket), 20 a minute
  * for instance creation, and the three X-RateLimit-* headers on every response, 429 included. Requests
- * without a token are counted per client address.
+ * without a valid token are counted per client address, so that guessing tokens is rate-limited too.
  */
-export function rateLimit(limiter: RateLimiter, o: RateLimitOptions) {
+export function rateLimit(limiter: RateLimiter, auth: Authenticator, o: RateLimitOptions) {
   return async (ctx: AppContext, next: Next) => {
-    const token = presentedToken(ctx);
-    const who = token === undefined ? `ip:${ctx.ip}` : `token:${hashToken(token)}`;
-    const creating = ctx.method === 'POST' && ctx.path.replace(/\/+$/, '') === '/api/instance/new';
+    const { token, principal } = await resolvePresented(ctx, auth);
+    const who = token === undefined || principal === undefined ? `ip:${ctx.ip}` : `token:${hashToken(token)}`;
+    const creating = ctx.method === 'POST' && ctx.path.replace(/\/+$/, '').toLowerCase() === '/api/instance/new';
     const result = await limiter.hit(
       creating ? `create:${who}` : `global:${who}`,
       creating ? o.createPerMinute : o.perMinute,

@@ -140,9 +140,11 @@ export function parseCreationBody(raw: unknown): CreationBody {
   const settings = settingsSchema.safeParse(settingsPatch);
   if (!settings.success) throw invalid(describeIssue(settings.error, ['settings']));
 
-  const name = parsed.data.name?.trim();
+  const rawName = parsed.data.name ?? '';
+  const name = rawName.trim();
   if (!name) throw new ValidationError('Instance name is required');
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+  // Control characters are refused even at the ends, where trim() would silently drop them.
+  if (/[\u0000-\u001f\u007f]/.test(rawName) || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
     throw new ValidationError(
       'Invalid instance name: use 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
     );
