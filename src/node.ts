@@ -7,7 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
-import { MemoryRateLimiter } from './cluster/rate-limiter.js';
+import { instanceBehavior } from './actors/instance-behavior.js';
+import { TestProbe } from './actors/test-probe.js';
+import { ClusterRuntime } from './cluster/cluster-runtime.js';
 import type { Config } from './config/config.js';
 import { createApp } from './http/app.js';
 import { isLoopbackHost } from './http/https-only.js';
@@ -22,7 +24,9 @@ export interface RunningNode {
   /** Where the node listens, e.g. http://127.0.0.1:8080 */
   url: string;
   store: Store;
+  runtime: ClusterRuntime;
   logger: Logger;
+  /** Graceful stop: no new requests, every actor handed off, leases released, connections closed. */
   close(): Promise<void>;
 }
 
@@ -30,13 +34,28 @@ export interface RunningNode {
 export async function startNode(config: Config, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const nodeId = config.nodeId ?? `node-${randomUUID().slice(0, 8)}`;
   const logger = (options.logger ?? pino({ level: config.logLevel })).child({ node: nodeId });
-  const mode = config.embedded ? 'embedded' : 'cluster';
 
   const key = resolveEncryptionKey(config);
   if (key.source === 'file-created') logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
   const secrets = new SecretBox(key.key);
   const store = await openStore(config);
-  const rateLimiter = new MemoryRateLimiter();
+  let url = '';
+  const probe = config.testProbe ? new TestProbe(config.testProbe.file, config.testProbe.writeIntervalMs) : undefined;
+  if (probe) logger.warn('TEST_PROBE_FILE is set: test-only write probe enabled');
+  let runtime: ClusterRuntime;
+  try {
+    runtime = await ClusterRuntime.create({
+      nodeId,
+      config,
+      store,
+      log: logger,
+      behavior: instanceBehavior({ probe }),
+      url: () => url,
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const accounts = new AccountService(store, config.defaultInstanceQuota);
   const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger });
 
@@ -48,10 +67,11 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
 
   const app = createApp({
     nodeId,
-    mode,
+    mode: runtime.mode,
     logger,
     store,
-    rateLimiter,
+    rateLimiter: runtime.rateLimiter,
+    runtime,
     accounts,
     instances,
     adminToken: config.adminToken,
@@ -60,7 +80,12 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     maxBodyBytes: config.maxBodyBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
     rateLimitCreatePerMinute: config.rateLimitCreatePerMinute,
-    healthChecks: [{ name: 'store', check: () => store.ping() }],
+    callTimeoutMs: config.cluster.callTimeoutMs,
+    probeEnabled: probe !== undefined,
+    healthChecks: [
+      { name: 'store', check: () => store.ping() },
+      ...(runtime.mode === 'cluster' ? [{ name: 'redis', check: () => runtime.ping() }] : []),
+    ],
   });
   app.on('error', (err: unknown) => logger.debug({ err }, 'koa error'));
 
@@ -73,22 +98,25 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   });
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `${config.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  logger.info({ url, mode, store: store.kind }, 'node listening');
+  url = `${config.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  await runtime.start();
+  logger.info({ url, mode: runtime.mode, store: store.kind }, 'node listening');
 
   let closing: Promise<void> | undefined;
   return {
     nodeId,
     url,
     store,
+    runtime,
     logger,
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-        await rateLimiter.close();
+        const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await runtime.stop();
+        // Requests still open after the handoff get a short grace, then their connections are cut.
+        await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 5000).unref())]);
+        server.closeAllConnections();
         await store.close();
         logger.info('node stopped');
       })();

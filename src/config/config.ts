@@ -74,6 +74,17 @@ const envSchema = z.object({
   RATE_LIMIT_CREATE_PER_MINUTE: int('RATE_LIMIT_CREATE_PER_MINUTE', 20, 1, 1_000_000),
   MAX_BODY_BYTES: int('MAX_BODY_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   NODE_ID: optionalString,
+  LEASE_TTL_MS: int('LEASE_TTL_MS', 5000, 500, 600_000),
+  HEARTBEAT_MS: int('HEARTBEAT_MS', 1000, 100, 60_000),
+  NODE_TIMEOUT_MS: int('NODE_TIMEOUT_MS', 3000, 300, 600_000),
+  RECONCILE_MS: int('RECONCILE_MS', 1000, 50, 600_000),
+  HANDOFF_MOVES: int('HANDOFF_MOVES', 20, 1, 100_000),
+  HANDOFF_WINDOW_MS: int('HANDOFF_WINDOW_MS', 10_000, 100, 3_600_000),
+  ACTOR_MAX_QUEUE: int('ACTOR_MAX_QUEUE', 1000, 1, 1_000_000),
+  CALL_TIMEOUT_MS: int('CALL_TIMEOUT_MS', 30_000, 100, 600_000),
+  DRAIN_TIMEOUT_MS: int('DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
+  TEST_PROBE_FILE: optionalString,
+  TEST_PROBE_WRITE_MS: int('TEST_PROBE_WRITE_MS', 100, 0, 60_000),
 });
 
 export type MsgNetDriverName = (typeof DRIVERS)[number];
@@ -113,6 +124,29 @@ export interface Config {
   nodeId: string | undefined;
   /** Embedded = neither Redis nor MongoDB configured: one node, SQLite, in-process coordination. */
   embedded: boolean;
+  cluster: ClusterOptions;
+  /** Test-only write probe (TEST_PROBE_FILE): records accepted owned writes for the cluster tests. */
+  testProbe: { file: string; writeIntervalMs: number } | undefined;
+}
+
+export interface ClusterOptions {
+  /** Lease TTL per instance; renewed at TTL/3. @default 5000 */
+  leaseTtlMs: number;
+  /** @default 1000 */
+  heartbeatMs: number;
+  /** A node silent this long is gone. @default 3000 */
+  nodeTimeoutMs: number;
+  /** Placement reconcile period. @default 1000 */
+  reconcileMs: number;
+  /** Handoffs per window per node when a node joins. @default 20 per 10000 ms */
+  handoffMoves: number;
+  handoffWindowMs: number;
+  /** Calls waiting in one actor's mailbox beyond this are refused with 503. @default 1000 */
+  actorMaxQueue: number;
+  /** Deadline of a call to an actor. @default 30000 */
+  callTimeoutMs: number;
+  /** Longest wait for queued calls when an actor hands off. @default 10000 */
+  drainTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -151,6 +185,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.MONGO_URL !== undefined && !/^mongodb(\+srv)?:\/\//.test(e.MONGO_URL)) {
     throw new ConfigError('MONGO_URL must start with mongodb:// or mongodb+srv://');
   }
+  if (e.NODE_TIMEOUT_MS <= e.HEARTBEAT_MS) throw new ConfigError('NODE_TIMEOUT_MS must be greater than HEARTBEAT_MS');
+  if (e.NODE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(e.NODE_ID)) {
+    throw new ConfigError('NODE_ID must be 1 to 64 letters, digits, dots, dashes or underscores');
+  }
   if (e.PUBLIC_BASE_URL !== undefined && !/^https?:\/\/[^/]+/.test(e.PUBLIC_BASE_URL)) {
     throw new ConfigError('PUBLIC_BASE_URL must be an http(s) URL');
   }
@@ -181,5 +219,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: e.MAX_BODY_BYTES,
     nodeId: e.NODE_ID,
     embedded,
+    cluster: {
+      leaseTtlMs: e.LEASE_TTL_MS,
+      heartbeatMs: e.HEARTBEAT_MS,
+      nodeTimeoutMs: e.NODE_TIMEOUT_MS,
+      reconcileMs: e.RECONCILE_MS,
+      handoffMoves: e.HANDOFF_MOVES,
+      handoffWindowMs: e.HANDOFF_WINDOW_MS,
+      actorMaxQueue: e.ACTOR_MAX_QUEUE,
+      callTimeoutMs: e.CALL_TIMEOUT_MS,
+      drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
+    },
+    testProbe: e.TEST_PROBE_FILE ? { file: e.TEST_PROBE_FILE, writeIntervalMs: e.TEST_PROBE_WRITE_MS } : undefined,
   };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { AccountService } from '../accounts/account-service.js';
+import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
 import type { InstanceService } from '../instances/instance-service.js';
 import type { Store } from '../store/store.js';
@@ -12,6 +13,7 @@ import { errorEnvelope } from './error-envelope.js';
 import { httpsOnly } from './https-only.js';
 import { rateLimit } from './rate-limit.js';
 import { adminRoutes } from './routes/admin-routes.js';
+import { clusterRoutes } from './routes/cluster-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { instanceRoutes } from './routes/instance-routes.js';
@@ -22,6 +24,7 @@ export interface AppDeps {
   logger: Logger;
   store: Store;
   rateLimiter: RateLimiter;
+  runtime: ClusterRuntime;
   accounts: AccountService;
   instances: InstanceService;
   adminToken: string | undefined;
@@ -32,6 +35,8 @@ export interface AppDeps {
   rateLimitPerMinute: number;
   rateLimitCreatePerMinute: number;
   healthChecks: HealthCheck[];
+  callTimeoutMs: number;
+  probeEnabled: boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -68,6 +73,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   for (const router of [
     adminRoutes({ ...common, accounts: deps.accounts }),
     instanceRoutes({ ...common, instances: deps.instances, store: deps.store }),
+    clusterRoutes({ ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, probeEnabled: deps.probeEnabled }),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

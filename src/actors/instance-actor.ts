@@ -1,0 +1,233 @@
+import type { Logger } from 'pino';
+import { FencedError, NotOwnerError, TimeoutError, UnavailableError } from '../errors.js';
+import type { ConnectionInfo, OwnedStateOp } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import type { ActorCallKind, ActorPayload, ActorResult, ActorState } from './actor-calls.js';
+
+/** What a behaviour may do while it runs a turn. Every side effect goes through the owner checks here. */
+export interface ActorContext {
+  readonly instanceId: string;
+  readonly nodeId: string;
+  readonly epoch: number;
+  readonly store: Store;
+  readonly log: Logger;
+  /** @throws NotOwnerError unless the lease is surely still ours (checked on the monotonic clock). */
+  assertOwner(): void;
+  /** An owned write under this actor's epoch; a refusal stops the actor at once. */
+  writeOwned(ops: OwnedStateOp[]): Promise<void>;
+  setConnection(connection: ConnectionInfo): Promise<void>;
+}
+
+export type CallHandler<K extends ActorCallKind> = (ctx: ActorContext, payload: ActorPayload<K>) => Promise<ActorResult<K>>;
+
+/** How an instance behaves on its owner node: start, stop, and the calls it answers. */
+export interface ActorBehavior {
+  onActivate?(ctx: ActorContext): Promise<void>;
+  /** Must end every side effect (sockets, timers) before it resolves. */
+  onStop?(ctx: ActorContext, reason: StopReason): Promise<void>;
+  handlers: { [K in ActorCallKind]?: CallHandler<K> };
+}
+
+/** Why an actor left its node. */
+export type StopReason = 'handoff' | 'shutdown' | 'lease-lost' | 'fenced' | 'deleted' | 'idle' | 'activation-failed';
+
+export interface InstanceActorOptions {
+  instanceId: string;
+  nodeId: string;
+  epoch: number;
+  store: Store;
+  behavior: ActorBehavior;
+  log: Logger;
+  /** Monotonic time until which the lease is surely ours. */
+  leaseValidUntil: () => number;
+  /** Stop side effects this long before the lease may expire. @default 250 */
+  safetyMarginMs: number;
+  /** Calls waiting beyond this many are refused with 503. @default 1000 */
+  maxQueue: number;
+  /** Called once when the actor stops on its own (lease lost, fenced). */
+  onSelfStop: (reason: StopReason) => void;
+}
+
+interface Job {
+  kind: ActorCallKind;
+  payload: unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  timer: NodeJS.Timeout;
+  settled: boolean;
+}
+
+/**
+ * One instance on its owner node: a mailbox that runs one call at a time (turn-based), each with a
+ * deadline, bounded in length. Before every turn and every owned write it checks that its lease is still
+ * valid; a stale epoch refused by the store stops it at once.
+ */
+export class InstanceActor {
+  #state: ActorState = 'activating';
+  #queue: Job[] = [];
+  #running = false;
+  #idleWaiters: (() => void)[] = [];
+  #stopping: Promise<void> | undefined;
+  lastActivity = performance.now();
+  readonly ctx: ActorContext;
+
+  constructor(private readonly o: InstanceActorOptions) {
+    this.ctx = {
+      instanceId: o.instanceId,
+      nodeId: o.nodeId,
+      epoch: o.epoch,
+      store: o.store,
+      log: o.log,
+      assertOwner: () => this.#assertOwner(),
+      writeOwned: async (ops) => {
+        this.#assertOwner();
+        await this.#fenced(o.store.ownedState.write(o.instanceId, o.epoch, ops));
+      },
+      setConnection: async (connection) => {
+        this.#assertOwner();
+        await this.#fenced(o.store.instances.setConnection(o.instanceId, o.epoch, connection));
+      },
+    };
+  }
+
+  get state(): ActorState {
+    return this.#state;
+  }
+
+  get epoch(): number {
+    return this.o.epoch;
+  }
+
+  get queueLength(): number {
+    return this.#queue.length + (this.#running ? 1 : 0);
+  }
+
+  /** True while the lease is surely ours, with the safety margin. */
+  leaseValid(): boolean {
+    return performance.now() < this.o.leaseValidUntil() - this.o.safetyMarginMs;
+  }
+
+  /** Runs the behaviour's start, then opens the mailbox. */
+  async activate(): Promise<void> {
+    await this.o.behavior.onActivate?.(this.ctx);
+    if (this.#state !== 'activating') return;
+    this.#state = 'active';
+    this.#pump();
+  }
+
+  call<K extends ActorCallKind>(kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
+    if (this.#state === 'draining' || this.#state === 'stopped') return Promise.reject(new NotOwnerError(this.o.instanceId));
+    if (this.#queue.length >= this.o.maxQueue) {
+      return Promise.reject(new UnavailableError('Instance is busy; try again later'));
+    }
+    return new Promise<ActorResult<K>>((resolve, reject) => {
+      const job: Job = {
+        kind,
+        payload,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        settled: false,
+        timer: setTimeout(() => {
+          if (job.settled) return;
+          job.settled = true;
+          // A queued call leaves the mailbox; a running one finishes, but nobody waits for it any more.
+          this.#queue = this.#queue.filter((j) => j !== job);
+          reject(new TimeoutError());
+        }, timeoutMs),
+      };
+      this.#queue.push(job);
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    if (this.#running || (this.#state !== 'active' && this.#state !== 'draining')) return;
+    const job = this.#queue.shift();
+    if (!job) {
+      for (const w of this.#idleWaiters.splice(0)) w();
+      return;
+    }
+    this.#running = true;
+    this.lastActivity = performance.now();
+    void this.#run(job).finally(() => {
+      this.#running = false;
+      this.#pump();
+    });
+  }
+
+  async #run(job: Job): Promise<void> {
+    try {
+      this.#assertOwner();
+      const handler = this.o.behavior.handlers[job.kind] as CallHandler<ActorCallKind> | undefined;
+      if (!handler) throw new UnavailableError(`Operation ${job.kind} is not available`);
+      const result = await handler(this.ctx, job.payload as never);
+      settle(job, () => job.resolve(result));
+    } catch (err) {
+      settle(job, () => job.reject(err));
+    }
+  }
+
+  #assertOwner(): void {
+    if (this.#state === 'stopped') throw new NotOwnerError(this.o.instanceId);
+    if (!this.leaseValid()) {
+      this.selfStop('lease-lost');
+      throw new NotOwnerError(this.o.instanceId);
+    }
+  }
+
+  async #fenced<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } catch (err) {
+      if (err instanceof FencedError) {
+        this.selfStop('fenced');
+        throw new NotOwnerError(this.o.instanceId);
+      }
+      throw err;
+    }
+  }
+
+  /** Stops because ownership is gone (not asked by the host): no draining, side effects end now. */
+  selfStop(reason: StopReason): void {
+    if (this.#state === 'stopped') return;
+    this.o.log.warn({ instanceId: this.o.instanceId, epoch: this.o.epoch, reason }, 'actor stopped itself');
+    void this.stop(reason);
+    this.o.onSelfStop(reason);
+  }
+
+  /** Finishes queued calls (new ones are refused), up to `timeoutMs`. */
+  async drain(timeoutMs: number): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#state = 'draining';
+    if (!this.#running && this.#queue.length === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Refuses everything queued and ends the behaviour's side effects. */
+  stop(reason: StopReason): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.#state = 'stopped';
+      for (const job of this.#queue.splice(0)) settle(job, () => job.reject(new NotOwnerError(this.o.instanceId)));
+      for (const w of this.#idleWaiters.splice(0)) w();
+      try {
+        await this.o.behavior.onStop?.(this.ctx, reason);
+      } catch (err) {
+        this.o.log.error({ err, instanceId: this.o.instanceId }, 'actor stop hook failed');
+      }
+    })();
+    return this.#stopping;
+  }
+}
+
+function settle(job: Job, fn: () => void): void {
+  if (job.settled) return;
+  job.settled = true;
+  clearTimeout(job.timer);
+  fn();
+}

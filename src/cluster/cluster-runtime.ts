@@ -1,0 +1,176 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { ActorBehavior } from '../actors/instance-actor.js';
+import type { Config } from '../config/config.js';
+import type { Store } from '../store/store.js';
+import { ActorHost } from './actor-host.js';
+import { LocalLeaseManager } from './lease-manager.js';
+import type { LeaseManager } from './lease-manager.js';
+import { LocalMembership } from './membership.js';
+import type { Membership, NodeInfo } from './membership.js';
+import { placeInstance } from './placement.js';
+import { MemoryRateLimiter } from './rate-limiter.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { Reconciler } from './reconciler.js';
+import { RedisLeaseManager } from './redis-lease-manager.js';
+import { RedisMembership } from './redis-membership.js';
+import { RedisRateLimiter } from './redis-rate-limiter.js';
+import { RedisTransport } from './redis-transport.js';
+import { Router } from './router.js';
+import { ClusterSingleton } from './singleton.js';
+import type { SingletonRole } from './singleton.js';
+import { LocalTransport } from './transport.js';
+import type { Transport } from './transport.js';
+
+export interface ClusterRuntimeDeps {
+  nodeId: string;
+  config: Pick<Config, 'redisUrls' | 'cluster'>;
+  store: Store;
+  log: Logger;
+  behavior: (instanceId: string) => ActorBehavior;
+  /** Where this node's HTTP listener answers; known only once it listens. */
+  url: () => string;
+}
+
+/**
+ * Everything that makes "exactly one owner" true, assembled for one node: in-process implementations in
+ * embedded mode, Redis ones in cluster mode, one code path above them.
+ */
+export class ClusterRuntime {
+  readonly host: ActorHost;
+  readonly router: Router;
+  readonly membership: Membership;
+  readonly leases: LeaseManager;
+  readonly transport: Transport;
+  readonly rateLimiter: RateLimiter;
+  readonly #reconciler: Reconciler;
+  readonly #singletons: ClusterSingleton[] = [];
+  readonly #redis: Redis[];
+
+  private constructor(
+    private readonly deps: ClusterRuntimeDeps,
+    redis: Redis[],
+  ) {
+    const { nodeId, config, store, log } = deps;
+    const c = config.cluster;
+    this.#redis = redis;
+    const first = redis[0];
+    if (first) {
+      this.transport = new RedisTransport(first, log);
+      this.leases = new RedisLeaseManager(redis, nodeId, c.leaseTtlMs, log);
+      this.membership = new RedisMembership(
+        first,
+        this.transport,
+        { nodeId, url: deps.url, actors: () => this.host.size, heartbeatMs: c.heartbeatMs, timeoutMs: c.nodeTimeoutMs },
+        log,
+      );
+      this.rateLimiter = new RedisRateLimiter(first);
+    } else {
+      this.transport = new LocalTransport();
+      this.leases = new LocalLeaseManager(nodeId, c.leaseTtlMs);
+      this.membership = new LocalMembership(nodeId, deps.url, () => this.host.size);
+      this.rateLimiter = new MemoryRateLimiter();
+    }
+    this.host = new ActorHost({
+      nodeId,
+      store,
+      leases: this.leases,
+      behavior: deps.behavior,
+      log,
+      maxQueue: c.actorMaxQueue,
+      safetyMarginMs: Math.min(250, Math.floor(c.leaseTtlMs / 10)),
+      drainTimeoutMs: c.drainTimeoutMs,
+    });
+    this.router = new Router({
+      nodeId,
+      host: this.host,
+      leases: this.leases,
+      membership: this.membership,
+      transport: this.transport,
+      log,
+      ownerCacheMs: Math.min(1000, Math.floor(c.leaseTtlMs / 5)),
+      retryDelayMs: 100,
+    });
+    this.#reconciler = new Reconciler({
+      nodeId,
+      store,
+      host: this.host,
+      leases: this.leases,
+      membership: this.membership,
+      router: this.router,
+      log,
+      intervalMs: c.reconcileMs,
+      movesPerWindow: c.handoffMoves,
+      moveWindowMs: c.handoffWindowMs,
+      activationConcurrency: 32,
+      idleMs: 60_000,
+    });
+  }
+
+  /** Connects to Redis (when configured) and builds the runtime; nothing runs until start(). */
+  static async create(deps: ClusterRuntimeDeps): Promise<ClusterRuntime> {
+    const redis = deps.config.redisUrls.map(
+      (url) =>
+        // No offline queue: a lease command must fail fast while Redis is away, never run late.
+        new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }),
+    );
+    for (const client of redis) client.on('error', (err) => deps.log.debug({ err }, 'redis connection error'));
+    try {
+      await Promise.all(redis.map((c) => c.connect()));
+    } catch (err) {
+      for (const c of redis) c.disconnect();
+      throw new Error(`cannot connect to Redis (${deps.config.redisUrls.join(', ')}): ${(err as Error).message}`);
+    }
+    return new ClusterRuntime(deps, redis);
+  }
+
+  get mode(): 'embedded' | 'cluster' {
+    return this.#redis.length ? 'cluster' : 'embedded';
+  }
+
+  async start(): Promise<void> {
+    await this.router.start();
+    await this.membership.start();
+    this.host.start();
+    this.#reconciler.start();
+    for (const s of this.#singletons) s.start();
+  }
+
+  /** A role that exactly one node runs at a time; start() begins competing for it. */
+  singleton(name: string, role: SingletonRole): ClusterSingleton {
+    const singleton = new ClusterSingleton(name, this.leases, role, this.deps.log);
+    this.#singletons.push(singleton);
+    return singleton;
+  }
+
+  /** The live nodes, this one with its current actor count. */
+  nodes(): NodeInfo[] {
+    return this.membership.liveNodes().map((n) => (n.nodeId === this.deps.nodeId ? { ...n, actors: this.host.size } : n));
+  }
+
+  /** Redis answers (health). */
+  async ping(): Promise<void> {
+    await Promise.all(this.#redis.map((c) => c.ping()));
+  }
+
+  /**
+   * Graceful stop: leave the membership (peers stop placing instances here), hand every actor off
+   * (drain, stop, release, and tell the new placement node to take it), then close the connections.
+   */
+  async stop(): Promise<void> {
+    this.#reconciler.stop();
+    for (const s of this.#singletons) await s.stop();
+    await this.membership.stop();
+    const live = this.membership.liveNodes().map((n) => n.nodeId).filter((n) => n !== this.deps.nodeId);
+    const ids = this.host.ids();
+    await this.host.stopAll('shutdown');
+    if (live.length) {
+      await Promise.all(ids.map((id) => this.router.handOff(id, placeInstance(id, live)!).catch(() => undefined)));
+    }
+    await this.router.stop();
+    await this.rateLimiter.close();
+    await this.leases.close();
+    await this.transport.close();
+    await Promise.all(this.#redis.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+}

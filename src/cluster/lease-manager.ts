@@ -1,0 +1,76 @@
+/**
+ * Time-bounded ownership of a resource (an instance id, or a singleton role). `validUntil` is on the
+ * monotonic clock (`performance.now()`): until then the lease is surely ours, whatever the wall clock
+ * does; after it, the holder must assume someone else may own the resource.
+ */
+export interface Lease {
+  resource: string;
+  token: string;
+  validUntil: number;
+}
+
+export interface LeaseManager {
+  readonly ttlMs: number;
+  /** Takes the lease if nobody holds it; undefined when it is held (or the quorum was not reached). */
+  acquire(resource: string): Promise<Lease | undefined>;
+  /** Extends leases still held; returns those renewed (with a new validUntil). Missing ones are lost. */
+  renew(leases: Lease[]): Promise<Lease[]>;
+  /** Gives leases up (best effort: an unreleased lease simply expires). */
+  release(leases: Lease[]): Promise<void>;
+  /** The node id holding each resource's lease, as far as Redis knows. */
+  owners(resources: string[]): Promise<(string | undefined)[]>;
+  close(): Promise<void>;
+}
+
+/** Validity of a lease acquired or renewed at `start`: TTL less the clock drift allowance (redlock's). */
+export function validityFrom(start: number, ttlMs: number): number {
+  return start + ttlMs - (Math.floor(ttlMs * 0.01) + 2);
+}
+
+/** Leases for one process (embedded mode): the same contract, kept in a map. */
+export class LocalLeaseManager implements LeaseManager {
+  readonly #held = new Map<string, { token: string; owner: string; expiresAt: number }>();
+  #seq = 0;
+
+  constructor(
+    private readonly nodeId: string,
+    readonly ttlMs: number,
+  ) {}
+
+  #live(resource: string) {
+    const held = this.#held.get(resource);
+    if (held && held.expiresAt > performance.now()) return held;
+    this.#held.delete(resource);
+    return undefined;
+  }
+
+  async acquire(resource: string): Promise<Lease | undefined> {
+    if (this.#live(resource)) return undefined;
+    const start = performance.now();
+    const token = `${this.nodeId}:${++this.#seq}`;
+    this.#held.set(resource, { token, owner: this.nodeId, expiresAt: start + this.ttlMs });
+    return { resource, token, validUntil: validityFrom(start, this.ttlMs) };
+  }
+
+  async renew(leases: Lease[]): Promise<Lease[]> {
+    const start = performance.now();
+    return leases.flatMap((l) => {
+      const held = this.#live(l.resource);
+      if (held?.token !== l.token) return [];
+      held.expiresAt = start + this.ttlMs;
+      return [{ ...l, validUntil: validityFrom(start, this.ttlMs) }];
+    });
+  }
+
+  async release(leases: Lease[]): Promise<void> {
+    for (const l of leases) if (this.#held.get(l.resource)?.token === l.token) this.#held.delete(l.resource);
+  }
+
+  async owners(resources: string[]): Promise<(string | undefined)[]> {
+    return resources.map((r) => this.#live(r)?.owner);
+  }
+
+  async close(): Promise<void> {
+    this.#held.clear();
+  }
+}

@@ -1,0 +1,119 @@
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.js';
+import type { ActorHost } from './actor-host.js';
+import type { LeaseManager } from './lease-manager.js';
+import type { Membership } from './membership.js';
+import { placeInstance } from './placement.js';
+import type { Router } from './router.js';
+
+export interface ReconcilerOptions {
+  nodeId: string;
+  store: Store;
+  host: ActorHost;
+  leases: LeaseManager;
+  membership: Membership;
+  router: Router;
+  log: Logger;
+  /** @default 1000 */
+  intervalMs: number;
+  /** Handoffs allowed per window, per node, so a join does not reconnect thousands of numbers at once. @default 20 */
+  movesPerWindow: number;
+  /** @default 10000 */
+  moveWindowMs: number;
+  /** Activations started at once. @default 32 */
+  activationConcurrency: number;
+  /** An actor of an instance that need not run is passivated after this long without calls. @default 60000 */
+  idleMs: number;
+}
+
+/**
+ * Keeps this node's actors matching placement: activates the runnable instances that rendezvous
+ * hashing gives to this node and nobody holds, hands off (rate-limited) the ones a joining node now
+ * wins, and passivates idle actors of instances that need not run. A dead node's instances come back
+ * here once their leases have expired and the dead node has left the live set.
+ */
+export class Reconciler {
+  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+  #again = false;
+  #moves: number[] = [];
+
+  constructor(private readonly o: ReconcilerOptions) {}
+
+  start(): void {
+    this.#timer = setInterval(() => this.kick(), this.o.intervalMs);
+    this.o.membership.onChange(() => this.kick());
+    this.kick();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Runs a pass now (or right after the current one). */
+  kick(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = true;
+    void this.#pass()
+      .catch((err: unknown) => this.o.log.warn({ err }, 'reconcile pass failed'))
+      .finally(() => {
+        this.#running = false;
+        if (this.#again && this.#timer) {
+          this.#again = false;
+          this.kick();
+        }
+      });
+  }
+
+  async #pass(): Promise<void> {
+    const live = this.o.membership.liveNodes().map((n) => n.nodeId);
+    if (!live.includes(this.o.nodeId)) return; // not registered (yet, or any more): own nothing new
+    const runnable = await this.o.store.instances.listRunnable();
+    const runnableSet = new Set(runnable);
+
+    const mine = runnable.filter((id) => !this.o.host.get(id) && placeInstance(id, live) === this.o.nodeId);
+    if (mine.length) {
+      const owners = await this.o.leases.owners(mine);
+      const free = mine.filter((_, i) => owners[i] === undefined);
+      await this.#inParallel(free, (id) => this.o.host.activate(id));
+    }
+
+    for (const id of this.o.host.ids()) {
+      const target = placeInstance(id, live);
+      if (target !== this.o.nodeId && target !== undefined && runnableSet.has(id)) {
+        if (!this.#takeMove()) continue;
+        await this.o.host.deactivate(id, 'handoff');
+        await this.o.router.handOff(id, target).catch(() => undefined);
+        this.o.log.info({ instanceId: id, to: target }, 'handed off');
+      } else if (!runnableSet.has(id)) {
+        const actor = this.o.host.get(id);
+        if (actor && performance.now() - actor.lastActivity > this.o.idleMs && actor.queueLength === 0) {
+          const exists = await this.o.store.instances.findById(id);
+          await this.o.host.deactivate(id, exists ? 'idle' : 'deleted');
+        }
+      }
+    }
+  }
+
+  #takeMove(): boolean {
+    const now = performance.now();
+    this.#moves = this.#moves.filter((t) => now - t < this.o.moveWindowMs);
+    if (this.#moves.length >= this.o.movesPerWindow) return false;
+    this.#moves.push(now);
+    return true;
+  }
+
+  async #inParallel(ids: string[], fn: (id: string) => Promise<unknown>): Promise<void> {
+    const queue = [...ids];
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        await fn(id).catch((err: unknown) => this.o.log.warn({ err, instanceId: id }, 'activation failed'));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.o.activationConcurrency, ids.length) }, worker));
+  }
+}

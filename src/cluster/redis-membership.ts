@@ -1,0 +1,100 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { channels, keys } from '../redis/keys.js';
+import type { Membership, NodeInfo } from './membership.js';
+import type { Transport } from './transport.js';
+
+export interface RedisMembershipOptions {
+  nodeId: string;
+  url: () => string;
+  actors: () => number;
+  /** @default 1000 */
+  heartbeatMs: number;
+  /** A node silent this long is gone. @default 3000 */
+  timeoutMs: number;
+}
+
+/**
+ * Membership in Redis: each node's record is a key whose TTL is the timeout, renewed by the heartbeat,
+ * so Redis itself decides who is silent (no wall clocks compared across hosts). A sorted set lists the
+ * ids to look at. A leaving node deletes its key and says so on the cluster channel.
+ */
+export class RedisMembership implements Membership {
+  #live: NodeInfo[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #listeners: ((nodes: NodeInfo[]) => void)[] = [];
+  #unsubscribe: (() => Promise<void>) | undefined;
+  #stopped = false;
+  readonly #startedAt = new Date().toISOString();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly transport: Transport,
+    private readonly o: RedisMembershipOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.#unsubscribe = await this.transport.subscribe(channels.cluster(), (raw) => {
+      const msg = JSON.parse(raw) as { t: string; nodeId: string };
+      if (msg.t === 'leaving' && msg.nodeId !== this.o.nodeId) this.#set(this.#live.filter((n) => n.nodeId !== msg.nodeId));
+    });
+    await this.#beat();
+    this.#timer = setInterval(() => {
+      this.#beat().catch((err: unknown) => this.logger.warn({ err }, 'heartbeat failed'));
+    }, this.o.heartbeatMs);
+  }
+
+  async #beat(): Promise<void> {
+    if (this.#stopped) return;
+    const info: NodeInfo = {
+      nodeId: this.o.nodeId,
+      url: this.o.url(),
+      startedAt: this.#startedAt,
+      actors: this.o.actors(),
+      heartbeatAt: new Date().toISOString(),
+    };
+    await this.redis
+      .multi()
+      .set(keys.node(this.o.nodeId), JSON.stringify(info), 'PX', this.o.timeoutMs)
+      .zadd(keys.nodes(), 0, this.o.nodeId)
+      .exec();
+    await this.refresh();
+  }
+
+  async refresh(): Promise<NodeInfo[]> {
+    const ids = await this.redis.zrange(keys.nodes(), 0, -1);
+    const records = ids.length ? await this.redis.mget(...ids.map((id) => keys.node(id))) : [];
+    const gone = ids.filter((_, i) => records[i] === null);
+    if (gone.length) await this.redis.zrem(keys.nodes(), ...gone);
+    const live = records.flatMap((r) => (r ? [JSON.parse(r) as NodeInfo] : [])).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+    this.#set(live);
+    return live;
+  }
+
+  #set(live: NodeInfo[]): void {
+    const before = this.#live.map((n) => n.nodeId).join(',');
+    this.#live = live;
+    if (live.map((n) => n.nodeId).join(',') !== before) for (const l of this.#listeners) l(live);
+  }
+
+  liveNodes(): NodeInfo[] {
+    return this.#live;
+  }
+
+  onChange(listener: (nodes: NodeInfo[]) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    try {
+      await this.redis.multi().del(keys.node(this.o.nodeId)).zrem(keys.nodes(), this.o.nodeId).exec();
+      await this.transport.publish(channels.cluster(), JSON.stringify({ t: 'leaving', nodeId: this.o.nodeId }));
+    } catch (err) {
+      this.logger.warn({ err }, 'could not announce departure; peers will notice the silence');
+    }
+    await this.#unsubscribe?.();
+  }
+}

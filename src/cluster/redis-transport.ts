@@ -1,0 +1,53 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Transport } from './transport.js';
+
+/** Pub/sub over Redis: one connection publishes, a duplicate subscribes (a subscriber cannot publish). */
+export class RedisTransport implements Transport {
+  readonly #sub: Redis;
+  readonly #handlers = new Map<string, Set<(message: string) => void>>();
+
+  constructor(
+    private readonly pub: Redis,
+    private readonly logger: Logger,
+  ) {
+    this.#sub = pub.duplicate();
+    this.#sub.on('error', (err) => this.logger.debug({ err }, 'redis subscriber error'));
+    this.#sub.on('message', (channel: string, message: string) => {
+      for (const h of this.#handlers.get(channel) ?? []) {
+        try {
+          h(message);
+        } catch (err) {
+          this.logger.error({ err, channel }, 'message handler failed');
+        }
+      }
+    });
+  }
+
+  async publish(channel: string, message: string): Promise<number> {
+    return this.pub.publish(channel, message);
+  }
+
+  async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+    let set = this.#handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.#handlers.set(channel, set);
+      await this.#sub.subscribe(channel);
+    }
+    set.add(handler);
+    return async () => {
+      const current = this.#handlers.get(channel);
+      current?.delete(handler);
+      if (current?.size === 0) {
+        this.#handlers.delete(channel);
+        await this.#sub.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#handlers.clear();
+    this.#sub.disconnect();
+  }
+}

@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppError, ErrorCode, NotOwnerError, TimeoutError, errorFromWire } from '../errors.js';
+import type { ActorCallKind, ActorPayload, ActorResult } from '../actors/actor-calls.js';
+import { channels } from '../redis/keys.js';
+import type { ActorHost } from './actor-host.js';
+import type { LeaseManager } from './lease-manager.js';
+import type { Membership } from './membership.js';
+import { placeInstance } from './placement.js';
+import type { Transport } from './transport.js';
+
+/** A routed call on the wire (node → owner's inbox). */
+interface CallMessage {
+  t: 'call';
+  id: string;
+  from: string;
+  instanceId: string;
+  kind: ActorCallKind;
+  payload: unknown;
+  timeoutMs: number;
+  /** The sender found no owner and chose this node by placement: take the lease if it is free. */
+  activate: boolean;
+}
+
+/** A hint that an instance was just released for this node to take (handoff). */
+interface ActivateMessage {
+  t: 'activate';
+  instanceId: string;
+}
+
+type ReplyMessage = { t: 'reply'; id: string; ok: true; result: unknown } | { t: 'reply'; id: string; ok: false; code: string; message: string };
+
+export interface RouterOptions {
+  nodeId: string;
+  host: ActorHost;
+  leases: LeaseManager;
+  membership: Membership;
+  transport: Transport;
+  log: Logger;
+  /** How long a known owner is trusted before asking Redis again. @default 1000 */
+  ownerCacheMs: number;
+  /** Pause before the one retry after a "not owner" answer. @default 100 */
+  retryDelayMs: number;
+}
+
+/**
+ * Routes a call to the actor of an instance, wherever it lives. Local owner: a direct call, no Redis
+ * hop. Remote owner: PUBLISH to its inbox with a request id and the reply channel, and wait for the reply
+ * within the deadline. No owner: the placement node is asked to activate it (or this node does, if it
+ * is the placement node). A "not owner" answer refreshes the owner and retries once.
+ */
+export class Router {
+  readonly #pending = new Map<string, { resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  readonly #owners = new Map<string, { node: string; at: number }>();
+  readonly #unsubscribe: (() => Promise<void>)[] = [];
+
+  constructor(private readonly o: RouterOptions) {}
+
+  async start(): Promise<void> {
+    this.#unsubscribe.push(await this.o.transport.subscribe(channels.inbox(this.o.nodeId), (raw) => this.#onInbox(raw)));
+    this.#unsubscribe.push(await this.o.transport.subscribe(channels.reply(this.o.nodeId), (raw) => this.#onReply(raw)));
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.#unsubscribe.splice(0)) await u();
+    for (const [id, p] of this.#pending) {
+      clearTimeout(p.timer);
+      p.reject(new NotOwnerError(id));
+    }
+    this.#pending.clear();
+  }
+
+  async call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K>> {
+    const deadline = performance.now() + timeoutMs;
+    try {
+      return await this.#attempt(instanceId, kind, payload, timeoutMs);
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === ErrorCode.NotOwner)) throw err;
+      this.#owners.delete(instanceId);
+      await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
+      await this.o.membership.refresh().catch(() => undefined);
+      const left = deadline - performance.now();
+      if (left <= 0) throw new TimeoutError();
+      return this.#attempt(instanceId, kind, payload, left);
+    }
+  }
+
+  async #attempt<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
+    const local = this.o.host.get(instanceId);
+    if (local) return local.call(kind, payload, timeoutMs);
+    let owner = await this.#ownerOf(instanceId);
+    let activate = false;
+    if (owner === undefined || owner === this.o.nodeId) {
+      owner = placeInstance(instanceId, this.o.membership.liveNodes().map((n) => n.nodeId)) ?? this.o.nodeId;
+      activate = true;
+    }
+    if (owner === this.o.nodeId) {
+      const actor = await this.o.host.activate(instanceId);
+      if (!actor) throw new NotOwnerError(instanceId);
+      return actor.call(kind, payload, timeoutMs);
+    }
+    return (await this.#send(owner, { t: 'call', id: randomUUID(), from: this.o.nodeId, instanceId, kind, payload, timeoutMs, activate })) as ActorResult<K>;
+  }
+
+  async #ownerOf(instanceId: string): Promise<string | undefined> {
+    const cached = this.#owners.get(instanceId);
+    if (cached && performance.now() - cached.at < this.o.ownerCacheMs) return cached.node;
+    const [node] = await this.o.leases.owners([instanceId]);
+    if (node) this.#owners.set(instanceId, { node, at: performance.now() });
+    else this.#owners.delete(instanceId);
+    return node;
+  }
+
+  async #send(node: string, msg: CallMessage): Promise<unknown> {
+    const reply = new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(msg.id);
+        reject(new TimeoutError());
+      }, msg.timeoutMs);
+      this.#pending.set(msg.id, { resolve, reject, timer });
+    });
+    const receivers = await this.o.transport.publish(channels.inbox(node), JSON.stringify(msg)).catch((err: unknown) => {
+      this.#settle(msg.id, (p) => p.reject(err));
+      return -1;
+    });
+    // Nobody listens on that inbox: the node is gone, so its leases are about to lapse.
+    if (receivers === 0) this.#settle(msg.id, (p) => p.reject(new NotOwnerError(msg.instanceId)));
+    return reply;
+  }
+
+  #settle(id: string, fn: (p: { resolve: (v: unknown) => void; reject: (e: unknown) => void }) => void): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    clearTimeout(p.timer);
+    fn(p);
+  }
+
+  #onReply(raw: string): void {
+    const msg = JSON.parse(raw) as ReplyMessage;
+    this.#settle(msg.id, (p) => (msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message))));
+  }
+
+  #onInbox(raw: string): void {
+    const msg = JSON.parse(raw) as CallMessage | ActivateMessage;
+    if (msg.t === 'activate') {
+      this.o.host.activate(msg.instanceId).catch((err: unknown) => this.o.log.warn({ err, instanceId: msg.instanceId }, 'handoff activation failed'));
+      return;
+    }
+    void this.#serve(msg);
+  }
+
+  async #serve(msg: CallMessage): Promise<void> {
+    let reply: ReplyMessage;
+    try {
+      const actor = this.o.host.get(msg.instanceId) ?? (msg.activate ? await this.o.host.activate(msg.instanceId) : undefined);
+      if (!actor) throw new NotOwnerError(msg.instanceId);
+      reply = { t: 'reply', id: msg.id, ok: true, result: await actor.call(msg.kind, msg.payload as never, msg.timeoutMs) };
+    } catch (err) {
+      const known = err instanceof AppError;
+      if (!known) this.o.log.error({ err, instanceId: msg.instanceId, kind: msg.kind }, 'routed call failed');
+      reply = {
+        t: 'reply',
+        id: msg.id,
+        ok: false,
+        code: known ? err.code : ErrorCode.Internal,
+        message: known ? err.message : 'Internal server error',
+      };
+    }
+    await this.o.transport.publish(channels.reply(msg.from), JSON.stringify(reply)).catch((err: unknown) => {
+      this.o.log.warn({ err, to: msg.from }, 'could not send a reply');
+    });
+  }
+
+  /** Tells the node that should own an instance to take it now (after this node released it). */
+  async handOff(instanceId: string, target: string): Promise<void> {
+    const msg: ActivateMessage = { t: 'activate', instanceId };
+    await this.o.transport.publish(channels.inbox(target), JSON.stringify(msg));
+  }
+}

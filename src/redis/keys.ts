@@ -1,0 +1,29 @@
+/**
+ * Every Redis key and channel name of Switchboard, built here and nowhere else. The `{…}` hash tags keep
+ * a lease and its owner key in one slot, should the keys ever live on a Redis Cluster.
+ */
+const P = 'sb';
+
+export const keys = {
+  /** The redlock lease of a resource (an instance id, or `singleton:<name>`). Value: the lease's random token. */
+  lease: (resource: string) => `${P}:lease:{${resource}}`,
+  /** Which node holds the lease of a resource: `<nodeId>`, same TTL as the lease. */
+  owner: (resource: string) => `${P}:owner:{${resource}}`,
+  /** A node's heartbeat record (JSON NodeInfo) with a TTL of the membership timeout. */
+  node: (nodeId: string) => `${P}:node:${nodeId}`,
+  /** Sorted set of node ids scored by the time their heartbeat expires (ms). */
+  nodes: () => `${P}:nodes`,
+  /** Fixed-window counter of a rate-limit bucket. */
+  rate: (bucket: string) => `${P}:rate:${bucket}`,
+} as const;
+
+export const channels = {
+  /** Calls routed to one node's actors. */
+  inbox: (nodeId: string) => `${P}:inbox:${nodeId}`,
+  /** Replies to calls that one node routed. */
+  reply: (nodeId: string) => `${P}:reply:${nodeId}`,
+  /** Events of one instance, for WebSocket fan-out on every node. */
+  events: (instanceId: string) => `${P}:events:${instanceId}`,
+  /** Membership news (a node leaving) so that peers need not wait for a heartbeat to expire. */
+  cluster: () => `${P}:cluster`,
+} as const;
