@@ -26,7 +26,8 @@ export interface ActorDescription {
  * Lifecycle of an actor on its node:
  * - `activating`: lease taken, epoch being claimed, behaviour starting; calls wait;
  * - `active`: runs calls one at a time;
- * - `draining`: handing off or shutting down: finishes queued calls, refuses new ones (NotOwnerError);
- * - `stopped`: gone from this node; every side effect has ceased.
+ * - `draining`: handing off or shutting down: runs calls until the mailbox is empty (or the drain
+ *   timeout passes), then stops;
+ * - `stopped`: gone from this node; every side effect has ceased; calls get NotOwnerError.
  */
 export type ActorState = 'activating' | 'active' | 'draining' | 'stopped';

@@ -116,7 +116,7 @@ export class InstanceActor {
   }
 
   call<K extends ActorCallKind>(kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
-    if (this.#state === 'draining' || this.#state === 'stopped') return Promise.reject(new NotOwnerError(this.o.instanceId));
+    if (this.#state === 'stopped') return Promise.reject(new NotOwnerError(this.o.instanceId));
     if (this.#queue.length >= this.o.maxQueue) {
       return Promise.reject(new UnavailableError('Instance is busy; try again later'));
     }
@@ -195,7 +195,10 @@ export class InstanceActor {
     this.o.onSelfStop(reason);
   }
 
-  /** Finishes queued calls (new ones are refused), up to `timeoutMs`. */
+  /**
+   * Waits until the mailbox is empty, up to `timeoutMs`. Calls keep being accepted meanwhile: a caller
+   * refused now would have to retry while the lease is still ours, and fail.
+   */
   async drain(timeoutMs: number): Promise<void> {
     if (this.#state === 'stopped') return;
     this.#state = 'draining';

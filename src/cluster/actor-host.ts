@@ -61,10 +61,10 @@ export class ActorHost {
     return [...this.#actors.keys()];
   }
 
-  /** The actor of an instance owned here and accepting calls, if any. */
+  /** The actor of an instance owned here and accepting calls (until it has stopped), if any. */
   get(instanceId: string): InstanceActor | undefined {
     const entry = this.#actors.get(instanceId);
-    return entry && (entry.actor.state === 'active' || entry.actor.state === 'activating') ? entry.actor : undefined;
+    return entry && entry.actor.state !== 'stopped' ? entry.actor : undefined;
   }
 
   /** Activates the instance here unless another node holds its lease; single-flight per instance. */

@@ -154,8 +154,9 @@ export class ClusterRuntime {
   }
 
   /**
-   * Graceful stop: leave the membership (peers stop placing instances here), hand every actor off
-   * (drain, stop, release, and tell the new placement node to take it), then close the connections.
+   * Graceful stop: leave the membership first (peers place this node's instances elsewhere from now
+   * on, while it still serves them), hand every actor off (drain, stop, release, and tell the new
+   * placement node to take it), then close the connections.
    */
   async stop(): Promise<void> {
     this.#reconciler.stop();

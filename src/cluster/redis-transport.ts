@@ -11,7 +11,8 @@ export class RedisTransport implements Transport {
     private readonly pub: Redis,
     private readonly logger: Logger,
   ) {
-    this.#sub = pub.duplicate();
+    // Subscriptions may wait for a (re)connection: ioredis re-subscribes them after a Redis restart.
+    this.#sub = pub.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.#sub.on('error', (err) => this.logger.debug({ err }, 'redis subscriber error'));
     this.#sub.on('message', (channel: string, message: string) => {
       for (const h of this.#handlers.get(channel) ?? []) {

@@ -28,6 +28,15 @@ interface ActivateMessage {
   instanceId: string;
 }
 
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+  timer: NodeJS.Timeout;
+  /** The node asked, and the instance concerned. */
+  node: string;
+  instanceId: string;
+}
+
 type ReplyMessage = { t: 'reply'; id: string; ok: true; result: unknown } | { t: 'reply'; id: string; ok: false; code: string; message: string };
 
 export interface RouterOptions {
@@ -50,24 +59,31 @@ export interface RouterOptions {
  * is the placement node). A "not owner" answer refreshes the owner and retries once.
  */
 export class Router {
-  readonly #pending = new Map<string, { resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }>();
+  readonly #pending = new Map<string, Pending>();
   readonly #owners = new Map<string, { node: string; at: number }>();
-  readonly #unsubscribe: (() => Promise<void>)[] = [];
+  readonly #serving = new Set<Promise<void>>();
+  #unsubscribeInbox: (() => Promise<void>) | undefined;
+  #unsubscribeReply: (() => Promise<void>) | undefined;
 
-  constructor(private readonly o: RouterOptions) {}
-
-  async start(): Promise<void> {
-    this.#unsubscribe.push(await this.o.transport.subscribe(channels.inbox(this.o.nodeId), (raw) => this.#onInbox(raw)));
-    this.#unsubscribe.push(await this.o.transport.subscribe(channels.reply(this.o.nodeId), (raw) => this.#onReply(raw)));
+  constructor(private readonly o: RouterOptions) {
+    // A node that leaves will never answer: its pending calls fail now and take the one retry.
+    o.membership.onChange((nodes) => {
+      const live = new Set(nodes.map((n) => n.nodeId));
+      for (const [id, p] of this.#pending) if (!live.has(p.node)) this.#settle(id, (x) => x.reject(new NotOwnerError(p.instanceId)));
+    });
   }
 
+  async start(): Promise<void> {
+    this.#unsubscribeInbox = await this.o.transport.subscribe(channels.inbox(this.o.nodeId), (raw) => this.#onInbox(raw));
+    this.#unsubscribeReply = await this.o.transport.subscribe(channels.reply(this.o.nodeId), (raw) => this.#onReply(raw));
+  }
+
+  /** Takes no more calls, lets the ones being served reply, then stops listening for replies. */
   async stop(): Promise<void> {
-    for (const u of this.#unsubscribe.splice(0)) await u();
-    for (const [id, p] of this.#pending) {
-      clearTimeout(p.timer);
-      p.reject(new NotOwnerError(id));
-    }
-    this.#pending.clear();
+    await this.#unsubscribeInbox?.();
+    await Promise.allSettled([...this.#serving]);
+    await this.#unsubscribeReply?.();
+    for (const id of [...this.#pending.keys()]) this.#settle(id, (p) => p.reject(new NotOwnerError(p.instanceId)));
   }
 
   async call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K>> {
@@ -117,7 +133,7 @@ export class Router {
         this.#pending.delete(msg.id);
         reject(new TimeoutError());
       }, msg.timeoutMs);
-      this.#pending.set(msg.id, { resolve, reject, timer });
+      this.#pending.set(msg.id, { resolve, reject, timer, node, instanceId: msg.instanceId });
     });
     const receivers = await this.o.transport.publish(channels.inbox(node), JSON.stringify(msg)).catch((err: unknown) => {
       this.#settle(msg.id, (p) => p.reject(err));
@@ -128,7 +144,7 @@ export class Router {
     return reply;
   }
 
-  #settle(id: string, fn: (p: { resolve: (v: unknown) => void; reject: (e: unknown) => void }) => void): void {
+  #settle(id: string, fn: (p: Pending) => void): void {
     const p = this.#pending.get(id);
     if (!p) return;
     this.#pending.delete(id);
@@ -147,7 +163,8 @@ export class Router {
       this.o.host.activate(msg.instanceId).catch((err: unknown) => this.o.log.warn({ err, instanceId: msg.instanceId }, 'handoff activation failed'));
       return;
     }
-    void this.#serve(msg);
+    const serving = this.#serve(msg).finally(() => this.#serving.delete(serving));
+    this.#serving.add(serving);
   }
 
   async #serve(msg: CallMessage): Promise<void> {

@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { AccountService } from '../../src/accounts/account-service.js';
+import { placeInstance } from '../../src/cluster/placement.js';
+import { InstanceService } from '../../src/instances/instance-service.js';
+import { keys } from '../../src/redis/keys.js';
+import { SecretBox } from '../../src/security/secret-box.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { startRedisServer } from '../helpers/redis-server.js';
+import type { RedisServer } from '../helpers/redis-server.js';
+import { CLUSTER_ADMIN_TOKEN, CLUSTER_ENCRYPTION_KEY, NodeProcess } from './node-process.js';
+import { readProbe, staleWrites } from './probe-checker.js';
+
+/** Lease TTL of the test clusters: short, so that failover cases run in seconds. */
+export const TEST_TTL_MS = 2000;
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A test cluster: one redis-server and N node processes on one SQLite file, with the write probe on.
+ * Nodes can be killed, paused, stopped and added; `check()` reads the probe and returns the stale writes.
+ */
+export class ClusterFixture {
+  readonly nodes: NodeProcess[] = [];
+  readonly probeFile: string;
+  readonly store: SqliteStore;
+  readonly #watch: Redis;
+  #seq = 0;
+  accountToken = '';
+  instanceIds: string[] = [];
+
+  private constructor(
+    readonly redis: RedisServer,
+    readonly dataDir: string,
+    private readonly env: Record<string, string>,
+  ) {
+    this.probeFile = join(dataDir, 'probe.jsonl');
+    this.store = new SqliteStore(join(dataDir, 'switchboard.db'));
+    this.#watch = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: false });
+    this.#watch.on('error', () => undefined);
+  }
+
+  static async start(nodeCount: number, env: Record<string, string> = {}): Promise<ClusterFixture> {
+    const redis = await startRedisServer();
+    const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cluster-'));
+    const fixture = new ClusterFixture(redis, dataDir, { LEASE_TTL_MS: String(TEST_TTL_MS), RECONCILE_MS: '250', ...env });
+    for (let i = 0; i < nodeCount; i++) await fixture.addNode();
+    await fixture.waitForMembers(nodeCount);
+    return fixture;
+  }
+
+  async addNode(env: Record<string, string> = {}): Promise<NodeProcess> {
+    const node = await NodeProcess.start({
+      nodeId: `n${++this.#seq}`,
+      redisUrl: this.redis.url,
+      dataDir: this.dataDir,
+      probeFile: this.probeFile,
+      env: { ...this.env, ...env },
+    });
+    this.nodes.push(node);
+    return node;
+  }
+
+  /** A live node other than those given (to send requests through). */
+  other(...not: NodeProcess[]): NodeProcess {
+    const node = this.nodes.find((n) => !not.includes(n));
+    if (!node) throw new Error('no other node');
+    return node;
+  }
+
+  remove(node: NodeProcess): void {
+    this.nodes.splice(this.nodes.indexOf(node), 1);
+  }
+
+  async waitForMembers(count: number, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await this.nodes[0]!.api.get('/api/cluster/nodes', { token: CLUSTER_ADMIN_TOKEN });
+      if (res.status === 200 && res.body.nodes.length === count) return;
+      if (Date.now() > deadline) throw new Error(`expected ${count} members, got ${JSON.stringify(res.body)}`);
+      await sleep(100);
+    }
+  }
+
+  /**
+   * Creates an account and `count` instances straight in the shared store (the HTTP creation path has
+   * its own tests and rate limit), links each through the nodes (making it runnable), returns their ids.
+   */
+  async seed(count: number): Promise<string[]> {
+    const { account, token } = await new AccountService(this.store, 10_000).create({ name: `acct-${Date.now()}` });
+    this.accountToken = token;
+    const instances = new InstanceService({
+      store: this.store,
+      secrets: new SecretBox(Buffer.from(CLUSTER_ENCRYPTION_KEY, 'hex')),
+      allowPrivateUrls: false,
+      logger: pino({ level: 'silent' }),
+    });
+    for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
+    const created = await this.store.instances.listByAccount(account.id);
+    // Link through different nodes so that routing is exercised from the start.
+    const linked = await Promise.all(created.map((inst, i) => this.probe(this.nodes[i % this.nodes.length]!, inst.name, 'link')));
+    const failed = linked.find((r) => r.status !== 200);
+    if (failed) throw new Error(`link failed: ${JSON.stringify(failed.body)}`);
+    this.instanceIds = created.map((i) => i.id);
+    return this.instanceIds;
+  }
+
+  probe(node: NodeProcess, instanceName: string, op: 'describe' | 'write' | 'link') {
+    return node.api.post(`/api/cluster/probe/${instanceName}`, { op }, { token: this.accountToken });
+  }
+
+  /** The node recorded as owner of each instance (Redis owner keys). */
+  async owners(ids = this.instanceIds): Promise<(string | undefined)[]> {
+    if (ids.length === 0) return [];
+    return (await this.#watch.mget(...ids.map((id) => keys.owner(id)))).map((v) => v ?? undefined);
+  }
+
+  /** Waits until every instance is owned by one of the live nodes; returns the time it took (ms). */
+  async waitAllOwned(timeoutMs: number, ids = this.instanceIds): Promise<number> {
+    const started = performance.now();
+    for (;;) {
+      const live = new Set(this.nodes.map((n) => n.nodeId));
+      const owners = await this.owners(ids).catch(() => ids.map(() => undefined));
+      if (owners.every((o) => o !== undefined && live.has(o))) return performance.now() - started;
+      if (performance.now() - started > timeoutMs) {
+        throw new Error(`not all owned after ${timeoutMs} ms: ${owners.filter((o) => !o || !live.has(o)).length} missing`);
+      }
+      await sleep(50);
+    }
+  }
+
+  /** Waits until every instance is owned by its placement node among the live ones (handoffs done). */
+  async waitSettled(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const live = this.nodes.map((n) => n.nodeId);
+      const owners = await this.owners();
+      if (this.instanceIds.every((id, i) => owners[i] === placeInstance(id, live))) return;
+      if (Date.now() > deadline) throw new Error('cluster did not settle on placement');
+      await sleep(100);
+    }
+  }
+
+  /** Stale-epoch writes the store accepted (must be none). */
+  check() {
+    return staleWrites(readProbe(this.probeFile));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.kill9()));
+    this.nodes.length = 0;
+    this.#watch.disconnect();
+    await this.store.close();
+    await this.redis.stop();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,190 @@
+import { expect } from 'chai';
+import { placeInstance } from '../../src/cluster/placement.js';
+import { ClusterFixture, TEST_TTL_MS, sleep } from './cluster-fixture.js';
+import type { NodeProcess } from './node-process.js';
+import { readProbe } from './probe-checker.js';
+
+const INSTANCES = 24;
+
+/** A small seeded PRNG (mulberry32), so that a failing random schedule can be replayed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('cluster: exactly one owner across node processes (real Redis, kill -9, SIGSTOP)', function () {
+  this.timeout(180_000);
+  let c: ClusterFixture;
+
+  before(async function () {
+    this.timeout(90_000);
+    c = await ClusterFixture.start(3, { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_CREATE_PER_MINUTE: '6', TEST_PROBE_WRITE_MS: '200' });
+    await c.seed(INSTANCES);
+    await c.waitAllOwned(10_000);
+  });
+
+  after(async () => {
+    await c?.stop();
+  });
+
+  afterEach(() => {
+    expect(c.check(), 'accepted stale-epoch writes').to.deep.equal([]);
+  });
+
+  /** The live node owning the most instances. */
+  async function busiest(): Promise<NodeProcess> {
+    const owners = await c.owners();
+    const counts = new Map<string, number>();
+    for (const o of owners) if (o) counts.set(o, (counts.get(o) ?? 0) + 1);
+    const [top] = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+    return c.nodes.find((n) => n.nodeId === top![0])!;
+  }
+
+  async function nameOf(id: string): Promise<string> {
+    return (await c.store.instances.findById(id))!.name;
+  }
+
+  it('routes a request sent to any node to the owner, which answers', async () => {
+    const name = await nameOf(c.instanceIds[0]!);
+    const answers = await Promise.all(c.nodes.map((n) => c.probe(n, name, 'describe')));
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).to.equal(200);
+    const owners = new Set(answers.map((a) => `${a.body.owner.nodeId}@${a.body.owner.epoch}`));
+    expect(owners.size).to.equal(1);
+    const ownerId = answers[0]!.body.owner.nodeId as string;
+    answers.forEach((a, i) => expect(a.body.servedBy).to.equal(c.nodes[i]!.nodeId === ownerId ? 'local' : 'routed'));
+    const [recorded] = await c.owners([c.instanceIds[0]!]);
+    expect(recorded).to.equal(ownerId);
+  });
+
+  it('shares one rate-limit bucket per token across nodes', async () => {
+    // The creation bucket (6 a minute in this cluster) is small enough to exhaust across three nodes.
+    const remaining: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await c.nodes[i % c.nodes.length]!.api.post('/api/instance/new', { name: `rl-${i}` }, { token: c.accountToken });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      remaining.push(Number(res.headers.get('x-ratelimit-remaining')));
+    }
+    expect(remaining).to.deep.equal([5, 4, 3, 2, 1, 0]);
+    for (const node of c.nodes) {
+      const over = await node.api.post('/api/instance/new', { name: 'rl-over' }, { token: c.accountToken });
+      expect(over.status).to.equal(429);
+      expect(over.body.error.message).to.equal('Rate limit exceeded. Try again later.');
+      expect(over.headers.get('x-ratelimit-limit')).to.equal('6');
+    }
+  });
+
+  it('kill -9 of a node: all its instances are owned again within TTL + 2 s', async () => {
+    const victim = await busiest();
+    const theirs = (await c.owners()).filter((o) => o === victim.nodeId).length;
+    expect(theirs).to.be.greaterThan(0);
+    await victim.kill9();
+    c.remove(victim);
+    const took = await c.waitAllOwned(TEST_TTL_MS + 2000);
+    expect(took).to.be.at.most(TEST_TTL_MS + 2000);
+    await c.addNode();
+    await c.waitForMembers(3);
+  });
+
+  it('SIGSTOP of an owner for 2 × TTL: after SIGCONT its writes are refused and it drops its actors', async () => {
+    const victim = await busiest();
+    const before = readProbe(c.probeFile).length;
+    victim.pause();
+    c.remove(victim);
+    try {
+      await sleep(2 * TEST_TTL_MS);
+      await c.waitAllOwned(TEST_TTL_MS + 2000);
+    } finally {
+      victim.resume();
+      c.nodes.push(victim);
+    }
+    await sleep(1500);
+    const after = readProbe(c.probeFile).slice(before);
+    expect(after.length).to.be.greaterThan(0);
+    expect(victim.output).to.match(/actor stopped itself/);
+    await c.waitAllOwned(10_000);
+  });
+
+  it('Redis restarted (every lease lost): no instance ends with two owners, and all are owned again', async () => {
+    await c.redis.restart();
+    await c.waitAllOwned(15_000);
+    await sleep(1000);
+  });
+
+  it('a node joins: about 1/N of the instances move to it, and only those', async () => {
+    await c.waitSettled(20_000);
+    const before = await c.owners();
+    const joiner = await c.addNode();
+    await c.waitForMembers(c.nodes.length);
+    const live = c.nodes.map((n) => n.nodeId);
+    const expected = c.instanceIds.filter((id) => placeInstance(id, live) === joiner.nodeId);
+    const deadline = Date.now() + 15_000;
+    let after = await c.owners();
+    while (Date.now() < deadline && after.filter((o) => o === joiner.nodeId).length < expected.length) {
+      await sleep(100);
+      after = await c.owners();
+    }
+    const moved = c.instanceIds.filter((_, i) => before[i] !== after[i]);
+    expect(moved.sort()).to.deep.equal([...expected].sort());
+    expect(moved.length / INSTANCES).to.be.within(0.05, 0.5);
+  });
+
+  it('SIGTERM: actors are handed off with no failed request', async () => {
+    const victim = await busiest();
+    const owners = await c.owners();
+    const names = await Promise.all(c.instanceIds.filter((_, i) => owners[i] === victim.nodeId).map(nameOf));
+    const front = c.other(victim);
+    const statuses: number[] = [];
+    let running = true;
+    const load = (async () => {
+      for (let i = 0; running; i++) {
+        const res = await c.probe(front, names[i % names.length]!, 'describe');
+        statuses.push(res.status);
+      }
+    })();
+    await sleep(300);
+    expect(await victim.terminate()).to.equal(0);
+    c.remove(victim);
+    await c.waitAllOwned(TEST_TTL_MS + 2000);
+    await sleep(300);
+    running = false;
+    await load;
+    expect(statuses.length).to.be.greaterThan(5);
+    expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
+    await c.addNode();
+    await c.waitForMembers(c.nodes.length);
+  });
+
+  it('holds under a seeded random schedule of faults', async () => {
+    const seed = 20261122;
+    const random = prng(seed);
+    const faults = ['kill9', 'pause', 'redis', 'sigterm', 'join'] as const;
+    for (let round = 0; round < 4; round++) {
+      const fault = faults[Math.floor(random() * faults.length)]!;
+      const victim = c.nodes[Math.floor(random() * c.nodes.length)]!;
+      if (fault === 'kill9' || fault === 'sigterm') {
+        if (fault === 'kill9') await victim.kill9();
+        else expect(await victim.terminate()).to.equal(0);
+        c.remove(victim);
+        await c.waitAllOwned(TEST_TTL_MS + 3000);
+        await c.addNode();
+      } else if (fault === 'pause') {
+        victim.pause();
+        await sleep(1.5 * TEST_TTL_MS);
+        victim.resume();
+      } else if (fault === 'redis') {
+        await c.redis.restart();
+      } else if (c.nodes.length < 5) {
+        await c.addNode();
+      }
+      await c.waitForMembers(c.nodes.length, 15_000);
+      await c.waitAllOwned(15_000);
+      expect(c.check(), `stale writes after round ${round} (${fault}, seed ${seed})`).to.deep.equal([]);
+    }
+  });
+});

@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { ApiClient } from '../helpers/test-node.js';
+
+export const CLUSTER_ENCRYPTION_KEY = 'c'.repeat(64);
+export const CLUSTER_ADMIN_TOKEN = 'cluster-admin-token-0123456789';
+
+export interface NodeProcessOptions {
+  nodeId: string;
+  redisUrl: string;
+  dataDir: string;
+  probeFile?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * One Switchboard node as a separate OS process (so that `kill -9`, SIGSTOP and SIGTERM are real),
+ * started from the TypeScript sources.
+ */
+export class NodeProcess {
+  readonly api: ApiClient;
+  output = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly nodeId: string,
+    readonly url: string,
+    private readonly child: ChildProcess,
+    exited: Promise<number | null>,
+    output: string,
+  ) {
+    this.api = new ApiClient(url);
+    this.exited = exited;
+    this.output = output;
+    child.stdout?.on('data', (c: Buffer) => (this.output += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (this.output += c.toString()));
+  }
+
+  static start(o: NodeProcessOptions): Promise<NodeProcess> {
+    const { REDIS_URL: _r, MONGO_URL: _m, ...inherited } = process.env;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: {
+        ...inherited,
+        REDIS_URL: o.redisUrl,
+        DATA_DIR: o.dataDir,
+        ENCRYPTION_KEY: CLUSTER_ENCRYPTION_KEY,
+        ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
+        NODE_ID: o.nodeId,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        ...(o.probeFile ? { TEST_PROBE_FILE: o.probeFile } : {}),
+        ...o.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+    let output = '';
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`node ${o.nodeId} did not start:\n${output}`));
+      }, 20_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"node listening"/.exec(output);
+        if (m?.[1]) {
+          clearTimeout(timer);
+          child.stdout?.off('data', onData);
+          child.stderr?.off('data', onData);
+          resolve(new NodeProcess(o.nodeId, m[1], child, exited, output));
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`node ${o.nodeId} exited with ${code} before listening:\n${output}`));
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  kill9(): Promise<number | null> {
+    this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
+  pause(): void {
+    this.child.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child.kill('SIGCONT');
+  }
+
+  /** Graceful stop (SIGTERM); resolves with the exit code. */
+  async terminate(): Promise<number | null> {
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    const code = await this.exited;
+    clearTimeout(timer);
+    return code;
+  }
+}
