@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ActorBehavior } from '../actors/instance-actor.js';
 import type { Config } from '../config/config.js';
+import { EventBus } from '../events/event-bus.js';
 import type { Store } from '../store/store.js';
 import { ActorHost } from './actor-host.js';
 import { LocalLeaseManager } from './lease-manager.js';
@@ -43,6 +44,8 @@ export class ClusterRuntime {
   readonly leases: LeaseManager;
   readonly transport: Transport;
   readonly rateLimiter: RateLimiter;
+  /** Instance events to every node (WebSocket fan-out); payloads are typed by the events module. */
+  readonly events: EventBus<unknown>;
   readonly #reconciler: Reconciler;
   readonly #singletons: ClusterSingleton[] = [];
   readonly #redis: Redis[];
@@ -71,6 +74,7 @@ export class ClusterRuntime {
       this.membership = new LocalMembership(nodeId, deps.url, () => this.host.size);
       this.rateLimiter = new MemoryRateLimiter();
     }
+    this.events = new EventBus(this.transport, log);
     this.host = new ActorHost({
       nodeId,
       store,

@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { RedisTransport } from '../../src/cluster/redis-transport.js';
+import { LocalTransport } from '../../src/cluster/transport.js';
+import type { Transport } from '../../src/cluster/transport.js';
+import { EventBus } from '../../src/events/event-bus.js';
+import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
+import type { RedisServer } from '../helpers/redis-server.js';
+
+const log = pino({ level: 'silent' });
+type Ev = { event: string; n: number };
+
+function collect(bus: EventBus<Ev>, instanceId: string) {
+  const got: Ev[] = [];
+  return { got, ready: bus.subscribe(instanceId, (e) => got.push(e)) };
+}
+
+const until = async (cond: () => boolean, ms = 2000) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe('EventBus', () => {
+  describe('over Redis: an event emitted on one node reaches subscribers on the others', () => {
+    let redis: RedisServer;
+    const transports: Transport[] = [];
+    const clients: Redis[] = [];
+
+    before(async () => {
+      redis = await startRedisServer();
+      for (let i = 0; i < 3; i++) {
+        clients.push(await connectRedis(redis.url));
+        transports.push(new RedisTransport(clients[i]!, log));
+      }
+    });
+
+    after(async () => {
+      for (const t of transports) await t.close();
+      for (const c of clients) c.disconnect();
+      await redis.stop();
+    });
+
+    it('delivers to every node that subscribed to the instance, and to no other instance', async () => {
+      const [a, b, c] = transports.map((t) => new EventBus<Ev>(t, log));
+      const onB = collect(b!, 'inst-1');
+      const onC = collect(c!, 'inst-1');
+      const otherInstance = collect(c!, 'inst-2');
+      await Promise.all([onB.ready, onC.ready, otherInstance.ready]);
+      expect(await a!.publish('inst-1', { event: 'message.exchange', n: 1 })).to.equal(2);
+      await until(() => onB.got.length === 1 && onC.got.length === 1);
+      expect(onB.got).to.deep.equal([{ event: 'message.exchange', n: 1 }]);
+      expect(onC.got).to.deep.equal([{ event: 'message.exchange', n: 1 }]);
+      expect(otherInstance.got).to.deep.equal([]);
+    });
+
+    it('stops delivering after unsubscribe', async () => {
+      const [a, b] = transports.map((t) => new EventBus<Ev>(t, log));
+      const onB = collect(b!, 'inst-3');
+      const unsubscribe = await onB.ready;
+      await unsubscribe();
+      expect(await a!.publish('inst-3', { event: 'x', n: 2 })).to.equal(0);
+    });
+  });
+
+  it('works in-process (embedded mode) with the same contract', async () => {
+    const bus = new EventBus<Ev>(new LocalTransport(), log);
+    const sub = collect(bus, 'i');
+    await sub.ready;
+    expect(await bus.publish('i', { event: 'e', n: 3 })).to.equal(1);
+    await until(() => sub.got.length === 1);
+    expect(sub.got).to.deep.equal([{ event: 'e', n: 3 }]);
+  });
+});

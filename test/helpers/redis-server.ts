@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createServer, connect } from 'node:net';
+import { Redis } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+
+/** A throwaway `redis-server` on a free loopback port, with no persistence. */
+export interface RedisServer {
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string;
+  /** SIGTERM, then waits for the exit (SIGKILL after 3 s). Idempotent. */
+  stop(): Promise<void>;
+  /** SIGKILL (a crash): resolves once the process is gone. */
+  kill9(): Promise<void>;
+  /** Starts a fresh, empty server on the same port (after stop() or kill9()). */
+  restart(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 10_000;
+
+/** Every server still running, killed when the test process exits whatever happens. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        server.close();
+        reject(new Error('no port'));
+        return;
+      }
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+/** One PING over a raw socket: true when the server answers +PONG. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let answer = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('utf8');
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+  });
+}
+
+function waitExit(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+function spawnServer(port: number): ChildProcess {
+  const child = spawn('redis-server', ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1'], {
+    stdio: 'ignore',
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+async function waitReady(child: ChildProcess, port: number): Promise<void> {
+  let spawnError: Error | undefined;
+  child.once('error', (err) => (spawnError = err));
+  const deadline = performance.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (spawnError) throw new Error(`redis-server could not start: ${spawnError.message}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`redis-server on port ${port} exited early (${child.exitCode ?? child.signalCode})`);
+    }
+    if (await ping(port)) return;
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`redis-server on port ${port} did not answer PING within ${START_TIMEOUT_MS} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Starts `redis-server` (from PATH) on a free port of 127.0.0.1 and waits until it answers PING. */
+export async function startRedisServer(): Promise<RedisServer> {
+  let port = 0;
+  let child: ChildProcess | undefined;
+  // The free port can be taken between our probe and redis' bind: try a few.
+  for (let attempt = 0; ; attempt++) {
+    port = await freePort();
+    child = spawnServer(port);
+    try {
+      await waitReady(child, port);
+      break;
+    } catch (err) {
+      child.kill('SIGKILL');
+      await waitExit(child);
+      if (attempt >= 2) throw err;
+    }
+  }
+  let current: ChildProcess = child;
+
+  const stop = async () => {
+    const proc = current;
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 3000);
+    await waitExit(proc);
+    clearTimeout(timer);
+  };
+
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    stop,
+    async kill9() {
+      const proc = current;
+      proc.kill('SIGKILL');
+      await waitExit(proc);
+    },
+    async restart() {
+      await stop();
+      current = spawnServer(port);
+      await waitReady(current, port);
+    },
+  };
+}
+
+/**
+ * An ioredis client configured like the service's (src/cluster/cluster-runtime.ts): no offline queue, one
+ * retry per request, connected before it is returned. Errors are swallowed (servers get killed on purpose).
+ */
+export async function connectRedis(url: string, options: RedisOptions = {}): Promise<Redis> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, ...options });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
