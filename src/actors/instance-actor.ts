@@ -107,11 +107,11 @@ export class InstanceActor {
     return performance.now() < this.o.leaseValidUntil() - this.o.safetyMarginMs;
   }
 
-  /** Runs the behaviour's start, then opens the mailbox. */
+  /** Runs the behaviour's start, then opens the mailbox (also when a drain began meanwhile). */
   async activate(): Promise<void> {
     await this.o.behavior.onActivate?.(this.ctx);
-    if (this.#state !== 'activating') return;
-    this.#state = 'active';
+    if (this.#state === 'stopped') return;
+    if (this.#state === 'activating') this.#state = 'active';
     this.#pump();
   }
 

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Transport } from './transport.js';
@@ -34,6 +35,9 @@ export class RedisTransport implements Transport {
     if (!set) {
       set = new Set();
       this.#handlers.set(channel, set);
+      // A SUBSCRIBE sent before the connection is ready switches it to subscriber mode mid-handshake;
+      // ioredis then drops the connection and the subscription is lost for good.
+      if (this.#sub.status !== 'ready') await once(this.#sub, 'ready');
       await this.#sub.subscribe(channel);
     }
     set.add(handler);

@@ -18,6 +18,7 @@ export class ClusterSingleton {
   #lease: Lease | undefined;
   #timer: NodeJS.Timeout | undefined;
   #busy = false;
+  #stopped = false;
 
   constructor(
     readonly name: string,
@@ -49,7 +50,10 @@ export class ClusterSingleton {
         else await this.#lose('renewal failed');
       } else {
         const lease = await this.leases.acquire(this.resource).catch(() => undefined);
-        if (lease) {
+        if (lease && this.#stopped) {
+          // stop() ran while this acquire was in flight: never start a role nobody will renew.
+          await this.leases.release([lease]).catch(() => undefined);
+        } else if (lease) {
           this.#lease = lease;
           this.log.info({ singleton: this.name }, 'singleton role acquired');
           await this.role.start();
@@ -71,6 +75,7 @@ export class ClusterSingleton {
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
     clearInterval(this.#timer);
     const lease = this.#lease;
     if (lease) {

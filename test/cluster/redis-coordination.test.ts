@@ -1,0 +1,408 @@
+import { readdirSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import type { NodeInfo } from '../../src/cluster/membership.js';
+import { RedisMembership } from '../../src/cluster/redis-membership.js';
+import { RedisRateLimiter } from '../../src/cluster/redis-rate-limiter.js';
+import { RedisTransport } from '../../src/cluster/redis-transport.js';
+import { keys } from '../../src/redis/keys.js';
+import { runScript } from '../../src/redis/scripts.js';
+import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
+import type { RedisServer } from '../helpers/redis-server.js';
+
+const log = pino({ level: 'silent' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../src/redis/lua');
+
+/** Polls `check` every 5 ms until it holds; returns how long that took. */
+async function until(what: string, check: () => boolean, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  while (!check()) {
+    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(5);
+  }
+  return performance.now() - started;
+}
+
+/** A TCP proxy to Redis that delays every reply by `delayMs`. */
+async function delayingProxy(redisPort: number, delayMs: number) {
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const server = createServer((client) => {
+    connections++;
+    const upstream = connect(redisPort, '127.0.0.1');
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const sock of [client, upstream]) {
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+      sock.on('close', end);
+      sock.on('error', end);
+    }
+    client.on('data', (d) => upstream.write(d));
+    upstream.on('data', (d) => setTimeout(() => client.destroyed || client.write(d), delayMs));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: async () => {
+      for (const sock of sockets) sock.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+let seq = 0;
+const unique = (what: string) => `${what}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
+
+describe('Redis coordination', function () {
+  this.timeout(10_000);
+  let server: RedisServer;
+  const clients: Redis[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+
+  /** A client configured like the service's (no offline queue, one retry). */
+  async function client(): Promise<Redis> {
+    const c = await connectRedis(server.url);
+    clients.push(c);
+    return c;
+  }
+
+  let admin: Redis | undefined;
+  async function adminClient(): Promise<Redis> {
+    admin ??= await client();
+    return admin;
+  }
+
+  /**
+   * A RedisTransport over its own client, returned once its subscriber connection (`pub.duplicate()`) is
+   * ready: subscribing earlier can lose the subscription (see "keeps a subscription made while its
+   * subscriber connection is still handshaking" below), and these cases test the rest of the contract.
+   */
+  async function transport(): Promise<RedisTransport> {
+    const name = unique('transport').replace(/-/g, '_');
+    const pub = new Redis(server.url, { maxRetriesPerRequest: 1, connectionName: name });
+    pub.on('error', () => undefined);
+    clients.push(pub);
+    await pub.ping();
+    const t = new RedisTransport(pub, log);
+    cleanups.push(() => t.close());
+    const observer = await adminClient();
+    // The subscriber is ready once its ready check (INFO) has been answered.
+    for (const started = performance.now(); ; await sleep(2)) {
+      const list = (await observer.call('CLIENT', 'LIST')) as string;
+      if (list.split('\n').some((l) => l.includes(` name=${name} `) && l.includes(' cmd=info'))) break;
+      if (performance.now() - started > 5000) throw new Error('the transport subscriber did not connect');
+    }
+    await sleep(5);
+    return t;
+  }
+
+  before(async () => {
+    server = await startRedisServer();
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  after(async () => {
+    admin = undefined;
+    for (const c of clients) c.disconnect();
+    await server?.stop();
+  });
+
+  describe('RedisRateLimiter', () => {
+    it('shares one bucket between two nodes', async () => {
+      const one = new RedisRateLimiter(await client());
+      const two = new RedisRateLimiter(await client());
+      const bucket = unique('token');
+      const results = [];
+      for (let i = 0; i < 6; i++) results.push(await (i % 2 ? two : one).hit(bucket, 5, 60_000));
+      expect(results.map((r) => r.allowed)).to.deep.equal([true, true, true, true, true, false]);
+      expect(results.map((r) => r.remaining)).to.deep.equal([4, 3, 2, 1, 0, 0]);
+      expect(results.every((r) => r.limit === 5)).to.equal(true);
+      const nowSec = Date.now() / 1000;
+      for (const r of results) {
+        expect(r.resetAt).to.be.greaterThan(nowSec);
+        expect(r.resetAt).to.be.at.most(Math.ceil(nowSec + 61));
+      }
+      // Every hit of one window reports the same reset second (within rounding).
+      expect(Math.max(...results.map((r) => r.resetAt)) - Math.min(...results.map((r) => r.resetAt))).to.be.at.most(1);
+      // Another bucket is untouched.
+      expect((await two.hit(unique('other'), 5, 60_000)).remaining).to.equal(4);
+      await one.close();
+      await two.close();
+    });
+
+    it('starts a new window once the old one has passed', async () => {
+      const one = new RedisRateLimiter(await client());
+      const two = new RedisRateLimiter(await client());
+      const bucket = unique('window');
+      expect((await one.hit(bucket, 2, 300)).allowed).to.equal(true);
+      expect((await two.hit(bucket, 2, 300)).allowed).to.equal(true);
+      expect((await one.hit(bucket, 2, 300)).allowed).to.equal(false);
+      await sleep(350);
+      const fresh = await two.hit(bucket, 2, 300);
+      expect(fresh).to.include({ allowed: true, remaining: 1, limit: 2 });
+      expect(fresh.resetAt * 1000).to.be.greaterThan(Date.now());
+    });
+  });
+
+  describe('RedisTransport', () => {
+    it('delivers a message published on one node to a subscriber on another', async () => {
+      const sender = await transport();
+      const receiver = await transport();
+      const channel = unique('chan');
+      const got: string[] = [];
+      await receiver.subscribe(channel, (m) => got.push(m));
+      expect(await sender.publish(channel, 'hello')).to.equal(1);
+      await until('delivery', () => got.length === 1, 2000);
+      expect(got).to.deep.equal(['hello']);
+    });
+
+    it('publish returns the receiver count: 0 with no subscriber', async () => {
+      const sender = await transport();
+      const a = await transport();
+      const b = await transport();
+      const channel = unique('count');
+      expect(await sender.publish(channel, 'nobody')).to.equal(0);
+      await a.subscribe(channel, () => undefined);
+      await b.subscribe(channel, () => undefined);
+      expect(await sender.publish(channel, 'two nodes')).to.equal(2);
+    });
+
+    it('gives every handler of a node the message, even when one throws', async () => {
+      const sender = await transport();
+      const receiver = await transport();
+      const channel = unique('handlers');
+      const got: string[] = [];
+      await receiver.subscribe(channel, () => {
+        throw new Error('handler bug');
+      });
+      await receiver.subscribe(channel, (m) => got.push(`second:${m}`));
+      // One Redis subscription per channel and node: one receiver.
+      expect(await sender.publish(channel, 'x')).to.equal(1);
+      await until('delivery', () => got.length === 1, 2000);
+      expect(got).to.deep.equal(['second:x']);
+    });
+
+    it('stops delivery after unsubscribe (and only for the handler unsubscribed)', async () => {
+      const sender = await transport();
+      const receiver = await transport();
+      const channel = unique('unsub');
+      const first: string[] = [];
+      const second: string[] = [];
+      const offFirst = await receiver.subscribe(channel, (m) => first.push(m));
+      const offSecond = await receiver.subscribe(channel, (m) => second.push(m));
+      await offFirst();
+      expect(await sender.publish(channel, 'a')).to.equal(1);
+      await until('delivery', () => second.length === 1, 2000);
+      await offSecond();
+      expect(await sender.publish(channel, 'b')).to.equal(0);
+      await sleep(100);
+      expect(first).to.deep.equal([]);
+      expect(second).to.deep.equal(['a']);
+    });
+
+    it('subscribes over a client configured like ClusterRuntime’s (lazyConnect, no offline queue)', async () => {
+      // Regression: ClusterRuntime.create() connects `new Redis(url, { maxRetriesPerRequest: 1,
+      // enableOfflineQueue: false, lazyConnect: true })`; a subscriber duplicated with those options was never
+      // connected and refused SUBSCRIBE ("Stream isn't writeable and enableOfflineQueue options is false"),
+      // so a cluster node could not start.
+      const t = new RedisTransport(await client(), log);
+      cleanups.push(() => t.close());
+      const sender = await transport();
+      const channel = unique('prod-options');
+      const got: string[] = [];
+      await t.subscribe(channel, (m) => got.push(m));
+      expect(await sender.publish(channel, 'hi')).to.equal(1);
+      await until('delivery', () => got.length === 1, 2000);
+    });
+    it('keeps a subscription made while its subscriber connection is still handshaking', async () => {
+      // RedisTransport's subscriber connects at once (lazyConnect: false) and subscribe() sends SUBSCRIBE
+      // without waiting for it to be ready. ioredis writes SUBSCRIBE straight away while the connection is
+      // in status "connect" (SUBSCRIBE carries the "loading" flag), i.e. before its ready check: the
+      // connection enters subscriber mode, the ready check (INFO) is then refused, ioredis drops the
+      // connection and reconnects, and the subscription is gone although subscribe() resolved. A proxy that
+      // delays Redis' replies by 150 ms holds the handshake open long enough to hit that window every time;
+      // with a local Redis the window is a millisecond or two (seen in about 2% of runs under CPU load).
+      const proxy = await delayingProxy(server.port, 150);
+      cleanups.push(() => proxy.close());
+      const pub = new Redis(proxy.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+      pub.on('error', () => undefined);
+      clients.push(pub);
+      await pub.ping(); // connection 1: the publisher
+      const t = new RedisTransport(pub, log);
+      cleanups.push(() => t.close());
+      await until('the subscriber to connect', () => proxy.connections() >= 2, 2000);
+      await sleep(20); // TCP is up; the handshake replies are still on their way
+      const channel = unique('handshake');
+      const got: string[] = [];
+      await t.subscribe(channel, (m) => got.push(m));
+      await sleep(500);
+      const direct = await adminClient();
+      expect(await direct.publish(channel, 'still there?'), 'receivers 500 ms after subscribe() resolved').to.equal(1);
+      await until('delivery', () => got.length === 1, 2000);
+    });
+  });
+
+  describe('RedisMembership', () => {
+    const ids = (nodes: NodeInfo[]) => nodes.map((n) => n.nodeId);
+
+    async function membership(nodeId: string, redis?: Redis): Promise<RedisMembership> {
+      const m = new RedisMembership(
+        redis ?? (await client()),
+        await transport(),
+        { nodeId, url: () => `http://${nodeId}.test`, actors: () => 3, heartbeatMs: 100, timeoutMs: 300 },
+        log,
+      );
+      cleanups.push(() => m.stop());
+      return m;
+    }
+
+    // Each case uses its own node ids; leftovers of an earlier case expire within the 300 ms timeout.
+    it('two members see each other, sorted by id', async () => {
+      const b = await membership('m1-b');
+      const a = await membership('m1-a');
+      const changes: string[][] = [];
+      b.onChange((nodes) => changes.push(ids(nodes)));
+      await b.start();
+      await a.start();
+      expect(ids(a.liveNodes())).to.include.members(['m1-a', 'm1-b']);
+      await until('b to see a', () => ids(b.liveNodes()).includes('m1-a'), 1000);
+      const mine = (nodes: NodeInfo[]) => ids(nodes).filter((id) => id.startsWith('m1-'));
+      expect(mine(a.liveNodes())).to.deep.equal(['m1-a', 'm1-b']);
+      expect(mine(b.liveNodes())).to.deep.equal(['m1-a', 'm1-b']);
+      const sorted = [...ids(b.liveNodes())].sort((x, y) => x.localeCompare(y));
+      expect(ids(b.liveNodes())).to.deep.equal(sorted);
+      const info = b.liveNodes().find((n) => n.nodeId === 'm1-a')!;
+      expect(info).to.include({ url: 'http://m1-a.test', actors: 3 });
+      expect(Date.parse(info.heartbeatAt)).to.be.closeTo(Date.now(), 2000);
+      expect(changes.some((c) => c.includes('m1-a') && c.includes('m1-b'))).to.equal(true);
+      expect(ids(await b.refresh())).to.include.members(['m1-a', 'm1-b']);
+    });
+
+    it('a member that stops is gone for the others at once (its leaving message)', async () => {
+      const a = await membership('m2-a');
+      const b = await membership('m2-b');
+      await a.start();
+      await b.start();
+      await until('a to see b', () => ids(a.liveNodes()).includes('m2-b'), 1000);
+      await b.stop();
+      // Well before a's next heartbeat (100 ms) could have noticed the missing record.
+      const took = await until('a to drop b', () => !ids(a.liveNodes()).includes('m2-b'), 1000);
+      expect(took).to.be.lessThan(60);
+      expect(ids(a.liveNodes())).to.include('m2-a');
+      await sleep(150);
+      expect(ids(a.liveNodes())).to.not.include('m2-b');
+    });
+
+    it('a member that falls silent disappears within about timeout + heartbeat', async () => {
+      const a = await membership('m3-a');
+      const silentRedis = await client();
+      const silent = await membership('m3-silent', silentRedis);
+      await a.start();
+      await silent.start();
+      await until('a to see the silent node', () => ids(a.liveNodes()).includes('m3-silent'), 1000);
+      // Its heartbeats fail from now on (as if the process hung or lost Redis); it never says goodbye.
+      silentRedis.disconnect();
+      const took = await until('a to drop the silent node', () => !ids(a.liveNodes()).includes('m3-silent'), 2000);
+      expect(took).to.be.lessThan(300 + 100 + 150);
+      expect(ids(a.liveNodes())).to.include('m3-a');
+    });
+  });
+
+  describe('Lua scripts', () => {
+    const TESTED = ['hitRateLimit', 'recordOwner', 'releaseLeases', 'renewLeases'];
+
+    it('covers every script of src/redis/lua', () => {
+      const bases = readdirSync(LUA_DIR)
+        .filter((f) => f.endsWith('.lua'))
+        .map((f) => f.replace(/-(\d+|var)\.lua$/, ''))
+        .sort();
+      expect(bases).to.deep.equal(TESTED);
+    });
+
+    it('hitRateLimit counts in a window, and repairs a counter left without expiry', async () => {
+      const c = await client();
+      const k = keys.rate(unique('bucket'));
+      const [count1, ttl1] = await runScript<[number, number]>(c, 'hitRateLimit', [k], [1000]);
+      const [count2, ttl2] = await runScript<[number, number]>(c, 'hitRateLimit', [k], [1000]);
+      expect([count1, count2]).to.deep.equal([1, 2]);
+      expect(ttl1).to.be.within(1, 1000);
+      expect(ttl2).to.be.within(1, ttl1);
+      const stuck = keys.rate(unique('stuck'));
+      await c.set(stuck, '7');
+      expect(await runScript(c, 'hitRateLimit', [stuck], [5000])).to.deep.equal([8, 5000]);
+      expect(await c.pttl(stuck)).to.be.within(1, 5000);
+    });
+
+    it('recordOwner writes the owner key only while the lease carries the token', async () => {
+      const c = await client();
+      const r = unique('res');
+      const args = ['tok-1', 'node-a', 1000];
+      expect(await runScript(c, 'recordOwner', [keys.lease(r), keys.owner(r)], args)).to.equal(0);
+      expect(await c.exists(keys.owner(r))).to.equal(0);
+      await c.set(keys.lease(r), 'tok-1', 'PX', 1000);
+      expect(await runScript(c, 'recordOwner', [keys.lease(r), keys.owner(r)], args)).to.equal(1);
+      expect(await c.get(keys.owner(r))).to.equal('node-a');
+      expect(await c.pttl(keys.owner(r))).to.be.within(1, 1000);
+      expect(await runScript(c, 'recordOwner', [keys.lease(r), keys.owner(r)], ['tok-2', 'node-b', 1000])).to.equal(0);
+      expect(await c.get(keys.owner(r))).to.equal('node-a');
+    });
+
+    it('renewLeases extends each lease still held with its token', async () => {
+      const c = await client();
+      const [r1, r2, r3] = [unique('r'), unique('r'), unique('r')];
+      await c.set(keys.lease(r1), 't1', 'PX', 200);
+      await c.set(keys.lease(r2), 'someone-else', 'PX', 200);
+      const result = await runScript<number[]>(
+        c,
+        'renewLeases',
+        [r1, r2, r3].flatMap((r) => [keys.lease(r), keys.owner(r)]),
+        [5000, 'node-a', 't1', 't2', 't3'],
+      );
+      expect(result).to.deep.equal([1, 0, 0]);
+      expect(await c.pttl(keys.lease(r1))).to.be.greaterThan(4000);
+      expect(await c.get(keys.owner(r1))).to.equal('node-a');
+      expect(await c.pttl(keys.lease(r2))).to.be.at.most(200);
+      expect(await c.exists(keys.owner(r2), keys.lease(r3), keys.owner(r3))).to.equal(0);
+    });
+
+    it('releaseLeases deletes only the leases still carrying their tokens', async () => {
+      const c = await client();
+      const [r1, r2] = [unique('r'), unique('r')];
+      await c.set(keys.lease(r1), 't1', 'PX', 5000);
+      await c.set(keys.owner(r1), 'node-a', 'PX', 5000);
+      await c.set(keys.lease(r2), 'other', 'PX', 5000);
+      await c.set(keys.owner(r2), 'node-b', 'PX', 5000);
+      const released = await runScript<number>(c, 'releaseLeases', [r1, r2].flatMap((r) => [keys.lease(r), keys.owner(r)]), ['t1', 't2']);
+      expect(released).to.equal(1);
+      expect(await c.exists(keys.lease(r1), keys.owner(r1))).to.equal(0);
+      expect(await c.get(keys.owner(r2))).to.equal('node-b');
+    });
+
+    it('refuses a fixed-key script called with the wrong number of keys, and an unknown script', async () => {
+      const c = await client();
+      const outcome = async (f: () => Promise<unknown>) => {
+        try {
+          await f();
+        } catch (err) {
+          return (err as Error).message;
+        }
+        return 'no error';
+      };
+      expect(await outcome(() => runScript(c, 'hitRateLimit', ['a', 'b'], [1000]))).to.match(/takes 1 keys, got 2/);
+      expect(await outcome(() => runScript(c, 'recordOwner', ['only-one'], ['t', 'n', 1000]))).to.match(/takes 2 keys, got 1/);
+      expect(await outcome(() => runScript(c, 'noSuchScript', [], []))).to.match(/No Lua script named noSuchScript/);
+      expect(await c.exists('a', 'b', 'only-one')).to.equal(0);
+    });
+  });
+});

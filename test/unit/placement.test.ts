@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import { placeInstance } from '../../src/cluster/placement.js';
+
+const IDS = Array.from({ length: 20_000 }, (_, i) => `instance-${i.toString(36)}-${(i * 7919) % 10_007}`);
+const THREE = ['node-a', 'node-b', 'node-c'];
+
+function placeAll(nodes: readonly string[]): string[] {
+  return IDS.map((id) => {
+    const node = placeInstance(id, nodes);
+    if (node === undefined) throw new Error(`no node for ${id}`);
+    return node;
+  });
+}
+
+function shares(placement: string[], nodes: readonly string[]): Map<string, number> {
+  const counts = new Map(nodes.map((n) => [n, 0]));
+  for (const n of placement) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return new Map([...counts].map(([n, c]) => [n, c / placement.length]));
+}
+
+describe('placeInstance (rendezvous hashing)', () => {
+  const three = placeAll(THREE);
+
+  it('is deterministic and independent of the order of the node list', () => {
+    expect(placeAll(THREE)).to.deep.equal(three);
+    expect(placeAll(['node-c', 'node-a', 'node-b'])).to.deep.equal(three);
+    expect(placeAll([...THREE].reverse())).to.deep.equal(three);
+  });
+
+  it('spreads 20,000 ids over 3 nodes at 33% ± 3% each', () => {
+    const s = shares(three, THREE);
+    expect([...s.keys()].sort()).to.deep.equal(THREE);
+    for (const [node, share] of s) expect(share, node).to.be.closeTo(1 / 3, 0.03);
+  });
+
+  it('moves about a quarter of the ids when a 4th node joins, all of them to the new node', () => {
+    const four = placeAll([...THREE, 'node-d']);
+    let moved = 0;
+    four.forEach((node, i) => {
+      if (node === three[i]) return;
+      moved++;
+      expect(node, `${IDS[i]} moved from ${three[i]}`).to.equal('node-d');
+    });
+    expect(moved / IDS.length).to.be.closeTo(0.25, 0.03);
+    for (const [node, share] of shares(four, [...THREE, 'node-d'])) expect(share, node).to.be.closeTo(0.25, 0.03);
+  });
+
+  it('moves only the ids of a node that leaves', () => {
+    const two = placeAll(['node-a', 'node-c']);
+    let moved = 0;
+    two.forEach((node, i) => {
+      if (three[i] === 'node-b') {
+        moved++;
+        expect(node).to.be.oneOf(['node-a', 'node-c']);
+      } else {
+        expect(node, IDS[i]).to.equal(three[i]);
+      }
+    });
+    expect(moved).to.equal(three.filter((n) => n === 'node-b').length);
+    expect(moved).to.be.greaterThan(0);
+  });
+
+  it('places on the only node, and nowhere with no node', () => {
+    expect(placeInstance('x', [])).to.equal(undefined);
+    expect(placeInstance('x', ['solo'])).to.equal('solo');
+    expect(IDS.slice(0, 100).every((id) => placeInstance(id, []) === undefined)).to.equal(true);
+  });
+});
