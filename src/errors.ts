@@ -15,6 +15,7 @@ export const ErrorCode = {
   Unavailable: 'unavailable',
   Fenced: 'fenced',
   NotOwner: 'not_owner',
+  NotConnected: 'not_connected',
   Timeout: 'timeout',
   Internal: 'internal',
 } as const;
@@ -127,4 +128,11 @@ export class TimeoutError extends AppError {
 export function errorFromWire(code: string, message: string): AppError {
   const known = Object.values(ErrorCode).includes(code as ErrorCode);
   return new AppError(known ? (code as ErrorCode) : ErrorCode.Internal, message);
+}
+
+/** The spec's `Instance is not connected to MsgNet`, with our network's name. */
+export class NotConnectedError extends AppError {
+  constructor() {
+    super(ErrorCode.NotConnected, 'Instance is not connected to WhatsApp');
+  }
 }

@@ -8,13 +8,18 @@ import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
 import { instanceBehavior } from './actors/instance-behavior.js';
+import type { ActorBehavior } from './actors/instance-actor.js';
 import { TestProbe } from './actors/test-probe.js';
 import { ClusterRuntime } from './cluster/cluster-runtime.js';
 import type { Config } from './config/config.js';
+import { BusEventSink } from './events/bus-event-sink.js';
+import type { EventBus } from './events/event-bus.js';
+import type { EventEnvelope } from './events/instance-events.js';
 import { createApp } from './http/app.js';
 import { isLoopbackHost } from './http/https-only.js';
 import { InstanceService } from './instances/instance-service.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
+import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -42,6 +47,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   let url = '';
   const probe = config.testProbe ? new TestProbe(config.testProbe.file, config.testProbe.writeIntervalMs) : undefined;
   if (probe) logger.warn('TEST_PROBE_FILE is set: test-only write probe enabled');
+  // The behaviour needs the runtime's transport and bus, and the runtime needs the behaviour: bound late.
+  const late: { behavior?: (instanceId: string) => ActorBehavior } = {};
   let runtime: ClusterRuntime;
   try {
     runtime = await ClusterRuntime.create({
@@ -49,13 +56,19 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       config,
       store,
       log: logger,
-      behavior: instanceBehavior({ probe }),
+      behavior: (instanceId) => late.behavior!(instanceId),
       url: () => url,
     });
   } catch (err) {
     await store.close();
     throw err;
   }
+  const driver = await createDriver(config.msgnetDriver, runtime.transport);
+  const baseUrl = () => config.publicBaseUrl ?? url;
+  late.behavior = instanceBehavior({
+    messaging: { driver, secrets, sink: new BusEventSink(runtime.events as EventBus<EventEnvelope>, secrets, baseUrl) },
+    probe,
+  });
   const accounts = new AccountService(store, config.defaultInstanceQuota);
   const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger });
 
@@ -82,6 +95,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     rateLimitCreatePerMinute: config.rateLimitCreatePerMinute,
     callTimeoutMs: config.cluster.callTimeoutMs,
     probeEnabled: probe !== undefined,
+    sandbox: driver.name === 'sandbox',
     healthChecks: [
       { name: 'store', check: () => store.ping() },
       ...(runtime.mode === 'cluster' ? [{ name: 'redis', check: () => runtime.ping() }] : []),
@@ -114,6 +128,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await runtime.stop();
+        await driver.close();
         // Requests still open after the handoff get a short grace, then their connections are cut.
         await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 5000).unref())]);
         server.closeAllConnections();

@@ -15,6 +15,8 @@ export interface ActorContext {
   assertOwner(): void;
   /** An owned write under this actor's epoch; a refusal stops the actor at once. */
   writeOwned(ops: OwnedStateOp[]): Promise<void>;
+  /** Deletes a namespace of owned state under this actor's epoch (same fencing as writeOwned). */
+  clearOwned(namespace: string): Promise<void>;
   setConnection(connection: ConnectionInfo): Promise<void>;
 }
 
@@ -82,6 +84,10 @@ export class InstanceActor {
       writeOwned: async (ops) => {
         this.#assertOwner();
         await this.#fenced(o.store.ownedState.write(o.instanceId, o.epoch, ops));
+      },
+      clearOwned: async (namespace) => {
+        this.#assertOwner();
+        await this.#fenced(o.store.ownedState.clear(o.instanceId, o.epoch, namespace));
       },
       setConnection: async (connection) => {
         this.#assertOwner();

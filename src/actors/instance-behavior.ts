@@ -1,9 +1,12 @@
 import { AUTH_NAMESPACE } from '../store/namespaces.js';
 import type { ActorDescription } from './actor-calls.js';
 import type { ActorBehavior, ActorContext } from './instance-actor.js';
+import { messagingBehavior } from './messaging-behavior.js';
+import type { MessagingDeps } from './messaging-behavior.js';
 import type { TestProbe } from './test-probe.js';
 
 export interface BehaviorDeps {
+  messaging: MessagingDeps;
   probe: TestProbe | undefined;
 }
 
@@ -14,37 +17,45 @@ const describe = (ctx: ActorContext): ActorDescription => ({
   state: 'active',
 });
 
-/** What every instance actor does on its owner node. */
+/** The test probe's part: periodic owned writes and the probe calls (only with TEST_PROBE_FILE). */
+function probeBehavior(probe: TestProbe): ActorBehavior {
+  let ticker: NodeJS.Timeout | undefined;
+  return {
+    async onActivate(ctx) {
+      if (probe.writeIntervalMs > 0) {
+        ticker = setInterval(() => {
+          probe.write(ctx).catch(() => undefined);
+        }, probe.writeIntervalMs);
+      }
+    },
+    async onStop() {
+      clearInterval(ticker);
+    },
+    handlers: {
+      'probe.write': async (ctx) => {
+        await probe.write(ctx);
+        return describe(ctx);
+      },
+      'probe.link': async (ctx) => {
+        await ctx.writeOwned([{ namespace: AUTH_NAMESPACE, key: 'probe-link', value: JSON.stringify({ node: ctx.nodeId }) }]);
+        return describe(ctx);
+      },
+    },
+  };
+}
+
+/** What every instance actor does on its owner node: messaging, plus the probe in tests. */
 export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => ActorBehavior {
   return () => {
-    let ticker: NodeJS.Timeout | undefined;
-    const probe = deps.probe;
+    const parts = [messagingBehavior(deps.messaging), ...(deps.probe ? [probeBehavior(deps.probe)] : [])];
     return {
       async onActivate(ctx) {
-        if (probe && probe.writeIntervalMs > 0) {
-          ticker = setInterval(() => {
-            probe.write(ctx).catch(() => undefined);
-          }, probe.writeIntervalMs);
-        }
+        for (const p of parts) await p.onActivate?.(ctx);
       },
-      async onStop() {
-        clearInterval(ticker);
+      async onStop(ctx, reason) {
+        for (const p of [...parts].reverse()) await p.onStop?.(ctx, reason);
       },
-      handlers: {
-        describe: async (ctx) => describe(ctx),
-        ...(probe
-          ? {
-              'probe.write': async (ctx: ActorContext) => {
-                await probe.write(ctx);
-                return describe(ctx);
-              },
-              'probe.link': async (ctx: ActorContext) => {
-                await ctx.writeOwned([{ namespace: AUTH_NAMESPACE, key: 'probe-link', value: JSON.stringify({ node: ctx.nodeId }) }]);
-                return describe(ctx);
-              },
-            }
-          : {}),
-      },
+      handlers: Object.assign({ describe: async (ctx: ActorContext) => describe(ctx) }, ...parts.map((p) => p.handlers)) as ActorBehavior['handlers'],
     };
   };
 }

@@ -101,6 +101,12 @@ export class Router {
     }
   }
 
+  /** Calls the actor only if some node runs it (never activates); undefined when nobody owns it. */
+  async callIfOwned<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K> | undefined> {
+    if (!this.o.host.get(instanceId) && (await this.#ownerOf(instanceId)) === undefined) return undefined;
+    return this.call(instanceId, kind, payload, timeoutMs);
+  }
+
   async #attempt<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
     const local = this.o.host.get(instanceId);
     if (local) return local.call(kind, payload, timeoutMs);

@@ -14,6 +14,9 @@ import { httpsOnly } from './https-only.js';
 import { rateLimit } from './rate-limit.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
+import { connectionRoutes } from './routes/connection-routes.js';
+import { messageRoutes } from './routes/message-routes.js';
+import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { instanceRoutes } from './routes/instance-routes.js';
@@ -37,6 +40,8 @@ export interface AppDeps {
   healthChecks: HealthCheck[];
   callTimeoutMs: number;
   probeEnabled: boolean;
+  /** The sandbox driver is on: its control endpoints exist. */
+  sandbox: boolean;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -70,10 +75,14 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
+  const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs };
   for (const router of [
     adminRoutes({ ...common, accounts: deps.accounts }),
-    instanceRoutes({ ...common, instances: deps.instances, store: deps.store }),
-    clusterRoutes({ ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, probeEnabled: deps.probeEnabled }),
+    instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
+    connectionRoutes(actorRoutes),
+    messageRoutes(actorRoutes),
+    clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
+    ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

@@ -16,6 +16,8 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Unavailable]: 503,
   [ErrorCode.Fenced]: 503,
   [ErrorCode.NotOwner]: 503,
+  // Most endpoints answer 400; those the spec gives 503 rethrow it as UnavailableError.
+  [ErrorCode.NotConnected]: 400,
   [ErrorCode.Timeout]: 504,
 };
 

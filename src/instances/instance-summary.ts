@@ -89,6 +89,7 @@ export function instanceView(instance: InstanceRecord, webhooks: WebhookRecord[]
     name: instance.name,
     createdAt: instance.createdAt,
     connection: { state: instance.connection.state, numberJid: instance.connection.numberJid ?? null },
+    profile: { name: instance.connection.profileName ?? null, pictureUrl: instance.connection.profilePictureUrl ?? null },
     settings: config.settings,
     proxy: proxySummary(config),
     webhook: webhookSummary(webhooks.find((w) => w.label === 'default')),

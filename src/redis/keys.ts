@@ -24,6 +24,8 @@ export const channels = {
   reply: (nodeId: string) => `${P}:reply:${nodeId}`,
   /** Events of one instance, for WebSocket fan-out on every node. */
   events: (instanceId: string) => `${P}:events:${instanceId}`,
+  /** The simulated network: what reaches one sandbox number (messages, receipts, calls). */
+  sandboxNumber: (numberJid: string) => `${P}:sandbox:${numberJid}`,
   /** Membership news (a node leaving) so that peers need not wait for a heartbeat to expire. */
   cluster: () => `${P}:cluster`,
 } as const;

@@ -123,6 +123,9 @@ export interface ConnectionInfo {
   state: ConnectionState;
   numberJid: string | undefined;
   updatedAt: string;
+  /** The push name and picture the network reports for the linked number. */
+  profileName?: string;
+  profilePictureUrl?: string;
 }
 
 export interface InstanceRecord {

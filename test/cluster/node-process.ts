@@ -49,6 +49,7 @@ export class NodeProcess {
         HOST: '127.0.0.1',
         PORT: '0',
         LOG_LEVEL: 'info',
+        MSGNET_DRIVER: 'sandbox',
         ...(o.probeFile ? { TEST_PROBE_FILE: o.probeFile } : {}),
         ...o.env,
       },

@@ -22,7 +22,7 @@ export interface TestNode extends RunningNode {
 /** An in-process node on a fresh temporary SQLite directory, listening on a free loopback port. */
 export async function startTestNode(env: Record<string, string> = {}, dataDir?: string): Promise<TestNode> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'switchboard-test-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_TOKEN, LOG_LEVEL: 'silent', MSGNET_DRIVER: 'sandbox', ...env });
   const node = await startNode(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const api = new ApiClient(node.url);
   return {
@@ -50,7 +50,7 @@ export interface ApiResponse {
   status: number;
   headers: Headers;
   // Tests inspect arbitrary JSON; typing it loosely keeps assertions readable.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   body: any;
   text: string;
 }

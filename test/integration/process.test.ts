@@ -8,7 +8,7 @@ const TSX = ['--import', 'tsx'];
 
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { REDIS_URL: _r, MONGO_URL: _m, ENCRYPTION_KEY: _e, ...rest } = process.env;
-  return { ...rest, LOG_LEVEL: 'info', ...extra };
+  return { ...rest, LOG_LEVEL: 'info', MSGNET_DRIVER: 'sandbox', ...extra };
 }
 
 /** Starts src/main.ts as a real process and resolves with its output once it listens. */

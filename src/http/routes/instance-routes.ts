@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Router as ActorRouter } from '../../cluster/router.js';
 import type { InstanceService } from '../../instances/instance-service.js';
 import type { Store } from '../../store/store.js';
 import type { AppContext, AppState } from '../app-state.js';
@@ -11,7 +12,12 @@ interface Deps {
   store: Store;
   auth: Authenticator;
   maxBodyBytes: number;
+  /** Reaches the instance's actor, where one runs (live settings, logout before deletion). */
+  router: ActorRouter;
 }
+
+/** How long deletion waits for the owner to unlink the device before deleting anyway. */
+const UNLINK_TIMEOUT_MS = 10_000;
 
 function principalAccount(ctx: AppContext) {
   const p = ctx.state.principal;
@@ -55,6 +61,10 @@ export function instanceRoutes(deps: Deps) {
     requireInstance(deps.store, deps.auth, { accountOnly: true }),
     async (ctx) => {
       const instance = ctx.state.instance!;
+      // Unlink the device first, so that the phone does not keep a dead linked device; best effort.
+      await deps.router.callIfOwned(instance.id, 'msgnet.logout', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
+        ctx.state.log.warn({ err, instance: instance.name }, 'could not unlink before deletion');
+      });
       await deps.instances.delete(instance);
       ctx.body = { success: true, message: 'Instance deleted successfully', instance: { name: instance.name, status: 'deleted' } };
     },
@@ -62,6 +72,10 @@ export function instanceRoutes(deps: Deps) {
 
   router.post('/settings/:instance', instanceGuard, jsonBody(deps.maxBodyBytes, plainInvalidBody), async (ctx) => {
     const settings = await deps.instances.updateSettings(ctx.state.instance!, bodyOf(ctx));
+    // The owner (if the instance runs) re-reads the settings; they are already saved whatever it answers.
+    await deps.router.callIfOwned(ctx.state.instance!.id, 'settings.apply', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
+      ctx.state.log.warn({ err }, 'settings saved but not applied live yet');
+    });
     ctx.body = { success: true, message: 'Settings updated successfully', settings };
   });
 

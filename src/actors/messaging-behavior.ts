@@ -1,0 +1,220 @@
+import type { Logger } from 'pino';
+import { NotOwnerError, UnavailableError, ValidationError } from '../errors.js';
+import { instanceState, toInstanceEvent } from '../events/instance-events.js';
+import type { InstanceEvent } from '../events/instance-events.js';
+import type { MsgNetDriver, MsgNetSession, ProxySettings } from '../msgnet/msgnet-driver.js';
+import type { MsgNetEvent } from '../msgnet/msgnet-events.js';
+import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
+import { SecretPurpose } from '../security/secret-box.js';
+import type { SecretBox } from '../security/secret-box.js';
+import type { InstanceRecord, InstanceSettings } from '../store/records.js';
+import type { ActorCallKind } from './actor-calls.js';
+import type { ActorBehavior, ActorContext, CallHandler } from './instance-actor.js';
+import { sessionStore } from './session-store.js';
+
+/** Where the actor's API events go (the event bus now; the durable webhook queue with the events module). */
+export interface InstanceEventSink {
+  emit(instance: InstanceRecord, event: InstanceEvent): Promise<void>;
+}
+
+export interface MessagingDeps {
+  driver: MsgNetDriver;
+  secrets: SecretBox;
+  sink: InstanceEventSink;
+}
+
+type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
+
+/**
+ * The messaging part of an instance actor: opens the network session on activation (resuming a saved
+ * link), persists connection changes under the owner's epoch, applies the seven settings to what the
+ * network reports, and emits the API events. Network events are handled one after another, in order.
+ */
+export class MessagingBehavior {
+  #session: MsgNetSession | undefined;
+  #instance!: InstanceRecord;
+  #settings!: InstanceSettings;
+  #chain: Promise<void> = Promise.resolve();
+  #ctx!: ActorContext;
+  #stopped = false;
+
+  constructor(private readonly deps: MessagingDeps) {}
+
+  get log(): Logger {
+    return this.#ctx.log;
+  }
+
+  async onActivate(ctx: ActorContext): Promise<void> {
+    this.#ctx = ctx;
+    const instance = await ctx.store.instances.findById(ctx.instanceId);
+    if (!instance) throw new NotOwnerError(ctx.instanceId);
+    this.#instance = instance;
+    this.#settings = instance.config.settings;
+    this.#session = await this.deps.driver.open({
+      instanceId: ctx.instanceId,
+      auth: sessionStore(ctx),
+      proxy: this.#proxy(instance),
+      settings: () => this.#settings,
+      emit: (event) => this.#enqueue(event),
+      log: ctx.log,
+    });
+    // A connect that was waiting for a QR scan on the previous owner cannot continue here.
+    const { state } = instance.connection;
+    if (state === 'qr' || state === 'connecting') this.#enqueue({ type: 'connection', state: 'disconnected', reason: 'owner changed' });
+    await this.#session.resume();
+    await this.#drained();
+  }
+
+  async onStop(): Promise<void> {
+    this.#stopped = true;
+    await this.#session?.close();
+  }
+
+  #proxy(instance: InstanceRecord): ProxySettings | undefined {
+    const p = instance.config.proxy;
+    if (!p?.enabled) return undefined;
+    return {
+      protocol: p.protocol,
+      host: p.host,
+      port: Number(p.port),
+      user: p.user,
+      password: p.passwordSealed ? this.deps.secrets.open(p.passwordSealed, SecretPurpose.ProxyPassword) : undefined,
+    };
+  }
+
+  #session_(): MsgNetSession {
+    if (!this.#session) throw new UnavailableError('Instance session is not open');
+    return this.#session;
+  }
+
+  #sandbox(): SandboxSession {
+    const s = this.#session_();
+    if (!(s instanceof SandboxSession)) throw new ValidationError('Sandbox operations need MSGNET_DRIVER=sandbox');
+    return s;
+  }
+
+  #enqueue(event: MsgNetEvent): void {
+    this.#chain = this.#chain.then(() => this.#handle(event)).catch((err: unknown) => {
+      if (!(err instanceof NotOwnerError)) this.log.error({ err, event: event.type }, 'event handling failed');
+    });
+  }
+
+  /** Resolves once every network event reported so far has been handled. */
+  #drained(): Promise<void> {
+    return this.#chain;
+  }
+
+  async #emit(event: InstanceEvent): Promise<void> {
+    await this.deps.sink.emit(this.#instance, event);
+  }
+
+  async #handle(e: MsgNetEvent): Promise<void> {
+    if (this.#stopped) return;
+    const session = this.#session_();
+    switch (e.type) {
+      case 'connection': {
+        const before = this.#instance.connection;
+        const connection = {
+          state: e.state,
+          numberJid: e.state === 'loggedout' ? undefined : (e.numberJid ?? before.numberJid),
+          updatedAt: new Date().toISOString(),
+          ...(e.profileName ? { profileName: e.profileName } : before.profileName ? { profileName: before.profileName } : {}),
+        };
+        await this.#ctx.setConnection(connection);
+        this.#instance = { ...this.#instance, connection };
+        if (before.state !== e.state) await this.#emit(instanceState(this.#instance.name, e.state));
+        if (e.state === 'connected' && this.#settings.keepOnlineStatus) await session.setPresence(true);
+        return;
+      }
+      case 'message': {
+        const m = e.message;
+        if (!m.fromMe && m.chat.type === 'group' && this.#settings.ignoreGroupMessages) return;
+        if (m.chat.type === 'status' && this.#settings.ignoreStatus) return;
+        await this.#emit(toInstanceEvent(e, 'api'));
+        if (!m.fromMe && this.#settings.autoReadMessages && m.chat.type !== 'status') {
+          await session.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
+        }
+        return;
+      }
+      case 'call': {
+        await this.#emit(toInstanceEvent(e));
+        if (e.status === 'offer' && this.#settings.autoRejectCalls) {
+          await session.rejectCall(e.callId, e.from);
+          if (this.#settings.callRejectMessage) await session.sendText(e.from, this.#settings.callRejectMessage);
+        }
+        return;
+      }
+      default:
+        await this.#emit(toInstanceEvent(e));
+    }
+  }
+
+  /** The calls this behaviour answers (merged into the actor's handler table). */
+  handlers(): Handlers {
+    return {
+      'msgnet.connect': async (_ctx, request) => {
+        const challenge = await this.#session_().connect(request);
+        await this.#drained();
+        return challenge;
+      },
+      'msgnet.logout': async () => {
+        await this.#session_().logout();
+        await this.#drained();
+        return { state: this.#session_().state };
+      },
+      'msgnet.reconnect': async () => {
+        await this.#session_().reconnect();
+        await this.#drained();
+        return { state: this.#session_().state };
+      },
+      'msgnet.sendText': async (_ctx, { to, text }) => this.#session_().sendText(to, text),
+      'settings.apply': async (ctx) => {
+        const instance = await ctx.store.instances.findById(ctx.instanceId);
+        if (!instance) return { applied: false };
+        const before = this.#settings;
+        this.#settings = instance.config.settings;
+        const session = this.#session_();
+        if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
+          await session.setPresence(this.#settings.keepOnlineStatus);
+        }
+        return { applied: true };
+      },
+      'sandbox.link': async (_ctx, { number }) => {
+        const numberJid = await this.#sandbox().link(number);
+        await this.#drained();
+        return { numberJid };
+      },
+      'sandbox.inbound': async (_ctx, input) => {
+        const messageId = this.#sandbox().injectInbound(input);
+        await this.#drained();
+        return { messageId };
+      },
+      'sandbox.call': async (_ctx, { from, isVideo }) => {
+        const callId = this.#sandbox().injectCall(from, isVideo);
+        await this.#drained();
+        return { callId };
+      },
+      'sandbox.outbox': async (_ctx, { to, after }) => this.#sandbox().outbox(to, after),
+      'sandbox.group': async (_ctx, { subject, description, participants }) => {
+        const group = await this.#sandbox().addGroup(subject, description, participants);
+        await this.#drained();
+        return group;
+      },
+      'sandbox.labels': async (_ctx, { chat, labels }) => {
+        await this.#sandbox().setLabels(chat, labels);
+        await this.#drained();
+        return { chat };
+      },
+    };
+  }
+}
+
+/** Composes the messaging behaviour into an actor behaviour. */
+export function messagingBehavior(deps: MessagingDeps): ActorBehavior {
+  const messaging = new MessagingBehavior(deps);
+  return {
+    onActivate: (ctx) => messaging.onActivate(ctx),
+    onStop: () => messaging.onStop(),
+    handlers: messaging.handlers(),
+  };
+}

@@ -1,0 +1,22 @@
+import type { AuthStore } from '../msgnet/msgnet-driver.js';
+import { AUTH_NAMESPACE } from '../store/namespaces.js';
+import type { ActorContext } from './instance-actor.js';
+
+/**
+ * The session's persistent state in the store's owned-state namespace `auth`: reads from anywhere,
+ * writes only through the actor's fenced path (each `set` one transaction under the owner's epoch).
+ */
+export function sessionStore(ctx: ActorContext): AuthStore {
+  const owned = ctx.store.ownedState;
+  return {
+    get: (key) => owned.get(ctx.instanceId, AUTH_NAMESPACE, key),
+    getMany: (keys) => owned.getMany(ctx.instanceId, AUTH_NAMESPACE, keys),
+    async list(prefix) {
+      const all = await owned.list(ctx.instanceId, AUTH_NAMESPACE);
+      return new Map([...all].filter(([k]) => k.startsWith(prefix)));
+    },
+    set: (entries) =>
+      ctx.writeOwned(Object.entries(entries).map(([key, value]) => ({ namespace: AUTH_NAMESPACE, key, value }))),
+    clear: () => ctx.clearOwned(AUTH_NAMESPACE),
+  };
+}

@@ -1,0 +1,158 @@
+import type { MsgNetEvent, NormalizedMessage, Party } from '../msgnet/msgnet-events.js';
+import type { ConnectionState } from '../store/records.js';
+import type { InstanceEventName } from './event-names.js';
+
+/**
+ * The `data` of each instance event, as webhooks and WebSockets deliver it. These layouts are a public
+ * contract (docs/events.md): add fields, never rename or remove one. Timestamps are RFC 3339 with zone.
+ */
+
+export interface PartyData {
+  jid: string;
+  lid: string | null;
+  name: string | null;
+}
+
+export interface MessageExchangeData {
+  id: string;
+  direction: 'incoming' | 'outgoing';
+  timestamp: string;
+  chat: PartyData & { type: 'private' | 'group' | 'newsletter' | 'status' };
+  sender: PartyData;
+  /** The other end of a private chat from this instance's point of view; the group for group chats. */
+  recipient: string;
+  message: {
+    type: string;
+    content: string;
+    source: string;
+    media: {
+      type: string;
+      url: string | null;
+      s3Url: string | null;
+      base64: string | null;
+      mimetype: string;
+      fileName: string | null;
+      caption: string | null;
+    } | null;
+    interactive: { selectedButtonId: string } | null;
+  };
+}
+
+export interface MessageStatusData {
+  timestamp: string;
+  chat: { type: 'private' | 'group' | 'status'; jid: string };
+  recipient: string;
+  status: 'sent' | 'delivered' | 'read' | 'played' | 'failed';
+  messageIds: string[];
+}
+
+export interface InstanceStateData {
+  instance: string;
+  state: ConnectionState;
+  timestamp: string;
+}
+
+export interface GroupFlowData {
+  groupJid: string;
+  type: 'joined' | 'left' | 'promoted' | 'demoted' | 'name' | 'delete';
+  participants: PartyData[];
+  groupName: string | null;
+  timestamp: string;
+}
+
+export interface CallUpdateData {
+  callId: string;
+  from: string;
+  status: 'offer' | 'accepted' | 'rejected' | 'terminated';
+  isVideo: boolean;
+  timestamp: string;
+}
+
+export interface LabelUpdateData {
+  chat: string;
+  labels: { id: string; name: string }[];
+  action: 'add' | 'remove' | 'edit';
+  timestamp: string;
+}
+
+/** The typed event map: event name → its `data`. */
+export interface InstanceEventMap {
+  'message.exchange': MessageExchangeData;
+  'message.status': MessageStatusData;
+  'instance.state': InstanceStateData;
+  'group.flow': GroupFlowData;
+  'call.update': CallUpdateData;
+  'label.update': LabelUpdateData;
+}
+
+export type InstanceEvent = { [K in InstanceEventName]: { event: K; data: InstanceEventMap[K] } }[InstanceEventName];
+
+/** What every delivery carries (webhook body and WebSocket frame). */
+export interface EventEnvelope {
+  event: string;
+  data: unknown;
+  instanceData: { instance: string; token: string; baseUrl: string };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const party = (p: Party): PartyData => ({ jid: p.jid, lid: p.lid ?? null, name: p.name ?? null });
+
+export function messageExchange(m: NormalizedMessage, source: string): MessageExchangeData {
+  return {
+    id: m.id,
+    direction: m.fromMe ? 'outgoing' : 'incoming',
+    timestamp: iso(m.timestamp),
+    chat: { ...party(m.chat), type: m.chat.type },
+    sender: party(m.sender),
+    recipient: m.chat.jid,
+    message: {
+      type: m.type === 'media' && m.media ? m.media.kind : m.type,
+      content: m.text,
+      source,
+      media: m.media
+        ? {
+            type: m.media.kind,
+            url: null,
+            s3Url: null,
+            base64: null,
+            mimetype: m.media.mimetype,
+            fileName: m.media.fileName ?? null,
+            caption: m.media.caption ?? null,
+          }
+        : null,
+      interactive: m.selectedButtonId ? { selectedButtonId: m.selectedButtonId } : null,
+    },
+  };
+}
+
+const chatType = (jid: string): 'private' | 'group' | 'status' =>
+  jid === 'status@broadcast' ? 'status' : jid.endsWith('@g.us') ? 'group' : 'private';
+
+/**
+ * Which network event becomes which API event (documented in docs/events.md). Connection changes are
+ * turned into `instance.state` by the actor, which knows the instance's name.
+ */
+export function toInstanceEvent(e: Exclude<MsgNetEvent, { type: 'connection' }>, source = 'msgnet'): InstanceEvent {
+  switch (e.type) {
+    case 'message':
+      return { event: 'message.exchange', data: messageExchange(e.message, e.message.fromMe ? source : 'msgnet') };
+    case 'delivery':
+      return {
+        event: 'message.status',
+        data: { timestamp: iso(e.timestamp), chat: { type: chatType(e.chatJid), jid: e.chatJid }, recipient: e.recipient, status: e.status, messageIds: e.messageIds },
+      };
+    case 'call':
+      return { event: 'call.update', data: { callId: e.callId, from: e.from, status: e.status, isVideo: e.isVideo, timestamp: iso(e.timestamp) } };
+    case 'group':
+      return {
+        event: 'group.flow',
+        data: { groupJid: e.groupJid, type: e.action, participants: e.participants.map(party), groupName: e.groupName ?? null, timestamp: iso(e.timestamp) },
+      };
+    case 'labels':
+      return { event: 'label.update', data: { chat: e.chatJid, labels: e.labels, action: e.action, timestamp: iso(e.timestamp) } };
+  }
+}
+
+export function instanceState(instance: string, state: ConnectionState, at = Date.now()): InstanceEvent {
+  return { event: 'instance.state', data: { instance, state, timestamp: iso(at) } };
+}

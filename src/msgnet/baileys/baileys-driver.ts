@@ -1,0 +1,67 @@
+import { makeWASocket } from '@whiskeysockets/baileys';
+import type { MsgNetDriver, MsgNetSession, SessionOptions } from '../msgnet-driver.js';
+import { BaileysSession } from './baileys-session.js';
+import type { BaileysSessionDeps, SharedCaches } from './baileys-session.js';
+import type { BackoffOptions } from './disconnect-policy.js';
+import type { ProxyAgents } from './proxy-agents.js';
+import type { SocketFactory } from './socket-port.js';
+import { TtlCache } from './ttl-cache.js';
+
+export interface BaileysDriverOptions {
+  /** @default makeWASocket (tests pass a fake) */
+  makeSocket?: SocketFactory;
+  backoff?: BackoffOptions;
+  random?: () => number;
+  linkTimeoutMs?: number;
+  proxyAgents?: (proxy: NonNullable<SessionOptions['proxy']>) => ProxyAgents;
+}
+
+/** TTLs follow Baileys' own defaults for these caches (Defaults/index.ts). */
+function sharedCaches(): { [K in keyof SharedCaches]: TtlCache } {
+  return {
+    msgRetryCounterCache: new TtlCache({ ttlMs: 60 * 60_000, maxEntries: 100_000 }),
+    userDevicesCache: new TtlCache({ ttlMs: 5 * 60_000, maxEntries: 100_000 }),
+    callOfferCache: new TtlCache({ ttlMs: 5 * 60_000, maxEntries: 10_000 }),
+  };
+}
+
+/**
+ * The Baileys driver: one `BaileysSession` per instance on its owner node, all sharing the retry,
+ * device-list and call-offer caches (about six caches with timers per socket otherwise).
+ */
+export class BaileysDriver implements MsgNetDriver {
+  readonly name = 'baileys' as const;
+  readonly #caches = sharedCaches();
+  readonly #sessions = new Set<BaileysSession>();
+  readonly #deps: BaileysSessionDeps;
+
+  constructor(options: BaileysDriverOptions = {}) {
+    this.#deps = {
+      makeSocket: options.makeSocket ?? makeWASocket,
+      caches: this.#caches,
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.linkTimeoutMs ? { linkTimeoutMs: options.linkTimeoutMs } : {}),
+      ...(options.proxyAgents ? { proxyAgents: options.proxyAgents } : {}),
+    };
+  }
+
+  async open(options: SessionOptions): Promise<MsgNetSession> {
+    const session = new BaileysSession(options, this.#deps);
+    this.#sessions.add(session);
+    const close = session.close.bind(session);
+    // Forget the session once it is closed, so the set does not grow with every handoff.
+    session.close = async () => {
+      this.#sessions.delete(session);
+      await close();
+    };
+    return session;
+  }
+
+  /** Closes sessions still open, then frees the shared caches. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+    this.#sessions.clear();
+    for (const cache of Object.values(this.#caches)) cache.flushAll();
+  }
+}

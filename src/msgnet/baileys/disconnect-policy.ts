@@ -1,0 +1,64 @@
+import { DisconnectReason } from '@whiskeysockets/baileys';
+import type { ConnectionState } from '../../store/records.js';
+
+/** What to do after a socket closed, decided from Baileys' status code alone. */
+export type DisconnectAction =
+  /** Build a new socket with the same auth at once (515 after a new pairing). */
+  | { kind: 'restart' }
+  /** Transient: build a new socket after a backoff delay. */
+  | { kind: 'backoff'; reason: string }
+  /** Stay closed: a new socket would fail the same way or fight another process. */
+  | { kind: 'stop'; state: ConnectionState; reason: string; clearAuth: boolean };
+
+/** Reads `(lastDisconnect.error as Boom).output.statusCode` without depending on `@hapi/boom`. */
+export function statusCodeOf(error: unknown): number | undefined {
+  const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output;
+  return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
+}
+
+export function decideDisconnect(error: unknown): DisconnectAction {
+  const code = statusCodeOf(error);
+  const message = error instanceof Error ? error.message : '';
+  switch (code) {
+    case DisconnectReason.restartRequired:
+      return { kind: 'restart' };
+    case DisconnectReason.connectionReplaced:
+      // Another process holds the same creds: reconnecting would start a 440 ping-pong and corrupt sessions.
+      return { kind: 'stop', state: 'disconnected', reason: 'replaced by another session', clearAuth: false };
+    case DisconnectReason.loggedOut:
+      return { kind: 'stop', state: 'loggedout', reason: 'logged out', clearAuth: true };
+    case DisconnectReason.multideviceMismatch:
+      return { kind: 'stop', state: 'loggedout', reason: 'multi-device mismatch', clearAuth: true };
+    case DisconnectReason.forbidden:
+      return { kind: 'stop', state: 'loggedout', reason: 'forbidden', clearAuth: false };
+    case DisconnectReason.timedOut:
+      // 408 is also "QR refs attempts ended": nobody scanned, so a new socket would only print more QRs.
+      if (/QR refs attempts ended/i.test(message)) {
+        return { kind: 'stop', state: 'disconnected', reason: 'qr code expired', clearAuth: false };
+      }
+      return { kind: 'backoff', reason: 'connection lost' };
+    case DisconnectReason.connectionClosed:
+      return { kind: 'backoff', reason: 'connection closed' };
+    case DisconnectReason.badSession:
+      return { kind: 'backoff', reason: 'bad session' };
+    case DisconnectReason.unavailableService:
+      return { kind: 'backoff', reason: 'service unavailable' };
+    default:
+      return { kind: 'backoff', reason: code === undefined ? 'connection error' : `connection failure (${code})` };
+  }
+}
+
+export interface BackoffOptions {
+  /** First delay. @default 1000 */
+  baseMs: number;
+  /** Largest delay. @default 60000 */
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 60_000 };
+
+/** Exponential delay with "equal jitter": half fixed, half random, so many sessions do not retry in step. */
+export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
+  const ceiling = Math.min(options.maxMs, options.baseMs * 2 ** Math.min(attempt, 30));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}

@@ -1,0 +1,39 @@
+import type { BaileysEventEmitter, UserFacingSocketConfig, WASocket } from '@whiskeysockets/baileys';
+
+/** The part of a Baileys socket the session uses; tests hand in a fake with just these members. */
+export type BaileysSocket = Pick<
+  WASocket,
+  | 'user'
+  | 'authState'
+  | 'end'
+  | 'logout'
+  | 'requestPairingCode'
+  | 'sendMessage'
+  | 'relayMessage'
+  | 'readMessages'
+  | 'sendPresenceUpdate'
+  | 'rejectCall'
+  | 'createCallLink'
+  | 'groupFetchAllParticipating'
+  | 'updateProfilePicture'
+  | 'removeProfilePicture'
+  | 'updateProfileName'
+  | 'updateProfileStatus'
+  | 'fetchPrivacySettings'
+  | 'updateLastSeenPrivacy'
+  | 'updateOnlinePrivacy'
+  | 'updateProfilePicturePrivacy'
+  | 'updateStatusPrivacy'
+  | 'updateReadReceiptsPrivacy'
+  | 'updateCallPrivacy'
+  | 'updateGroupsAddPrivacy'
+  | 'resyncAppState'
+  | 'onWhatsApp'
+> & {
+  /** Baileys' buffered emitter; only `on`/`off` are used, so a plain EventEmitter can stand in. */
+  ev: Pick<BaileysEventEmitter, 'on' | 'off'>;
+  signalRepository: { lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getLIDForPN'> };
+};
+
+/** `makeWASocket`'s signature, narrowed to what the session needs back. */
+export type SocketFactory = (config: UserFacingSocketConfig) => BaileysSocket;

@@ -1,0 +1,168 @@
+import type { Logger } from 'pino';
+import type { ConnectionState, InstanceSettings, ProxyProtocol } from '../store/records.js';
+import type { MsgNetEvent } from './msgnet-events.js';
+
+/**
+ * The one seam between Switchboard and the messaging network. A driver opens one session per instance on
+ * the instance's owner node; the session reports what happens through `emit` and persists its link only
+ * through `auth` (fenced, epoch-conditional writes), so that a new owner resumes it after a failover.
+ */
+export interface MsgNetDriver {
+  readonly name: 'baileys' | 'sandbox';
+  open(options: SessionOptions): Promise<MsgNetSession>;
+  /** Frees what the driver shares across sessions (caches, network connections). */
+  close(): Promise<void>;
+}
+
+/**
+ * A session's persistent, instance-owned state (creds, signal keys, and what the network cannot list back,
+ * such as labels), read and written under the owner's epoch.
+ */
+export interface AuthStore {
+  get(key: string): Promise<string | undefined>;
+  getMany(keys: string[]): Promise<Map<string, string>>;
+  /** Every entry whose key starts with `prefix`, in key order. */
+  list(prefix: string): Promise<Map<string, string>>;
+  /** All of it or nothing, in one transaction; `null` deletes. A stale epoch stops the owner. */
+  set(entries: Record<string, string | null>): Promise<void>;
+  /** Forgets the link (after a logout). */
+  clear(): Promise<void>;
+}
+
+export interface ProxySettings {
+  protocol: ProxyProtocol;
+  host: string;
+  port: number;
+  user: string | undefined;
+  password: string | undefined;
+}
+
+export interface SessionOptions {
+  instanceId: string;
+  auth: AuthStore;
+  proxy: ProxySettings | undefined;
+  /** Read at connect time (history sync) and on every event (ignore groups, statuses, auto-read…). */
+  settings: () => InstanceSettings;
+  emit: (event: MsgNetEvent) => void;
+  log: Logger;
+}
+
+/** How to link a new device. */
+export type LinkRequest = { method: 'qr' } | { method: 'pairing'; phoneNumber: string };
+
+/** What the phone must do to link, or that it is already linked. */
+export type LinkChallenge =
+  | { status: 'qr'; qrCode: string }
+  | { status: 'pairing'; pairingCode: string }
+  | { status: 'connected'; numberJid: string };
+
+export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
+
+export interface OutgoingMedia {
+  kind: MediaKind;
+  data: Buffer;
+  mimetype: string;
+  fileName?: string;
+  caption?: string;
+  /** Audio as a voice note. */
+  ptt?: boolean;
+  seconds?: number;
+}
+
+export type Button =
+  | { type: 'reply'; id: string; label: string }
+  | { type: 'url'; url: string; label: string }
+  | { type: 'call'; phoneNumber: string; label: string }
+  | { type: 'copy'; code: string; label: string };
+
+export interface PixPayment {
+  merchantName: string;
+  key: string;
+  keyType: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'RANDOM';
+}
+
+export interface EventCard {
+  name: string;
+  description?: string;
+  startTime: number;
+  endTime?: number;
+  video: boolean;
+  reminderOffsetSec?: number;
+  /** The call link the card carries. */
+  joinLink: string;
+}
+
+export interface StatusPost {
+  type: 'text' | 'image' | 'video' | 'audio';
+  text: string;
+  media?: OutgoingMedia;
+  backgroundColor?: string;
+  font?: number;
+}
+
+export interface SentMessage {
+  messageId: string;
+  /** Unix milliseconds. */
+  timestamp: number;
+}
+
+export interface GroupInfo {
+  jid: string;
+  name: string;
+  description: string;
+  creatorJid: string;
+  memberCount: number;
+  members?: { jid: string; isAdmin: boolean; isSuperAdmin: boolean }[];
+}
+
+export type PrivacyField = 'lastSeen' | 'online' | 'profile' | 'status' | 'readReceipts' | 'callAdd' | 'groupAdd';
+export type PrivacySettings = Record<PrivacyField, string>;
+
+export interface ProfileChanges {
+  /** JPEG bytes, or null to remove the picture. */
+  picture?: Buffer | null;
+  name?: string;
+  status?: string;
+}
+
+export interface ChatLabels {
+  chatJid: string;
+  labels: { id: string; name: string }[];
+}
+
+/** One linked (or linking) number, on its owner node. */
+export interface MsgNetSession {
+  readonly state: ConnectionState;
+  readonly numberJid: string | undefined;
+  /** Resumes a saved link, if any (called once after open). */
+  resume(): Promise<void>;
+  connect(request: LinkRequest): Promise<LinkChallenge>;
+  /** Unlinks the device and forgets the link. */
+  logout(): Promise<void>;
+  /** Closes the connection and opens it again with the saved link. */
+  reconnect(): Promise<void>;
+  /** Ends the connection without unlinking (handoff, shutdown). No event after it resolves. */
+  close(): Promise<void>;
+
+  sendText(to: string, text: string): Promise<SentMessage>;
+  sendMedia(to: string, media: OutgoingMedia): Promise<SentMessage>;
+  sendButtons(to: string, text: string, buttons: Button[]): Promise<SentMessage>;
+  sendPayment(to: string, payment: PixPayment): Promise<SentMessage>;
+  sendEventCard(to: string, card: EventCard): Promise<SentMessage>;
+  publishStatus(post: StatusPost): Promise<SentMessage>;
+  deleteMessage(chatJid: string, messageId: string, fromMe: boolean): Promise<void>;
+  markRead(chatJid: string, messageIds: string[], participant?: string): Promise<void>;
+  setPresence(available: boolean): Promise<void>;
+  rejectCall(callId: string, from: string): Promise<void>;
+  /** Rings `to` and hangs up after `seconds` (signalling only). */
+  offerCall(to: string, seconds: number): Promise<{ callId: string }>;
+  createCallLink(kind: 'audio' | 'video', startTime?: number): Promise<{ token: string; url: string }>;
+  listGroups(includeMembers: boolean): Promise<GroupInfo[]>;
+  updateProfile(changes: ProfileChanges): Promise<void>;
+  getPrivacy(): Promise<PrivacySettings>;
+  setPrivacy(field: PrivacyField, value: string): Promise<void>;
+  /** Chats and their labels as the network reports them (a full resync when `refresh`). */
+  chatLabels(refresh: boolean): Promise<ChatLabels[]>;
+  /** Whether a number is on the network, and its address. */
+  lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }>;
+}

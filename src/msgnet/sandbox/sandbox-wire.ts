@@ -1,0 +1,47 @@
+import type { Button, EventCard, MediaKind, PixPayment } from '../msgnet-driver.js';
+
+/**
+ * What travels between sandbox numbers on their channels (through Redis in cluster mode), and what the
+ * outbox records. Plain JSON.
+ */
+export type SandboxWire =
+  | {
+      t: 'msg';
+      id: string;
+      from: string;
+      pushName?: string;
+      timestamp: number;
+      text: string;
+      groupJid?: string;
+      media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number };
+      buttonReplyId?: string;
+    }
+  | { t: 'receipt'; from: string; status: 'delivered' | 'read'; ids: string[]; timestamp: number }
+  | { t: 'call'; from: string; callId: string; status: 'offer' | 'rejected' | 'terminated'; isVideo: boolean; timestamp: number }
+  | { t: 'ping' };
+
+/** What the instance sent, as GET /api/sandbox/outbox shows it. */
+export interface OutboxEntry {
+  messageId: string;
+  to: string;
+  type: 'text' | 'media' | 'buttons' | 'payment' | 'event' | 'status' | 'call_offer' | 'call_reject' | 'delete';
+  /** Unix milliseconds. */
+  timestamp: number;
+  text?: string;
+  media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size: number };
+  buttons?: Button[];
+  payment?: PixPayment;
+  event?: EventCard;
+  status?: { type: string; backgroundColor?: string; font?: number };
+  call?: { durationSeconds?: number; callId: string };
+  deletedMessageId?: string;
+}
+
+/** A group the sandbox phone is in (seeded through POST /api/sandbox/group). */
+export interface SandboxGroup {
+  jid: string;
+  subject: string;
+  description: string;
+  creatorJid: string;
+  participants: { jid: string; admin: 'admin' | 'superadmin' | null }[];
+}

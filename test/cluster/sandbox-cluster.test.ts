@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import type { EventEnvelope } from '../../src/events/instance-events.js';
+import { channels } from '../../src/redis/keys.js';
+import { ClusterFixture, TEST_TTL_MS, sleep } from './cluster-fixture.js';
+import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
+import type { NodeProcess } from './node-process.js';
+
+describe('cluster: sandbox instances across node processes', function () {
+  this.timeout(120_000);
+  let c: ClusterFixture;
+  let account: string;
+  let sub: Redis;
+  const events = new Map<string, EventEnvelope[]>();
+
+  before(async function () {
+    this.timeout(60_000);
+    c = await ClusterFixture.start(3, { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_CREATE_PER_MINUTE: '1000' });
+    const res = await c.nodes[0]!.api.post('/api/admin/accounts', { name: 'sandbox-cluster' }, { token: CLUSTER_ADMIN_TOKEN });
+    account = res.body.account.token as string;
+    // Listens to every instance's event channel, as WebSocket fan-out on any node does.
+    sub = new Redis(c.redis.url);
+    await sub.psubscribe(channels.events('*'));
+    sub.on('pmessage', (_p: string, channel: string, raw: string) => {
+      const id = channel.slice(channels.events('').length);
+      events.set(id, [...(events.get(id) ?? []), JSON.parse(raw) as EventEnvelope]);
+    });
+  });
+
+  after(async () => {
+    sub?.disconnect();
+    await c?.stop();
+  });
+
+  async function instanceId(name: string): Promise<string> {
+    return (await c.store.instances.listByAccount((await c.store.accounts.list()).find((a) => a.name === 'sandbox-cluster')!.id)).find((i) => i.name === name)!.id;
+  }
+
+  async function ownerOf(name: string): Promise<NodeProcess> {
+    const [owner] = await c.owners([await instanceId(name)]);
+    return c.nodes.find((n) => n.nodeId === owner)!;
+  }
+
+  /** Creates and links an instance through `via`; returns its token. */
+  async function linkedVia(via: NodeProcess, name: string, number: string): Promise<string> {
+    const created = await via.api.post('/api/instance/new', { name }, { token: account });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const token = created.body.instance.token as string;
+    expect((await via.api.get(`/api/instance/connect/${name}`, { token })).body.status).to.equal('qr');
+    const link = await via.api.post(`/api/sandbox/link/${name}`, { number }, { token });
+    expect(link.status, JSON.stringify(link.body)).to.equal(200);
+    return token;
+  }
+
+  const until = async (cond: () => Promise<boolean> | boolean, what: string, ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (!(await cond())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await sleep(50);
+    }
+  };
+
+  it('two instances owned by different nodes exchange messages, with statuses, through any node', async () => {
+    await linkedVia(c.nodes[0]!, 'left', '5511200000001');
+    await linkedVia(c.nodes[1]!, 'right', '5511200000002');
+    // Make sure the two live on different nodes (placement could put both on one): if not, add instances.
+    let names = ['left', 'right'];
+    for (let i = 0; (await ownerOf(names[0]!)) === (await ownerOf(names[1]!)); i++) {
+      await linkedVia(c.nodes[2]!, `right-${i}`, `55112000001${String(i).padStart(2, '0')}`);
+      names = [names[0]!, `right-${i}`];
+    }
+    const [from, to] = names as [string, string];
+    const toNumber = to === 'right' ? '5511200000002' : `55112000001${to.slice('right-'.length).padStart(2, '0')}`;
+    const fromOwner = await ownerOf(from);
+    const front = c.other(fromOwner);
+    const sent = await front.api.post(`/api/message/text/${from}`, { number: toNumber, text: 'across nodes' }, { token: account });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    const id = sent.body.data.messageId as string;
+    const toId = await instanceId(to);
+    const fromId = await instanceId(from);
+    await until(() => (events.get(toId) ?? []).some((e) => e.event === 'message.exchange' && (e.data as { id: string }).id === id), 'the message on the other node');
+    await until(
+      () => (events.get(fromId) ?? []).some((e) => e.event === 'message.status' && (e.data as { status: string }).status === 'delivered'),
+      'the delivery receipt back',
+    );
+  });
+
+  it('kill -9 of the owner: the instance is connected again on another node without a new link', async () => {
+    const victim = await ownerOf('left');
+    const id = await instanceId('left');
+    await victim.kill9();
+    c.remove(victim);
+    await c.waitAllOwned(TEST_TTL_MS + 3000, [id]);
+    await until(async () => (await c.store.instances.findById(id))!.connection.state === 'connected', 'connected on the new owner');
+    const after = await c.store.instances.findById(id);
+    expect(after!.connection.numberJid).to.equal('5511200000001@s.whatsapp.net');
+    const newOwner = await ownerOf('left');
+    expect(newOwner.nodeId).not.to.equal(victim.nodeId);
+    // It still sends and receives.
+    const res = await c.nodes[0]!.api.post('/api/sandbox/inbound/left', { from: '5511999000111', text: 'still there?' }, { token: account });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    await until(() => (events.get(id) ?? []).some((e) => (e.data as { message?: { content: string } }).message?.content === 'still there?'), 'inbound after failover');
+  });
+});
