@@ -37,6 +37,7 @@ export class Reconciler {
   #running = false;
   #again = false;
   #moves: number[] = [];
+  #fastPoll: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: ReconcilerOptions) {}
 
@@ -48,6 +49,7 @@ export class Reconciler {
 
   stop(): void {
     clearInterval(this.#timer);
+    clearTimeout(this.#fastPoll);
     this.#timer = undefined;
   }
 
@@ -80,6 +82,9 @@ export class Reconciler {
       const owners = await this.o.leases.owners(mine);
       const free = mine.filter((_, i) => owners[i] === undefined);
       await this.#inParallel(free, (id) => this.o.host.activate(id));
+      // Leases of a departed node run out any moment now: look again soon rather than a period later.
+      const liveSet = new Set(live);
+      if (owners.some((o) => o !== undefined && !liveSet.has(o))) this.#soon();
     }
 
     for (const id of this.o.host.ids()) {
@@ -97,6 +102,14 @@ export class Reconciler {
         }
       }
     }
+  }
+
+  #soon(): void {
+    if (this.#fastPoll || !this.#timer) return;
+    this.#fastPoll = setTimeout(() => {
+      this.#fastPoll = undefined;
+      this.kick();
+    }, Math.min(250, this.o.intervalMs));
   }
 
   #takeMove(): boolean {

@@ -1,11 +1,15 @@
 import type {
   AccountRecord,
+  InstanceConfig,
   ConnectionInfo,
   InstanceRecord,
   InstanceSettings,
   OwnedStateOp,
   WebhookRecord,
 } from './records.js';
+
+/** The configuration blocks that can be replaced whole (the settings have their own partial update). */
+export type ConfigBlock = Exclude<keyof InstanceConfig, 'settings'>;
 
 /**
  * The repositories every store implementation provides. One contract test suite
@@ -58,6 +62,11 @@ export interface InstanceRepository {
   delete(id: string): Promise<boolean>;
   /** Merges `patch` into the settings atomically and returns all seven. Undefined when no such instance. */
   updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined>;
+  /**
+   * Replaces one configuration block (websocket, proxy, storage, helpdesk, chatbot) atomically; `undefined`
+   * removes it. False when no such instance.
+   */
+  updateConfigBlock<K extends ConfigBlock>(id: string, block: K, value: InstanceConfig[K] | undefined): Promise<boolean>;
   /** Increments the owner epoch and returns it: the caller is now the only valid writer. */
   claim(id: string): Promise<number>;
   /** @throws FencedError unless `epoch` is the current owner epoch. */

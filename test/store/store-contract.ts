@@ -198,6 +198,19 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.instances.updateSettings(randomUUID(), { ignoreStatus: true })).to.equal(undefined);
     });
 
+    it('replaces or removes one configuration block, leaving the others', async () => {
+      const { i } = await seeded();
+      expect(await store.instances.updateConfigBlock(i.id, 'websocket', { enabled: true, events: ['call.update'], base64: true })).to.equal(true);
+      let found = await store.instances.findById(i.id);
+      expect(found?.config.websocket).to.deep.equal({ enabled: true, events: ['call.update'], base64: true });
+      expect(found?.config.proxy).to.deep.equal(i.config.proxy);
+      expect(await store.instances.updateConfigBlock(i.id, 'proxy', undefined)).to.equal(true);
+      found = await store.instances.findById(i.id);
+      expect(found?.config.proxy).to.equal(undefined);
+      expect(found?.config.websocket?.enabled).to.equal(true);
+      expect(await store.instances.updateConfigBlock(randomUUID(), 'websocket', undefined)).to.equal(false);
+    });
+
     it('deletes an instance with its webhooks and owned state', async () => {
       const { a, i } = await seeded();
       const epoch = await store.instances.claim(i.id);

@@ -5,6 +5,7 @@ import { DEFAULT_SETTINGS } from '../records.js';
 import type {
   AccountRecord,
   ConnectionInfo,
+  InstanceConfig,
   InstanceRecord,
   InstanceSettings,
   OwnedStateOp,
@@ -12,6 +13,7 @@ import type {
 } from '../records.js';
 import type {
   AccountRepository,
+  ConfigBlock,
   InstanceRepository,
   OwnedStateRepository,
   Store,
@@ -341,6 +343,13 @@ class MongoInstances implements InstanceRepository {
         ? await this.col.findOne({ _id: id }, { projection })
         : await this.col.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after', projection });
     return doc ? nullToUndefined(doc.config.settings) : undefined;
+  }
+
+  async updateConfigBlock<K extends ConfigBlock>(id: string, block: K, value: InstanceConfig[K] | undefined): Promise<boolean> {
+    const path = `config.${block}`;
+    const update: UpdateFilter<InstanceDoc> = value === undefined ? { $unset: { [path]: '' } } : { $set: { [path]: value } };
+    const res = await this.col.updateOne({ _id: id }, update);
+    return res.matchedCount === 1;
   }
 
   async claim(id: string): Promise<number> {

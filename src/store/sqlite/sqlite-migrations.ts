@@ -46,6 +46,21 @@ const MIGRATIONS: string[] = [
      value TEXT NOT NULL,
      PRIMARY KEY (instance_id, namespace, key)
    );`,
+  // 2: the embedded mode's durable webhook outbox (cluster mode uses Redis Streams).
+  `CREATE TABLE webhook_deliveries (
+     id TEXT PRIMARY KEY,
+     instance_id TEXT NOT NULL,
+     status TEXT NOT NULL,
+     due_at INTEGER NOT NULL,
+     lease_until INTEGER NOT NULL DEFAULT 0,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     payload TEXT NOT NULL,
+     last_error TEXT,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, due_at);
+   CREATE INDEX webhook_deliveries_instance ON webhook_deliveries (instance_id, status);`,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -13,6 +13,7 @@ import type {
 } from '../records.js';
 import type {
   AccountRepository,
+  ConfigBlock,
   InstanceRepository,
   OwnedStateRepository,
   Store,
@@ -259,6 +260,18 @@ class SqliteInstances implements InstanceRepository {
       config.settings = { ...config.settings, ...patch };
       this.db.prepare('UPDATE instances SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
       return config.settings;
+    });
+    return tx.immediate();
+  }
+
+  async updateConfigBlock<K extends ConfigBlock>(id: string, block: K, value: InstanceConfig[K] | undefined): Promise<boolean> {
+    const tx = this.db.transaction(() => {
+      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as { config: string } | undefined;
+      if (!row) return false;
+      const config = JSON.parse(row.config) as InstanceConfig;
+      config[block] = value as InstanceConfig[K];
+      this.db.prepare('UPDATE instances SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
+      return true;
     });
     return tx.immediate();
   }

@@ -1,0 +1,273 @@
+/**
+ * Failover and join-handoff bench.
+ *
+ *   npx tsx bench/failover.ts [instances=3000]
+ *
+ * Three node processes (default lease TTL 5 s, reconcile 1 s), one redis-server, one SQLite file
+ * (test/cluster/cluster-fixture.ts). (a) kill -9 of the busiest node: time from the kill until each of its
+ * instances has a live owner again. (b) a fourth node joins: per-actor handoff gap (old owner's key gone →
+ * new node owns it) and moves completed under the handoff rate limit. See bench/README.md.
+ */
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { AccountService } from '../src/accounts/account-service.js';
+import { InstanceService } from '../src/instances/instance-service.js';
+import { keys } from '../src/redis/keys.js';
+import { SecretBox } from '../src/security/secret-box.js';
+import { ClusterFixture, sleep } from '../test/cluster/cluster-fixture.js';
+import { CLUSTER_ENCRYPTION_KEY } from '../test/cluster/node-process.js';
+import type { NodeProcess } from '../test/cluster/node-process.js';
+import { fmt, printTable, summary } from './stats.js';
+import type { Summary } from './stats.js';
+
+const LEASE_TTL_MS = 5000;
+const RECONCILE_MS = 1000;
+const HANDOFF_MOVES = 20;
+const HANDOFF_WINDOW_MS = 10_000;
+const SEED_CONCURRENCY = 32;
+const POLL_MS = 25;
+const FAILOVER_LIMIT_MS = 30_000;
+const JOIN_WINDOW_MS = 25_000;
+
+const s = (ms: number) => fmt(ms / 1000, 3);
+
+/**
+ * Like ClusterFixture.seed(), which links all instances at once (Promise.all): creates the account and
+ * instances straight in the shared store, then links each through the nodes in turn (making it
+ * runnable), at most `concurrency` links at a time.
+ */
+async function seed(fixture: ClusterFixture, count: number, concurrency: number): Promise<string[]> {
+  const { account, token } = await new AccountService(fixture.store, count + 100).create({ name: `bench-${Date.now()}` });
+  fixture.accountToken = token;
+  const instances = new InstanceService({
+    store: fixture.store,
+    secrets: new SecretBox(Buffer.from(CLUSTER_ENCRYPTION_KEY, 'hex')),
+    allowPrivateUrls: false,
+    logger: pino({ level: 'silent' }),
+  });
+  for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
+  const created = await fixture.store.instances.listByAccount(account.id);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < created.length; i = next++) {
+      const res = await fixture.probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link');
+      if (res.status !== 200) throw new Error(`link of ${created[i]!.name} failed: ${res.status} ${res.text}`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  fixture.instanceIds = created.map((x) => x.id);
+  return fixture.instanceIds;
+}
+
+function countBy(owners: (string | undefined)[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const o of owners) counts.set(o ?? '(none)', (counts.get(o ?? '(none)') ?? 0) + 1);
+  return counts;
+}
+
+const distribution = (owners: (string | undefined)[]) =>
+  [...countBy(owners).entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([n, c]) => `${n}=${c}`)
+    .join(' ');
+
+/** (a) kill -9 the busiest node; per victim instance, the time until a live node owns it. */
+async function failover(fixture: ClusterFixture): Promise<void> {
+  const before = await fixture.owners();
+  const [busiest] = [...countBy(before).entries()].sort((a, b) => b[1] - a[1]);
+  const victim = fixture.nodes.find((n) => n.nodeId === busiest![0])!;
+  const ids = fixture.instanceIds.filter((_, i) => before[i] === victim.nodeId);
+  console.log(`\n(a) failover: kill -9 ${victim.nodeId}, owner of ${ids.length} instances (${distribution(before)})`);
+
+  // The remaining TTL of each victim owner key (and of its membership record) just before the kill,
+  // to split the failover time into "waiting for the lease to lapse" and "re-owned after it lapsed".
+  const redis = new Redis(fixture.redis.url, { maxRetriesPerRequest: 1 });
+  let pttl: number[];
+  let memberPttl: number;
+  try {
+    const replies = await redis
+      .pipeline([...ids.map((id) => ['pttl', keys.owner(id)]), ['pttl', keys.node(victim.nodeId)]])
+      .exec();
+    pttl = (replies ?? []).map(([err, v]) => (err ? Number.NaN : Number(v)));
+    memberPttl = pttl.pop()!;
+  } finally {
+    redis.disconnect();
+  }
+
+  const killedAt = performance.now();
+  const exited = victim.kill9();
+  fixture.remove(victim);
+  const live = new Set(fixture.nodes.map((n) => n.nodeId));
+  const recovered = new Map<string, number>();
+  let polls = 0;
+  while (recovered.size < ids.length && performance.now() - killedAt < FAILOVER_LIMIT_MS) {
+    const pending = ids.filter((id) => !recovered.has(id));
+    const owners = await fixture.owners(pending);
+    const now = performance.now();
+    polls++;
+    pending.forEach((id, i) => {
+      const o = owners[i];
+      if (o !== undefined && live.has(o)) recovered.set(id, now - killedAt);
+    });
+    await sleep(POLL_MS);
+  }
+  await exited;
+
+  const st = summary([...recovered.values()]);
+  const expiry = summary(pttl);
+  const afterExpiry = summary(ids.flatMap((id, i) => (recovered.has(id) ? [recovered.get(id)! - pttl[i]!] : [])));
+  const row = (name: string, x: Summary) => [name, String(x.n), s(x.p50), s(x.p90), s(x.p99), s(x.max)];
+  printTable(
+    ['measure', 'n', 'p50 s', 'p90 s', 'p99 s', 'max s'],
+    [
+      row('kill → owned by a live node', st),
+      row('  kill → old owner key expires', expiry),
+      row('  key expired → owned again', afterExpiry),
+    ],
+    `Failover of ${ids.length} instances: ${recovered.size} re-owned, owner keys polled every ${POLL_MS} ms (${polls} polls); ` +
+      `the victim's membership record expired ${s(memberPttl)} s after the kill`,
+  );
+  const limit = LEASE_TTL_MS + 2000;
+  const all = recovered.size === ids.length;
+  console.log(
+    `Target: every instance back within TTL + 2 s = ${s(limit)} s → ${all && st.max <= limit ? 'met' : 'MISSED'}` +
+      `${all ? '' : ` (${ids.length - recovered.size} not recovered within ${FAILOVER_LIMIT_MS / 1000} s)`}; ` +
+      `cluster-runtimes.md §8 claims p99 ≤ 5.5 s → ${all && st.p99 <= 5500 ? 'met' : 'MISSED'}`,
+  );
+}
+
+interface Track {
+  /** Owner before the join. */
+  from: string | undefined;
+  /** Last poll that still showed `from`. */
+  lastOld: number;
+  /** First poll that no longer showed `from` (key released or replaced). */
+  gone?: number;
+  /** First poll that showed another node owning it, and which node. */
+  to?: string;
+  at?: number;
+}
+
+/** (b) a node joins: per moved instance, the gap between its old owner key disappearing and the new node owning it. */
+async function join(fixture: ClusterFixture): Promise<void> {
+  const ids = fixture.instanceIds;
+  const before = await fixture.owners();
+  const oldNodes = fixture.nodes.length;
+  const tracks = ids.map((_, i): Track => ({ from: before[i], lastOld: performance.now() }));
+  console.log(`\n(b) join: adding a node to ${oldNodes} (${distribution(before)})`);
+
+  // Polling starts before addNode(): a node joins the membership before it logs "node listening", so the
+  // first handoffs can happen while addNode() is still waiting for that line.
+  let stopPolling = false;
+  let polls = 0;
+  const poller = (async () => {
+    while (!stopPolling) {
+      const owners = await fixture.owners(ids);
+      const now = performance.now();
+      polls++;
+      owners.forEach((o, i) => {
+        const t = tracks[i]!;
+        if (t.at !== undefined) return;
+        if (o === t.from) {
+          t.lastOld = now;
+          return;
+        }
+        t.gone ??= now;
+        if (o !== undefined) {
+          t.to = o;
+          t.at = now;
+        }
+      });
+      await sleep(POLL_MS);
+    }
+  })();
+
+  const joinStarted = performance.now();
+  let newNode: NodeProcess;
+  let windowStart: number;
+  try {
+    newNode = await fixture.addNode();
+    await fixture.waitForMembers(oldNodes + 1);
+    windowStart = performance.now();
+    console.log(`${newNode.nodeId} started and is a member after ${s(windowStart - joinStarted)} s; observing for ${JOIN_WINDOW_MS / 1000} s`);
+    await sleep(JOIN_WINDOW_MS);
+  } finally {
+    stopPolling = true;
+    await poller;
+  }
+
+  const moved = tracks.filter((t) => t.to === newNode.nodeId);
+  const elsewhere = tracks.filter((t) => t.to !== undefined && t.to !== newNode.nodeId);
+  const inFlight = tracks.filter((t) => t.gone !== undefined && t.to === undefined);
+  const gaps = moved.map((t) => t.at! - t.gone!);
+  const upper = moved.map((t) => t.at! - t.lastOld);
+  const g = summary(gaps);
+  const u = summary(upper);
+  printTable(
+    ['measure', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+    [
+      ['gap: old key gone → new owner', String(g.n), fmt(g.p50, 0), fmt(g.p90, 0), fmt(g.p99, 0), fmt(g.max, 0)],
+      ['bound: last old seen → new owner', String(u.n), fmt(u.p50, 0), fmt(u.p90, 0), fmt(u.p99, 0), fmt(u.max, 0)],
+    ],
+    `Handoff on join, per actor (owner keys polled every ${POLL_MS} ms, ${polls} polls; a gap of 0 = both seen in one poll)`,
+  );
+
+  const after = await fixture.owners();
+  const wants = Math.round(ids.length / (oldNodes + 1));
+  const windows = Math.ceil(JOIN_WINDOW_MS / HANDOFF_WINDOW_MS);
+  const byPeer = [...countBy(moved.map((t) => t.from)).entries()].map(([n, c]) => `${n}→${c}`).join(' ');
+  console.log(
+    `moves to ${newNode.nodeId} completed in the window: ${moved.length} (${byPeer}); ` +
+      `rate limit ${HANDOFF_MOVES} per ${HANDOFF_WINDOW_MS / 1000} s per node allows ≤ ${oldNodes * HANDOFF_MOVES * windows} ` +
+      `in ${JOIN_WINDOW_MS / 1000} s + startup; placement gives it ~${wants} in the end` +
+      `\nfirst move seen ${moved.length ? s(Math.min(...moved.map((t) => t.at!)) - joinStarted) : '–'} s after addNode() was called ` +
+      `(membership confirmed after ${s(windowStart - joinStarted)} s); other owner changes: ${elsewhere.length}; ` +
+      `released but not yet re-owned at the end: ${inFlight.length}` +
+      `\nowners now: ${distribution(after)}`,
+  );
+  console.log(`Target: per-actor handoff p99 ≤ 1 s (release + acquire, cluster-runtimes.md §8) → ${g.n && g.p99 <= 1000 ? 'met' : 'MISSED'}`);
+}
+
+async function main(): Promise<void> {
+  const count = Number(process.argv[2] ?? 3000);
+  if (!Number.isInteger(count) || count < 1) throw new Error(`usage: npx tsx bench/failover.ts [instances=3000], got ${process.argv[2]}`);
+  const started = performance.now();
+  console.log(`failover bench: 3 nodes, ${count} instances, LEASE_TTL_MS=${LEASE_TTL_MS}, RECONCILE_MS=${RECONCILE_MS}`);
+  const fixture = await ClusterFixture.start(3, {
+    LEASE_TTL_MS: String(LEASE_TTL_MS),
+    RECONCILE_MS: String(RECONCILE_MS),
+    HANDOFF_MOVES: String(HANDOFF_MOVES),
+    HANDOFF_WINDOW_MS: String(HANDOFF_WINDOW_MS),
+    TEST_PROBE_WRITE_MS: '0',
+    // 1,000,000 is the highest value config.ts accepts.
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_CREATE_PER_MINUTE: '1000000',
+  });
+  try {
+    const seedStarted = performance.now();
+    await seed(fixture, count, SEED_CONCURRENCY);
+    const seeded = performance.now();
+    await fixture.waitAllOwned(60_000);
+    await fixture.waitSettled(60_000);
+    console.log(`seeded and linked ${count} instances in ${s(seeded - seedStarted)} s; all owned and on placement after ${s(performance.now() - seeded)} s more`);
+
+    // Steady state before the crash: wait past one lease renewal round (TTL/3), so that no lease is still
+    // on the TTL of its acquisition during seeding and the victim's leases all lapse together.
+    await sleep(Math.ceil(LEASE_TTL_MS / 3) + 500);
+    await failover(fixture);
+    const settleStarted = performance.now();
+    await fixture.waitAllOwned(60_000);
+    await fixture.waitSettled(60_000);
+    console.log(`(all owned and on placement among the survivors ${s(performance.now() - settleStarted)} s after the failover measurement)`);
+
+    await join(fixture);
+    console.log(`\ntotal ${fmt((performance.now() - started) / 1000, 1)} s`);
+  } finally {
+    await fixture.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error('failover bench FAILED:', err);
+  process.exitCode = 1;
+});
