@@ -269,7 +269,7 @@ class SqliteInstances implements InstanceRepository {
       const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as { config: string } | undefined;
       if (!row) return false;
       const config = JSON.parse(row.config) as InstanceConfig;
-      config[block] = value as InstanceConfig[K];
+      config[block] = value;
       this.db.prepare('UPDATE instances SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
       return true;
     });
