@@ -12,7 +12,14 @@ import type { ActorBehavior } from './actors/instance-actor.js';
 import { TestProbe } from './actors/test-probe.js';
 import { ClusterRuntime } from './cluster/cluster-runtime.js';
 import type { Config } from './config/config.js';
-import { BusEventSink } from './events/bus-event-sink.js';
+import { BusEventSink, FanOutSink } from './events/bus-event-sink.js';
+import { EnvelopeBuilder } from './events/envelope-builder.js';
+import type { DeliveryQueue } from './events/webhooks/delivery.js';
+import { DeliveryWorker } from './events/webhooks/delivery-worker.js';
+import { OutboxDeliveryQueue } from './events/webhooks/outbox-delivery-queue.js';
+import { RedisDeliveryQueue } from './events/webhooks/redis-delivery-queue.js';
+import { WebhookDispatcher } from './events/webhooks/webhook-dispatcher.js';
+import { WebhookSender } from './events/webhooks/webhook-sender.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventEnvelope } from './events/instance-events.js';
 import { createApp } from './http/app.js';
@@ -64,9 +71,23 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     throw err;
   }
   const driver = await createDriver(config.msgnetDriver, runtime.transport);
-  const baseUrl = () => config.publicBaseUrl ?? url;
+  const envelopes = new EnvelopeBuilder(secrets, () => config.publicBaseUrl ?? url);
+  // Webhooks: a durable queue (Redis Streams across nodes, or the store's outbox in embedded mode).
+  const queue: DeliveryQueue = runtime.redis ? new RedisDeliveryQueue(runtime.redis, nodeId, logger) : new OutboxDeliveryQueue(store.deliveries);
+  const dispatcher = new WebhookDispatcher(store, queue, envelopes);
+  const worker = new DeliveryWorker({
+    queue,
+    sender: new WebhookSender({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.webhooks.timeoutMs }),
+    secrets,
+    policy: { maxAttempts: config.webhooks.maxAttempts, baseDelayMs: config.webhooks.retryBaseMs, maxDelayMs: config.webhooks.retryMaxMs },
+    log: logger,
+    concurrency: config.webhooks.concurrency,
+    leaseMs: config.webhooks.leaseMs,
+    pollMs: 100,
+  });
+  dispatcher.onEnqueue(() => worker.nudge());
   late.behavior = instanceBehavior({
-    messaging: { driver, secrets, sink: new BusEventSink(runtime.events as EventBus<EventEnvelope>, secrets, baseUrl) },
+    messaging: { driver, secrets, sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]) },
     probe,
   });
   const accounts = new AccountService(store, config.defaultInstanceQuota);
@@ -96,6 +117,9 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     callTimeoutMs: config.cluster.callTimeoutMs,
     probeEnabled: probe !== undefined,
     sandbox: driver.name === 'sandbox',
+    webhooks: { queue, dispatcher },
+    secrets,
+    allowPrivateUrls: config.allowPrivateUrls,
     healthChecks: [
       { name: 'store', check: () => store.ping() },
       ...(runtime.mode === 'cluster' ? [{ name: 'redis', check: () => runtime.ping() }] : []),
@@ -114,6 +138,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   url = `${config.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   await runtime.start();
+  worker.start();
   logger.info({ url, mode: runtime.mode, store: store.kind }, 'node listening');
 
   let closing: Promise<void> | undefined;
@@ -128,6 +153,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await runtime.stop();
+        await worker.stop();
         await driver.close();
         // Requests still open after the handoff get a short grace, then their connections are cut.
         await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 5000).unref())]);

@@ -128,6 +128,11 @@ export class ClusterRuntime {
     return new ClusterRuntime(deps, redis);
   }
 
+  /** The first Redis master (cluster mode), for the other Redis-backed parts of the node. */
+  get redis(): Redis | undefined {
+    return this.#redis[0];
+  }
+
   get mode(): 'embedded' | 'cluster' {
     return this.#redis.length ? 'cluster' : 'embedded';
   }

@@ -73,6 +73,9 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
   RATE_LIMIT_CREATE_PER_MINUTE: int('RATE_LIMIT_CREATE_PER_MINUTE', 20, 1, 1_000_000),
   MAX_BODY_BYTES: int('MAX_BODY_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  MEDIA_MAX_BYTES: int('MEDIA_MAX_BYTES', 16 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  MEDIA_FETCH_TIMEOUT_MS: int('MEDIA_FETCH_TIMEOUT_MS', 20_000, 1000, 300_000),
+  MESSAGE_RETENTION_DAYS: int('MESSAGE_RETENTION_DAYS', 30, 0, 3650),
   NODE_ID: optionalString,
   LEASE_TTL_MS: int('LEASE_TTL_MS', 5000, 500, 600_000),
   HEARTBEAT_MS: int('HEARTBEAT_MS', 1000, 100, 60_000),
@@ -83,6 +86,16 @@ const envSchema = z.object({
   ACTOR_MAX_QUEUE: int('ACTOR_MAX_QUEUE', 1000, 1, 1_000_000),
   CALL_TIMEOUT_MS: int('CALL_TIMEOUT_MS', 30_000, 100, 600_000),
   DRAIN_TIMEOUT_MS: int('DRAIN_TIMEOUT_MS', 10_000, 0, 600_000),
+  WS_PING_INTERVAL_MS: int('WS_PING_INTERVAL_MS', 25_000, 10, 600_000),
+  WS_PONG_TIMEOUT_MS: int('WS_PONG_TIMEOUT_MS', 60_000, 10, 600_000),
+  WS_MAX_BUFFERED_BYTES: int('WS_MAX_BUFFERED_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  WS_CONFIG_REFRESH_MS: int('WS_CONFIG_REFRESH_MS', 2000, 10, 600_000),
+  WEBHOOK_MAX_ATTEMPTS: int('WEBHOOK_MAX_ATTEMPTS', 8, 1, 100),
+  WEBHOOK_RETRY_BASE_MS: int('WEBHOOK_RETRY_BASE_MS', 1000, 10, 3_600_000),
+  WEBHOOK_RETRY_MAX_MS: int('WEBHOOK_RETRY_MAX_MS', 300_000, 10, 86_400_000),
+  WEBHOOK_TIMEOUT_MS: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000),
+  WEBHOOK_CONCURRENCY: int('WEBHOOK_CONCURRENCY', 64, 1, 10_000),
+  WEBHOOK_LEASE_MS: int('WEBHOOK_LEASE_MS', 30_000, 500, 3_600_000),
   TEST_PROBE_FILE: optionalString,
   TEST_PROBE_WRITE_MS: int('TEST_PROBE_WRITE_MS', 100, 0, 60_000),
 });
@@ -108,7 +121,9 @@ export interface Config {
   /** AES-256-GCM key given as 64 hex characters or base64 of 32 bytes; unset = key file (embedded only). */
   encryptionKey: Buffer | undefined;
   msgnetDriver: MsgNetDriverName;
+  /** Browser origins allowed to open WebSockets besides same-origin (ALLOWED_WS_ORIGINS). */
   allowedWsOrigins: string[];
+  websocket: WebSocketOptions;
   tls: { certFile: string; keyFile: string } | undefined;
   trustProxy: boolean;
   allowInsecureHttp: boolean;
@@ -120,13 +135,40 @@ export interface Config {
   rateLimitPerMinute: number;
   rateLimitCreatePerMinute: number;
   maxBodyBytes: number;
+  media: MediaConfig;
+  /** Days a message stays in the chat history (GET /api/chat/history); 0 = forever. @default 30 */
+  messageRetentionDays: number;
   /** Stable node id; a random one per process when unset. */
   nodeId: string | undefined;
   /** Embedded = neither Redis nor MongoDB configured: one node, SQLite, in-process coordination. */
   embedded: boolean;
   cluster: ClusterOptions;
+  webhooks: WebhookOptions;
   /** Test-only write probe (TEST_PROBE_FILE): records accepted owned writes for the cluster tests. */
   testProbe: { file: string; writeIntervalMs: number } | undefined;
+}
+
+export interface WebhookOptions {
+  /** Attempts per delivery, the first included, before it goes to the dead letters. @default 8 */
+  maxAttempts: number;
+  /** Backoff before the second attempt; doubles each time, with jitter. @default 1000 */
+  retryBaseMs: number;
+  /** Longest backoff (Retry-After included). @default 300000 */
+  retryMaxMs: number;
+  /** One POST, connect to last byte. @default 10000 */
+  timeoutMs: number;
+  /** POSTs in flight per node. @default 64 */
+  concurrency: number;
+  /** A delivery taken by a node that died is taken again after this. @default 30000 */
+  leaseMs: number;
+}
+
+/** What the service downloads for clients (media and profile-picture URLs), through safe fetch. */
+export interface MediaConfig {
+  /** Largest download, and so the largest media sent. @default 16 MiB */
+  maxBytes: number;
+  /** Deadline of a whole download, redirects included. @default 20000 */
+  fetchTimeoutMs: number;
 }
 
 export interface ClusterOptions {
@@ -147,6 +189,17 @@ export interface ClusterOptions {
   callTimeoutMs: number;
   /** Longest wait for queued calls when an actor hands off. @default 10000 */
   drainTimeoutMs: number;
+}
+
+export interface WebSocketOptions {
+  /** The server pings every socket this often. @default 25000 */
+  pingIntervalMs: number;
+  /** A socket that has not answered a ping with a pong this long after it is dropped (spec: 60 s). @default 60000 */
+  pongTimeoutMs: number;
+  /** A socket with more than this many bytes waiting to be sent is unregistered and closed. @default 1048576 */
+  maxBufferedBytes: number;
+  /** How often each node re-reads the WebSocket configuration of the instances it holds sockets for. @default 2000 */
+  configRefreshMs: number;
 }
 
 export class ConfigError extends Error {
@@ -185,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.MONGO_URL !== undefined && !/^mongodb(\+srv)?:\/\//.test(e.MONGO_URL)) {
     throw new ConfigError('MONGO_URL must start with mongodb:// or mongodb+srv://');
   }
+  if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS) throw new ConfigError('WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS');
   if (e.NODE_TIMEOUT_MS <= e.HEARTBEAT_MS) throw new ConfigError('NODE_TIMEOUT_MS must be greater than HEARTBEAT_MS');
   if (e.NODE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(e.NODE_ID)) {
     throw new ConfigError('NODE_ID must be 1 to 64 letters, digits, dots, dashes or underscores');
@@ -207,6 +261,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKey,
     msgnetDriver: e.MSGNET_DRIVER,
     allowedWsOrigins: e.ALLOWED_WS_ORIGINS,
+    websocket: {
+      pingIntervalMs: e.WS_PING_INTERVAL_MS,
+      pongTimeoutMs: e.WS_PONG_TIMEOUT_MS,
+      maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
+      configRefreshMs: e.WS_CONFIG_REFRESH_MS,
+    },
     tls: e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : undefined,
     trustProxy: e.TRUST_PROXY,
     allowInsecureHttp: e.ALLOW_INSECURE_HTTP,
@@ -217,6 +277,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitCreatePerMinute: e.RATE_LIMIT_CREATE_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    media: { maxBytes: e.MEDIA_MAX_BYTES, fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS },
+    messageRetentionDays: e.MESSAGE_RETENTION_DAYS,
     nodeId: e.NODE_ID,
     embedded,
     cluster: {
@@ -229,6 +291,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       actorMaxQueue: e.ACTOR_MAX_QUEUE,
       callTimeoutMs: e.CALL_TIMEOUT_MS,
       drainTimeoutMs: e.DRAIN_TIMEOUT_MS,
+    },
+    webhooks: {
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: e.WEBHOOK_RETRY_MAX_MS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      leaseMs: e.WEBHOOK_LEASE_MS,
     },
     testProbe: e.TEST_PROBE_FILE ? { file: e.TEST_PROBE_FILE, writeIntervalMs: e.TEST_PROBE_WRITE_MS } : undefined,
   };

@@ -13,6 +13,12 @@ export const keys = {
   node: (nodeId: string) => `${P}:node:${nodeId}`,
   /** Sorted set of node ids scored by the time their heartbeat expires (ms). */
   nodes: () => `${P}:nodes`,
+  /** The webhook delivery stream, read by every node through one consumer group. */
+  webhookStream: () => `${P}:webhooks`,
+  /** Deliveries waiting for a retry, scored by the time they are due (ms). */
+  webhookRetries: () => `${P}:webhooks:retry`,
+  /** One instance's dead letters, newest first. */
+  webhookDead: (instanceId: string) => `${P}:webhooks:dead:${instanceId}`,
   /** Fixed-window counter of a rate-limit bucket. */
   rate: (bucket: string) => `${P}:rate:${bucket}`,
 } as const;

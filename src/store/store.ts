@@ -24,6 +24,8 @@ export interface Store {
   readonly instances: InstanceRepository;
   readonly webhooks: WebhookRepository;
   readonly ownedState: OwnedStateRepository;
+  /** The embedded mode's durable webhook outbox. */
+  readonly deliveries: DeliveryRepository;
   /** Resolves when the store answers; used by /health. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -92,4 +94,32 @@ export interface OwnedStateRepository {
   write(instanceId: string, epoch: number, ops: OwnedStateOp[]): Promise<void>;
   /** Deletes a whole namespace (or all of the instance's state) under the epoch. */
   clear(instanceId: string, epoch: number, namespace?: string): Promise<void>;
+}
+
+/** A webhook delivery as the outbox keeps it (`payload` is the rest of the delivery, as JSON). */
+export interface DeliveryRow {
+  id: string;
+  instanceId: string;
+  payload: string;
+  attempts: number;
+  lastError: string | undefined;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * The webhook outbox: pending rows are taken with a lease (so another process can take them again if
+ * the taker dies), then completed (deleted), rescheduled, or buried (kept as dead letters).
+ */
+export interface DeliveryRepository {
+  insert(rows: DeliveryRow[], dueAt: number): Promise<void>;
+  /** Up to `max` pending rows due at `now` and not leased, leased until `now + leaseMs`. */
+  take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]>;
+  complete(id: string): Promise<void>;
+  reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void>;
+  bury(id: string, attempts: number, lastError: string): Promise<void>;
+  listDead(instanceId: string): Promise<DeliveryRow[]>;
+  /** Dead rows of the instance (all, or those ids) become pending with zero attempts; returns how many. */
+  revive(instanceId: string, ids: string[] | undefined, now: number): Promise<number>;
+  countPending(): Promise<number>;
 }

@@ -352,6 +352,53 @@ export function storeContract(openStore: () => Promise<Store>): void {
     });
   });
 
+  describe('webhook deliveries (outbox)', () => {
+    const row = (instanceId: string, n: number) => ({
+      id: `d-${n}-${randomUUID().slice(0, 6)}`,
+      instanceId,
+      payload: JSON.stringify({ n }),
+      attempts: 0,
+      lastError: undefined,
+      createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+      updatedAt: now(),
+    });
+
+    it('takes due rows once per lease, in creation order, and completes them', async () => {
+      const rows = [row('i1', 1), row('i1', 2), row('i2', 3)];
+      await store.deliveries.insert(rows, 1000);
+      expect(await store.deliveries.take(999, 10, 5000)).to.deep.equal([]);
+      const first = await store.deliveries.take(1000, 2, 5000);
+      expect(first.map((r) => r.id)).to.deep.equal([rows[0]!.id, rows[1]!.id]);
+      expect(first[0]).to.deep.include({ instanceId: 'i1', payload: JSON.stringify({ n: 1 }), attempts: 0 });
+      const rest = await store.deliveries.take(1000, 10, 5000);
+      expect(rest.map((r) => r.id)).to.deep.equal([rows[2]!.id]);
+      // A lease that ran out (its taker died) makes the row takeable again.
+      expect((await store.deliveries.take(6001, 10, 5000)).map((r) => r.id)).to.have.members(rows.map((r) => r.id));
+      for (const r of rows) await store.deliveries.complete(r.id);
+      expect(await store.deliveries.countPending()).to.equal(0);
+    });
+
+    it('reschedules, buries and revives', async () => {
+      const [a, b] = [row('i3', 1), row('i3', 2)];
+      await store.deliveries.insert([a, b], 0);
+      await store.deliveries.take(0, 10, 60_000);
+      await store.deliveries.reschedule(a.id, 5000, 1, 'HTTP 503');
+      expect(await store.deliveries.take(4999, 10, 1000)).to.deep.equal([]);
+      const again = await store.deliveries.take(5000, 10, 1000);
+      expect(again).to.have.length(1);
+      expect(again[0]).to.deep.include({ id: a.id, attempts: 1, lastError: 'HTTP 503' });
+      await store.deliveries.bury(b.id, 1, 'HTTP 400');
+      const dead = await store.deliveries.listDead('i3');
+      expect(dead.map((d) => [d.id, d.attempts, d.lastError])).to.deep.equal([[b.id, 1, 'HTTP 400']]);
+      expect(await store.deliveries.listDead('other')).to.deep.equal([]);
+      expect(await store.deliveries.revive('i3', ['nope'], 7000)).to.equal(0);
+      expect(await store.deliveries.revive('i3', undefined, 7000)).to.equal(1);
+      expect(await store.deliveries.listDead('i3')).to.deep.equal([]);
+      const revived = await store.deliveries.take(7000, 10, 1000);
+      expect(revived.map((r) => [r.id, r.attempts])).to.deep.include.members([[b.id, 0]]);
+    });
+  });
+
   it('answers ping', async () => {
     await store.ping();
   });

@@ -10,7 +10,7 @@ export type EntriesBuilder = () => Record<string, string | null>;
 
 /** Reads and queued writes of instance-owned keys beside the link (labels, status audience). */
 export interface SessionStorage {
-  getMany(keys: string[]): Promise<Map<string, string>>;
+  list(prefix: string): Promise<Map<string, string>>;
   write(build: EntriesBuilder): Promise<void>;
 }
 
@@ -85,8 +85,8 @@ export class BaileysAuth implements SessionStorage {
     return this.#credsWrite;
   }
 
-  getMany(keys: string[]): Promise<Map<string, string>> {
-    return this.store.getMany(keys);
+  list(prefix: string): Promise<Map<string, string>> {
+    return this.store.list(prefix);
   }
 
   /** Queues one `AuthStore.set` (one transaction) of the entries `build` returns when the write starts. */

@@ -1,9 +1,10 @@
 import { makeWASocket } from '@whiskeysockets/baileys';
 import type { MsgNetDriver, MsgNetSession, SessionOptions } from '../msgnet-driver.js';
 import { BaileysSession } from './baileys-session.js';
-import type { BaileysSessionDeps, SharedCaches } from './baileys-session.js';
+import type { BaileysSessionDeps } from './connection-manager.js';
 import type { BackoffOptions } from './disconnect-policy.js';
 import type { ProxyAgents } from './proxy-agents.js';
+import type { SharedCaches } from './socket-config.js';
 import type { SocketFactory } from './socket-port.js';
 import { TtlCache } from './ttl-cache.js';
 
@@ -47,14 +48,9 @@ export class BaileysDriver implements MsgNetDriver {
   }
 
   async open(options: SessionOptions): Promise<MsgNetSession> {
-    const session = new BaileysSession(options, this.#deps);
+    // Forgotten once closed, so the set does not grow with every handoff.
+    const session: BaileysSession = new BaileysSession(options, this.#deps, () => this.#sessions.delete(session));
     this.#sessions.add(session);
-    const close = session.close.bind(session);
-    // Forget the session once it is closed, so the set does not grow with every handoff.
-    session.close = async () => {
-      this.#sessions.delete(session);
-      await close();
-    };
     return session;
   }
 

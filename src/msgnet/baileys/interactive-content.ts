@@ -92,7 +92,8 @@ export function paymentContent(payment: PixPayment, referenceId: string = random
   return {
     message: {
       interactiveMessage: {
-        body: { text: '' },
+        // The card shows the key and the merchant; a body keeps clients from rendering an empty bubble.
+        body: { text: payment.merchantName },
         nativeFlowMessage: { buttons: [{ name: 'payment_info', buttonParamsJson: JSON.stringify(params) }] },
       },
     },

@@ -2,16 +2,21 @@ import type { Logger } from 'pino';
 import type { ChatLabels } from '../msgnet-driver.js';
 import type { SessionStorage } from './baileys-auth-state.js';
 
-export const LABEL_CHATS_KEY = 'labels:chats';
-export const LABEL_NAMES_KEY = 'labels:names';
+/** `labels:chat:<chatJid>` holds the chat's label ids (JSON array). */
+export const LABEL_CHAT_PREFIX = 'labels:chat:';
+/** `labels:name:<labelId>` holds the label's name. */
+export const LABEL_NAME_PREFIX = 'labels:name:';
 
 /**
  * The chat labels this session has seen. Baileys has no "list labels" call, only `labels.edit` and
- * `labels.association` events, so the book is kept in the instance's auth namespace (`labels:*`).
+ * `labels.association` events, so the book is kept in the instance's auth namespace (`labels:*`), one key
+ * per chat and per label so that a change rewrites only what changed.
  */
 export class LabelBook {
   readonly #chats = new Map<string, Set<string>>();
   readonly #names = new Map<string, string>();
+  readonly #dirtyChats = new Set<string>();
+  readonly #dirtyNames = new Set<string>();
   /** Associations seen during a full resync (`undefined` outside one). */
   #seen: Set<string> | undefined;
   #persistQueued = false;
@@ -23,11 +28,11 @@ export class LabelBook {
 
   static async load(storage: SessionStorage, log: Logger): Promise<LabelBook> {
     const book = new LabelBook(storage, log);
-    const found = await storage.getMany([LABEL_CHATS_KEY, LABEL_NAMES_KEY]);
-    const chats = parse<Record<string, string[]>>(found.get(LABEL_CHATS_KEY)) ?? {};
-    const names = parse<Record<string, string>>(found.get(LABEL_NAMES_KEY)) ?? {};
-    for (const [chat, ids] of Object.entries(chats)) if (ids.length) book.#chats.set(chat, new Set(ids));
-    for (const [id, name] of Object.entries(names)) book.#names.set(id, name);
+    for (const [key, raw] of await storage.list(LABEL_CHAT_PREFIX)) {
+      const ids = parseIds(raw);
+      if (ids.length) book.#chats.set(key.slice(LABEL_CHAT_PREFIX.length), new Set(ids));
+    }
+    for (const [key, name] of await storage.list(LABEL_NAME_PREFIX)) book.#names.set(key.slice(LABEL_NAME_PREFIX.length), name);
     return book;
   }
 
@@ -39,8 +44,11 @@ export class LabelBook {
   edit(id: string, name: string | undefined, deleted: boolean): boolean {
     if (deleted) {
       let changed = this.#names.delete(id);
+      if (changed) this.#dirtyNames.add(id);
       for (const [chat, ids] of this.#chats) {
-        if (ids.delete(id)) changed = true;
+        if (!ids.delete(id)) continue;
+        changed = true;
+        this.#dirtyChats.add(chat);
         if (ids.size === 0) this.#chats.delete(chat);
       }
       if (changed) this.#persist();
@@ -48,6 +56,7 @@ export class LabelBook {
     }
     if (name === undefined || this.#names.get(id) === name) return false;
     this.#names.set(id, name);
+    this.#dirtyNames.add(id);
     this.#persist();
     return true;
   }
@@ -62,6 +71,7 @@ export class LabelBook {
       ids!.delete(labelId);
       if (ids!.size === 0) this.#chats.delete(chatJid);
     }
+    this.#dirtyChats.add(chatJid);
     this.#persist();
     return true;
   }
@@ -95,18 +105,30 @@ export class LabelBook {
   }
 
   #persist(): void {
-    // One queued write at a time: it serialises the book when it starts, so it covers later changes too.
+    // One queued write at a time: it takes the dirty keys when it starts, so it covers later changes too.
     if (this.#persistQueued) return;
     this.#persistQueued = true;
+    let taken: { chats: string[]; names: string[] } | undefined;
     this.storage
       .write(() => {
         this.#persistQueued = false;
-        return {
-          [LABEL_CHATS_KEY]: JSON.stringify(Object.fromEntries([...this.#chats].map(([c, ids]) => [c, [...ids]]))),
-          [LABEL_NAMES_KEY]: JSON.stringify(Object.fromEntries(this.#names)),
-        };
+        taken = { chats: [...this.#dirtyChats], names: [...this.#dirtyNames] };
+        const entries: Record<string, string | null> = {};
+        for (const chat of this.#dirtyChats) {
+          const ids = this.#chats.get(chat);
+          entries[LABEL_CHAT_PREFIX + chat] = ids?.size ? JSON.stringify([...ids]) : null;
+        }
+        for (const id of this.#dirtyNames) entries[LABEL_NAME_PREFIX + id] = this.#names.get(id) ?? null;
+        this.#dirtyChats.clear();
+        this.#dirtyNames.clear();
+        return entries;
       })
-      .catch((err: unknown) => this.log.warn({ err }, 'could not store chat labels'));
+      .catch((err: unknown) => {
+        // Still dirty: the next change stores them too.
+        taken?.chats.forEach((chat) => this.#dirtyChats.add(chat));
+        taken?.names.forEach((id) => this.#dirtyNames.add(id));
+        this.log.warn({ err }, 'could not store chat labels');
+      });
   }
 }
 
@@ -114,11 +136,11 @@ function pairKey(chatJid: string, labelId: string): string {
   return `${chatJid}\u0000${labelId}`;
 }
 
-function parse<T>(raw: string | undefined): T | undefined {
-  if (raw === undefined) return undefined;
+function parseIds(raw: string): string[] {
   try {
-    return JSON.parse(raw) as T;
+    const ids = JSON.parse(raw) as unknown;
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
   } catch {
-    return undefined;
+    return [];
   }
 }

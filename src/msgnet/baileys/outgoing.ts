@@ -21,12 +21,14 @@ import type {
   StatusPost,
 } from '../msgnet-driver.js';
 import type { RelayContent } from './interactive-content.js';
+import type { LabelBook } from './label-book.js';
 import { STATUS_JID, userJid } from './jids.js';
 import { int64 } from './message-mapper.js';
 import type { BaileysSocket } from './socket-port.js';
 
-/** The messages and queries the session sends, one function each, over a connected socket. */
+// The messages and queries the session sends, one function each, over a connected socket.
 
+/** Our own user JID, without the device part. */
 export function ownJid(sock: BaileysSocket): string {
   if (!sock.user?.id) throw new Error('The socket has no user yet');
   return userJid(sock.user.id);
@@ -186,6 +188,22 @@ export async function setPrivacy(sock: BaileysSocket, field: PrivacyField, value
     case 'groupAdd':
       return sock.updateGroupsAddPrivacy(value as WAPrivacyGroupAddValue);
   }
+}
+
+/**
+ * Rebuilds the label book from a full app-state snapshot: without a stored version the server sends
+ * the whole `regular` collection, not just the patches since the last sync. Returns dropped associations.
+ */
+export async function refreshChatLabels(sock: BaileysSocket, labels: LabelBook): Promise<{ chatJid: string; labelId: string }[]> {
+  labels.beginRebuild();
+  try {
+    await sock.authState.keys.set({ 'app-state-sync-version': { regular: null } });
+    await sock.resyncAppState(['regular'], true);
+  } catch (err) {
+    labels.endRebuild(false);
+    throw err;
+  }
+  return labels.endRebuild(true);
 }
 
 export async function lookup(

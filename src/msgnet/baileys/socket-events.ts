@@ -2,7 +2,7 @@ import type { BaileysEventMap, WACallEvent, WACallUpdateType, WAMessage } from '
 import type { Logger } from 'pino';
 import type { InstanceSettings } from '../../store/records.js';
 import type { CallEvent, GroupEvent, MsgNetEvent } from '../msgnet-events.js';
-import { isPnJid } from './jids.js';
+import { isPnJid, userJid } from './jids.js';
 import type { LabelBook } from './label-book.js';
 import { deliveryFromReceipts, deliveryFromUpdates, participantParty, toNormalizedMessage } from './message-mapper.js';
 import type { OwnIdentity } from './message-mapper.js';
@@ -13,7 +13,6 @@ import type { TtlCache } from './ttl-cache.js';
 /** What the translation of one socket's events needs from its session. */
 export interface SocketEventContext {
   settings: () => InstanceSettings;
-  own: () => OwnIdentity;
   labels: LabelBook;
   audience: StatusAudience;
   /** `cachedGroupMetadata` entries, dropped when a group changes. */
@@ -48,11 +47,11 @@ type Handlers = { [K in keyof BaileysEventMap]?: (arg: BaileysEventMap[K]) => vo
 /** Turns one socket's Baileys events into our normalised events; returns the function that unbinds them. */
 export function bindSocketEvents(sock: BaileysSocket, ctx: SocketEventContext): () => void {
   const handlers: Handlers = {
-    'messages.upsert': ({ messages }) => emitMessages(ctx, messages),
+    'messages.upsert': ({ messages }) => emitMessages(ctx, sock, messages),
     'messaging-history.set': ({ messages, contacts }) => {
       ctx.audience.add(contacts.flatMap((c) => [c.id, c.phoneNumber]));
       // History is fetched anyway (LID mappings arrive with it); `disableHistorySync` only keeps it from users.
-      if (!ctx.settings().disableHistorySync) emitMessages(ctx, messages);
+      if (!ctx.settings().disableHistorySync) emitMessages(ctx, sock, messages);
     },
     'contacts.upsert': (contacts) => ctx.audience.add(contacts.flatMap((c) => [c.id, c.phoneNumber])),
     'contacts.update': (contacts) => ctx.audience.add(contacts.flatMap((c) => [c.id, c.phoneNumber])),
@@ -102,9 +101,19 @@ export function bindSocketEvents(sock: BaileysSocket, ctx: SocketEventContext): 
   return () => guarded.forEach(([event, safe]) => sock.ev.off(event, safe));
 }
 
-function emitMessages(ctx: SocketEventContext, messages: WAMessage[]): void {
+/** Our own addresses, from the socket's user (`…:device@…` normalised). */
+export function ownIdentity(sock: Pick<BaileysSocket, 'user'>): OwnIdentity {
+  const user = sock.user;
+  return {
+    jid: user?.id ? userJid(user.id) : undefined,
+    lid: user?.lid ? userJid(user.lid) : undefined,
+    name: user?.name,
+  };
+}
+
+function emitMessages(ctx: SocketEventContext, sock: BaileysSocket, messages: WAMessage[]): void {
   const settings = ctx.settings();
-  const own = ctx.own();
+  const own = ownIdentity(sock);
   for (const msg of messages) {
     const message = toNormalizedMessage(msg, own);
     if (!message) continue;

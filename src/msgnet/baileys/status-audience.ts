@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { SessionStorage } from './baileys-auth-state.js';
 import { isPnJid, userJid } from './jids.js';
 
-export const AUDIENCE_KEY = 'status:audience';
+/** `status-audience:<jid>` marks one recipient of our statuses. */
+export const AUDIENCE_PREFIX = 'status-audience:';
 /** Bounds the stored list (and the fan-out of one status post). */
 const MAX_AUDIENCE = 20_000;
 
@@ -13,6 +14,7 @@ const MAX_AUDIENCE = 20_000;
  */
 export class StatusAudience {
   readonly #jids = new Set<string>();
+  readonly #unsaved = new Set<string>();
   #persistQueued = false;
 
   private constructor(
@@ -22,28 +24,20 @@ export class StatusAudience {
 
   static async load(storage: SessionStorage, log: Logger): Promise<StatusAudience> {
     const audience = new StatusAudience(storage, log);
-    const raw = (await storage.getMany([AUDIENCE_KEY])).get(AUDIENCE_KEY);
-    if (raw !== undefined) {
-      try {
-        for (const jid of JSON.parse(raw) as string[]) audience.#jids.add(jid);
-      } catch {
-        log.warn('stored status audience is not valid JSON; starting empty');
-      }
-    }
+    for (const key of (await storage.list(AUDIENCE_PREFIX)).keys()) audience.#jids.add(key.slice(AUDIENCE_PREFIX.length));
     return audience;
   }
 
-  /** Adds phone-number addresses (others are ignored); stores the list if it grew. */
+  /** Adds phone-number addresses (others are ignored); stores the ones that are new. */
   add(candidates: Iterable<string | null | undefined>): void {
-    let grew = false;
     for (const candidate of candidates) {
       if (!candidate || !isPnJid(candidate) || this.#jids.size >= MAX_AUDIENCE) continue;
       const jid = userJid(candidate);
       if (this.#jids.has(jid)) continue;
       this.#jids.add(jid);
-      grew = true;
+      this.#unsaved.add(jid);
     }
-    if (grew) this.#persist();
+    if (this.#unsaved.size) this.#persist();
   }
 
   /** The recipients of a status: everyone known, and always ourselves (#619). */
@@ -54,11 +48,18 @@ export class StatusAudience {
   #persist(): void {
     if (this.#persistQueued) return;
     this.#persistQueued = true;
+    let taken: string[] = [];
     this.storage
       .write(() => {
         this.#persistQueued = false;
-        return { [AUDIENCE_KEY]: JSON.stringify([...this.#jids]) };
+        taken = [...this.#unsaved];
+        this.#unsaved.clear();
+        return Object.fromEntries(taken.map((jid) => [AUDIENCE_PREFIX + jid, '1']));
       })
-      .catch((err: unknown) => this.log.warn({ err }, 'could not store the status audience'));
+      .catch((err: unknown) => {
+        // Still unsaved: the next new contact stores them too.
+        taken.forEach((jid) => this.#unsaved.add(jid));
+        this.log.warn({ err }, 'could not store the status audience');
+      });
   }
 }

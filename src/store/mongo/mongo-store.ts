@@ -20,6 +20,7 @@ import type {
   WebhookRepository,
 } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
+import { MongoDeliveries } from './mongo-deliveries.js';
 
 /** `instanceCount` is reserved before an instance insert so the quota check is atomic. */
 type AccountDoc = Omit<AccountRecord, 'id'> & { _id: string; instanceCount: number };
@@ -120,6 +121,7 @@ export class MongoStore implements Store {
   readonly instances: InstanceRepository;
   readonly webhooks: WebhookRepository;
   readonly ownedState: OwnedStateRepository;
+  readonly deliveries: MongoDeliveries;
   readonly #client: MongoClient;
   readonly #db: Db;
 
@@ -131,7 +133,8 @@ export class MongoStore implements Store {
     const webhooks = db.collection<WebhookDoc>('webhooks');
     const ownedState = db.collection<OwnedStateDoc>('owned_state');
     this.accounts = new MongoAccounts(accounts);
-    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState);
+    this.deliveries = new MongoDeliveries(db);
+    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries);
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
   }
@@ -165,6 +168,7 @@ export class MongoStore implements Store {
     await db
       .collection('owned_state')
       .createIndexes([{ key: { instanceId: 1, namespace: 1, key: 1 }, name: 'instanceId_namespace_key', unique: true }]);
+    await MongoDeliveries.createIndexes(db);
   }
 
   async ping(): Promise<void> {
@@ -227,6 +231,7 @@ class MongoInstances implements InstanceRepository {
     private readonly col: Collection<InstanceDoc>,
     private readonly webhooks: Collection<WebhookDoc>,
     private readonly ownedState: Collection<OwnedStateDoc>,
+    private readonly deliveries: MongoDeliveries,
   ) {}
 
   async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
@@ -326,6 +331,7 @@ class MongoInstances implements InstanceRepository {
     const doc = await this.col.findOneAndDelete({ _id: id });
     await this.ownedState.deleteMany({ instanceId: id });
     await this.webhooks.deleteMany({ instanceId: id });
+    await this.deliveries.forgetDead(id);
     if (!doc) return false;
     await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });
     return true;

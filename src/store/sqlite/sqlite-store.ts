@@ -14,6 +14,8 @@ import type {
 import type {
   AccountRepository,
   ConfigBlock,
+  DeliveryRepository,
+  DeliveryRow,
   InstanceRepository,
   OwnedStateRepository,
   Store,
@@ -82,6 +84,7 @@ export class SqliteStore implements Store {
   readonly instances: InstanceRepository;
   readonly webhooks: WebhookRepository;
   readonly ownedState: OwnedStateRepository;
+  readonly deliveries: DeliveryRepository;
   readonly #db: Database.Database;
 
   constructor(file: string, options: { busyTimeoutMs?: number } = {}) {
@@ -96,6 +99,7 @@ export class SqliteStore implements Store {
     this.instances = new SqliteInstances(this.#db);
     this.webhooks = new SqliteWebhooks(this.#db);
     this.ownedState = new SqliteOwnedState(this.#db);
+    this.deliveries = new SqliteDeliveries(this.#db);
   }
 
   async ping(): Promise<void> {
@@ -247,6 +251,8 @@ class SqliteInstances implements InstanceRepository {
     const tx = this.db.transaction(() => {
       this.db.prepare('DELETE FROM owned_state WHERE instance_id = ?').run(id);
       this.db.prepare('DELETE FROM webhooks WHERE instance_id = ?').run(id);
+      // Pending deliveries still go out (the events happened); dead letters die with the instance.
+      this.db.prepare("DELETE FROM webhook_deliveries WHERE instance_id = ? AND status = 'dead'").run(id);
       return this.db.prepare('DELETE FROM instances WHERE id = ?').run(id).changes === 1;
     });
     return tx.immediate();
@@ -391,5 +397,83 @@ class SqliteOwnedState implements OwnedStateRepository {
       else this.db.prepare('DELETE FROM owned_state WHERE instance_id = ? AND namespace = ?').run(instanceId, namespace);
     });
     tx.immediate();
+  }
+}
+
+function toDelivery(row: Row): DeliveryRow {
+  return {
+    id: str(row, 'id'),
+    instanceId: str(row, 'instance_id'),
+    payload: str(row, 'payload'),
+    attempts: row.attempts as number,
+    lastError: (row.last_error as string | null) ?? undefined,
+    createdAt: str(row, 'created_at'),
+    updatedAt: str(row, 'updated_at'),
+  };
+}
+
+class SqliteDeliveries implements DeliveryRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
+    const stmt = this.db.prepare(
+      `INSERT INTO webhook_deliveries (id, instance_id, status, due_at, attempts, payload, last_error, created_at, updated_at)
+       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+    );
+    this.db.transaction(() => {
+      for (const r of rows) stmt.run(r.id, r.instanceId, dueAt, r.attempts, r.payload, r.lastError ?? null, r.createdAt, r.updatedAt);
+    }).immediate();
+  }
+
+  async take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]> {
+    // One statement: the claim and the read cannot interleave with another process's claim.
+    const rows = this.db
+      .prepare(
+        `UPDATE webhook_deliveries SET lease_until = ? WHERE id IN (
+           SELECT id FROM webhook_deliveries WHERE status = 'pending' AND due_at <= ? AND lease_until <= ?
+           ORDER BY due_at, created_at LIMIT ?)
+         RETURNING *`,
+      )
+      .all(now + leaseMs, now, now, max) as Row[];
+    return rows.map(toDelivery).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async complete(id: string): Promise<void> {
+    this.db.prepare('DELETE FROM webhook_deliveries WHERE id = ?').run(id);
+  }
+
+  async reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void> {
+    this.db
+      .prepare('UPDATE webhook_deliveries SET due_at = ?, lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?')
+      .run(dueAt, attempts, lastError, new Date().toISOString(), id);
+  }
+
+  async bury(id: string, attempts: number, lastError: string): Promise<void> {
+    this.db
+      .prepare("UPDATE webhook_deliveries SET status = 'dead', lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?")
+      .run(attempts, lastError, new Date().toISOString(), id);
+  }
+
+  async listDead(instanceId: string): Promise<DeliveryRow[]> {
+    const rows = this.db
+      .prepare("SELECT * FROM webhook_deliveries WHERE instance_id = ? AND status = 'dead' ORDER BY created_at")
+      .all(instanceId) as Row[];
+    return rows.map(toDelivery);
+  }
+
+  async revive(instanceId: string, ids: string[] | undefined, now: number): Promise<number> {
+    const filter = ids ? ` AND id IN (${ids.map(() => '?').join(',')})` : '';
+    if (ids?.length === 0) return 0;
+    const res = this.db
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', due_at = ?, lease_until = 0, attempts = 0, updated_at = ?
+         WHERE instance_id = ? AND status = 'dead'${filter}`,
+      )
+      .run(now, new Date(now).toISOString(), instanceId, ...(ids ?? []));
+    return res.changes;
+  }
+
+  async countPending(): Promise<number> {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n;
   }
 }

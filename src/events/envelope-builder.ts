@@ -1,0 +1,23 @@
+import { SecretPurpose } from '../security/secret-box.js';
+import type { SecretBox } from '../security/secret-box.js';
+import type { InstanceRecord } from '../store/records.js';
+import type { EventEnvelope, InstanceEvent } from './instance-events.js';
+
+/** Wraps an event in the spec's envelope; `instanceData.token` is the instance's own token, decrypted. */
+export class EnvelopeBuilder {
+  readonly #tokens = new Map<string, string>();
+
+  constructor(
+    private readonly secrets: SecretBox,
+    private readonly baseUrl: () => string,
+  ) {}
+
+  build(instance: InstanceRecord, event: InstanceEvent): EventEnvelope {
+    let token = this.#tokens.get(instance.id);
+    if (token === undefined) {
+      token = this.secrets.open(instance.tokenSealed, SecretPurpose.InstanceToken);
+      this.#tokens.set(instance.id, token);
+    }
+    return { event: event.event, data: event.data, instanceData: { instance: instance.name, token, baseUrl: this.baseUrl() } };
+  }
+}

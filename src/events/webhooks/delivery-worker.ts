@@ -1,0 +1,124 @@
+import type { Logger } from 'pino';
+import { SecretPurpose } from '../../security/secret-box.js';
+import type { SecretBox } from '../../security/secret-box.js';
+import type { Delivery, DeliveryQueue } from './delivery.js';
+import { nextDelayMs } from './retry-policy.js';
+import type { RetryPolicy } from './retry-policy.js';
+import type { WebhookSender } from './webhook-sender.js';
+
+export interface DeliveryWorkerOptions {
+  queue: DeliveryQueue;
+  sender: WebhookSender;
+  secrets: SecretBox;
+  policy: RetryPolicy;
+  log: Logger;
+  /** POSTs in flight at once on this node. @default 64 */
+  concurrency: number;
+  /** A taken delivery not settled within this is taken again by another node. @default 30000 */
+  leaseMs: number;
+  /** Sleep between polls of an empty queue. @default 100 */
+  pollMs: number;
+}
+
+/** Outcomes, for metrics and tests. */
+export interface DeliveryListener {
+  delivered(d: Delivery, ms: number): void;
+  retried(d: Delivery, error: string, dueAt: number): void;
+  buried(d: Delivery, error: string): void;
+}
+
+/**
+ * Takes due deliveries from the queue and POSTs them, at most `concurrency` at a time: a 2xx completes
+ * one; a network error, 5xx or 429 schedules another attempt with backoff (honouring Retry-After) until
+ * the policy's attempts are spent; any other answer buries it in the dead letters at once.
+ */
+export class DeliveryWorker {
+  #inFlight = 0;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  readonly #listeners: Partial<DeliveryListener>[] = [];
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(private readonly o: DeliveryWorkerOptions) {}
+
+  on(listener: Partial<DeliveryListener>): void {
+    this.#listeners.push(listener);
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** Something was just queued: poll now rather than after the sleep. */
+  nudge(): void {
+    this.#wake?.();
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      let taken: Delivery[] = [];
+      const room = this.o.concurrency - this.#inFlight;
+      if (room > 0) {
+        try {
+          taken = await this.o.queue.take(room, this.o.leaseMs);
+        } catch (err) {
+          this.o.log.warn({ err }, 'could not take webhook deliveries; retrying');
+        }
+      }
+      for (const d of taken) {
+        this.#inFlight++;
+        const p = this.#attempt(d).finally(() => {
+          this.#inFlight--;
+          this.#pending.delete(p);
+          this.nudge();
+        });
+        this.#pending.add(p);
+      }
+      if (taken.length === 0 || this.#inFlight >= this.o.concurrency) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.o.pollMs);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wake = undefined;
+      }
+    }
+  }
+
+  async #attempt(d: Delivery): Promise<void> {
+    const headers: Record<string, string> = { 'x-switchboard-event': d.event, 'x-switchboard-delivery': d.id };
+    if (d.authorizationSealed) headers.authorization = this.o.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
+    const started = performance.now();
+    const result = await this.o.sender.send(d.url, d.body, headers);
+    const attempted: Delivery = { ...d, attempts: d.attempts + 1 };
+    try {
+      if (result.ok) {
+        await this.o.queue.complete(attempted);
+        for (const l of this.#listeners) l.delivered?.(attempted, performance.now() - started);
+      } else if (result.retryable && attempted.attempts < this.o.policy.maxAttempts) {
+        const dueAt = Date.now() + nextDelayMs(this.o.policy, attempted.attempts, result.retryAfterMs);
+        await this.o.queue.retry({ ...attempted, lastError: result.error }, dueAt);
+        for (const l of this.#listeners) l.retried?.(attempted, result.error, dueAt);
+      } else {
+        await this.o.queue.bury({ ...attempted, lastError: result.error });
+        this.o.log.warn({ instanceId: d.instanceId, label: d.label, event: d.event, error: result.error }, 'webhook delivery given up');
+        for (const l of this.#listeners) l.buried?.(attempted, result.error);
+      }
+    } catch (err) {
+      // Left unsettled, the delivery is taken again when its lease runs out: nothing is lost.
+      this.o.log.error({ err, deliveryId: d.id }, 'could not settle a webhook delivery');
+    }
+  }
+
+  /** Stops taking work and waits for the POSTs in flight to settle. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.nudge();
+    await this.#loop;
+    await Promise.allSettled([...this.#pending]);
+  }
+}

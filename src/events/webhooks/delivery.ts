@@ -1,0 +1,47 @@
+/** One webhook POST to make: an event for one webhook of one instance. */
+export interface Delivery {
+  id: string;
+  instanceId: string;
+  /** The webhook's label (several webhooks per instance). */
+  label: string;
+  event: string;
+  /** The target, with the event name appended when the webhook has `byEvents`. */
+  url: string;
+  /** Sealed `Authorization` header value, if the webhook has one. */
+  authorizationSealed: string | undefined;
+  /** The JSON envelope, exactly as it is POSTed. */
+  body: string;
+  /** Attempts made so far. */
+  attempts: number;
+  createdAt: string;
+  lastError?: string;
+  /** The queue's own handle of a taken delivery (a stream entry id); absent before it is queued. */
+  receipt?: string;
+}
+
+/** A delivery given up on, as GET /api/events/deadLetters shows it. */
+export interface DeadLetter extends Delivery {
+  failedAt: string;
+}
+
+/**
+ * The durable queue behind webhooks: an event counts as emitted once its deliveries are appended here.
+ * Any node may take a delivery; a taken delivery that is neither completed, rescheduled nor buried in
+ * time (its node died) is taken again by another node. At-least-once.
+ */
+export interface DeliveryQueue {
+  enqueue(deliveries: Delivery[]): Promise<void>;
+  /** Takes up to `max` deliveries that are due, for `leaseMs`. */
+  take(max: number, leaseMs: number): Promise<Delivery[]>;
+  complete(delivery: Delivery): Promise<void>;
+  /** Puts it back for another attempt at `dueAt` (Unix ms). */
+  retry(delivery: Delivery, dueAt: number): Promise<void>;
+  /** Moves it to the instance's dead letters. */
+  bury(delivery: Delivery): Promise<void>;
+  deadLetters(instanceId: string): Promise<DeadLetter[]>;
+  /** Queues the instance's dead letters (all, or those ids) again with fresh attempts; returns how many. */
+  redeliver(instanceId: string, ids?: string[]): Promise<number>;
+  /** How many deliveries wait (for metrics and tests). */
+  depth(): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,329 @@
+import type { ConnectionState as WAConnectionUpdate } from '@whiskeysockets/baileys';
+import type { Logger } from 'pino';
+import { NotConnectedError } from '../../errors.js';
+import type { ConnectionState } from '../../store/records.js';
+import type { ProxySettings, SessionOptions } from '../msgnet-driver.js';
+import type { ConnectionEvent, MsgNetEvent } from '../msgnet-events.js';
+import { DEFAULT_BACKOFF, backoffDelay, decideDisconnect } from './disconnect-policy.js';
+import type { BackoffOptions, DisconnectAction } from './disconnect-policy.js';
+import { userJid } from './jids.js';
+import { LinkWaiters } from './link-waiters.js';
+import type { LinkOutcome } from './link-waiters.js';
+import { buildProxyAgents } from './proxy-agents.js';
+import type { ProxyAgents } from './proxy-agents.js';
+import { loadSessionLink } from './session-link.js';
+import type { SessionLink } from './session-link.js';
+import { socketConfig } from './socket-config.js';
+import type { SharedCaches } from './socket-config.js';
+import { bindSocketEvents } from './socket-events.js';
+import type { BaileysSocket, SocketFactory } from './socket-port.js';
+import { TtlCache } from './ttl-cache.js';
+
+export interface BaileysSessionDeps {
+  makeSocket: SocketFactory;
+  caches: SharedCaches;
+  /** Reconnect delays after transient closes. @default DEFAULT_BACKOFF */
+  backoff?: BackoffOptions;
+  /** @default Math.random */
+  random?: () => number;
+  /** How long `connect` waits for a QR or the open connection. @default 60000 */
+  linkTimeoutMs?: number;
+  /** @default buildProxyAgents */
+  proxyAgents?: (proxy: ProxySettings) => ProxyAgents;
+}
+
+/**
+ * The connection side of a session: at most one socket at a time, replaced after closes according to
+ * the disconnect policy, and the link state (creds, keys, labels, audience) loaded from the `AuthStore`.
+ */
+export class ConnectionManager {
+  #state: ConnectionState = 'disconnected';
+  #numberJid: string | undefined;
+  #sock: BaileysSocket | undefined;
+  #unbind: (() => void) | undefined;
+  #link: SessionLink | undefined;
+  #loading: Promise<SessionLink> | undefined;
+  #proxy: ProxyAgents | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #attempt = 0;
+  #lastQr: string | undefined;
+  #closed = false;
+  /** The store refused a write: another node owns the instance now, so this one stays quiet. */
+  #ownershipLost = false;
+  readonly #waiters: LinkWaiters;
+  /** `cachedGroupMetadata` for every socket of the session. */
+  readonly groupCache = new TtlCache({ ttlMs: 5 * 60_000, maxEntries: 1_000 });
+  /** Raw caller address per ringing call id (events report the phone number). */
+  readonly callers = new Map<string, string>();
+
+  constructor(
+    private readonly o: SessionOptions,
+    private readonly deps: BaileysSessionDeps,
+    private readonly log: Logger,
+  ) {
+    this.#waiters = new LinkWaiters(deps.linkTimeoutMs ?? 60_000);
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+
+  get numberJid(): string | undefined {
+    return this.#numberJid;
+  }
+
+  /** The link, once `ensureLink` has loaded it. */
+  get link(): SessionLink | undefined {
+    return this.#link;
+  }
+
+  get hasSocket(): boolean {
+    return this.#sock !== undefined;
+  }
+
+  /** The open socket; NotConnectedError unless connected. */
+  socket(): BaileysSocket {
+    this.assertUsable();
+    if (!this.#sock || this.#state !== 'connected') throw new NotConnectedError();
+    return this.#sock;
+  }
+
+  /** The current socket, open or not (a pairing request is made before it opens). */
+  currentSocket(): BaileysSocket | undefined {
+    return this.#sock;
+  }
+
+  assertUsable(): void {
+    if (this.#closed || this.#ownershipLost) throw new NotConnectedError();
+  }
+
+  /** Resolves with the first QR of the socket, or once the link is open. */
+  waitLink(): Promise<LinkOutcome> {
+    if (this.#lastQr) return Promise.resolve({ kind: 'qr', qr: this.#lastQr });
+    if (this.#state === 'connected' && this.#numberJid) return Promise.resolve({ kind: 'open' });
+    return this.#waiters.wait();
+  }
+
+  /** Ends the socket after `before` (e.g. the logout request), forgets the link and reports loggedout. */
+  async logout(before: (sock: BaileysSocket) => Promise<void>): Promise<void> {
+    this.#cancelReconnect();
+    // Detached first, so the 401 close that `logout` causes is not handled a second time.
+    const sock = this.#detachSocket();
+    if (sock) {
+      try {
+        await before(sock);
+      } catch (err) {
+        this.log.warn({ err }, 'logout request failed; forgetting the link anyway');
+      } finally {
+        await this.#endSocket(sock);
+      }
+    }
+    await this.#forgetLink();
+    this.#waiters.fail();
+    this.#numberJid = undefined;
+    this.#setState('loggedout', { reason: 'logged out' });
+  }
+
+  /** Ends everything; no event after it resolves. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#cancelReconnect();
+    const sock = this.#detachSocket();
+    this.#waiters.fail();
+    if (sock) await this.#endSocket(sock);
+    // Queued writes land before the handoff completes; a fenced one fails fast.
+    await this.#link?.auth.drain();
+    await this.#proxy?.close().catch((err: unknown) => this.log.warn({ err }, 'could not close the proxy agents'));
+    this.#proxy = undefined;
+    this.groupCache.flushAll();
+    this.callers.clear();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  emit(event: MsgNetEvent): void {
+    if (this.#closed || this.#ownershipLost) return;
+    try {
+      this.o.emit(event);
+    } catch (err) {
+      this.log.error({ err, type: event.type }, 'event listener failed');
+    }
+  }
+
+  resetBackoff(): void {
+    this.#attempt = 0;
+  }
+
+  /** Replaces the socket by a new one on the same link; false when there is no link (just forgotten). */
+  startSocket(): boolean {
+    const link = this.#link;
+    if (!link) return false;
+    this.#cancelReconnect();
+    const old = this.#detachSocket();
+    // The old socket is ended and forgotten before the new one exists, or it leaks (listeners, timers).
+    if (old) void this.#endSocket(old);
+    const sock = this.deps.makeSocket(
+      socketConfig({
+        auth: link.auth,
+        log: this.log,
+        settings: this.o.settings(),
+        caches: this.deps.caches,
+        groupCache: this.groupCache,
+        proxy: this.#proxyAgents(),
+      }),
+    );
+    this.#sock = sock;
+    const unbindEvents = bindSocketEvents(sock, {
+      settings: this.o.settings,
+      labels: link.labels,
+      audience: link.audience,
+      groupCache: this.groupCache,
+      callers: this.callers,
+      emit: (event) => this.emit(event),
+      log: this.log,
+      now: Date.now,
+    });
+    const onUpdate = (update: Partial<WAConnectionUpdate>): void => this.#onConnectionUpdate(sock, update);
+    const onCreds = (): void => {
+      link.auth.saveCreds().catch((err: unknown) => this.log.error({ err }, 'could not store the link credentials'));
+    };
+    sock.ev.on('connection.update', onUpdate);
+    sock.ev.on('creds.update', onCreds);
+    this.#unbind = () => {
+      unbindEvents();
+      sock.ev.off('connection.update', onUpdate);
+      sock.ev.off('creds.update', onCreds);
+    };
+    return true;
+  }
+
+  #onConnectionUpdate(sock: BaileysSocket, update: Partial<WAConnectionUpdate>): void {
+    if (sock !== this.#sock || this.#closed) return;
+    if (update.connection === 'connecting') this.#setState('connecting');
+    if (update.qr) {
+      this.#lastQr = update.qr;
+      this.#setState('qr', { qrCode: update.qr }, true);
+      this.#waiters.settle({ kind: 'qr', qr: update.qr });
+    }
+    if (update.connection === 'open') {
+      this.#attempt = 0;
+      this.#lastQr = undefined;
+      this.#numberJid = sock.user?.id ? userJid(sock.user.id) : undefined;
+      this.#setState('connected', {
+        ...(this.#numberJid ? { numberJid: this.#numberJid } : {}),
+        ...(sock.user?.name ? { profileName: sock.user.name } : {}),
+      });
+      this.#waiters.settle({ kind: 'open' });
+    }
+    if (update.connection === 'close') this.#onClose(decideDisconnect(update.lastDisconnect?.error));
+  }
+
+  #onClose(action: DisconnectAction): void {
+    const old = this.#detachSocket();
+    if (old) void this.#endSocket(old);
+    if (action.kind === 'restart') {
+      this.startSocket();
+      return;
+    }
+    if (action.kind === 'backoff') {
+      this.#setState('disconnected', { reason: action.reason }, true);
+      const delay = backoffDelay(this.#attempt++, this.deps.backoff ?? DEFAULT_BACKOFF, this.deps.random);
+      this.log.info({ delay, reason: action.reason }, 'connection closed; reconnecting after a delay');
+      this.#reconnectTimer = setTimeout(() => {
+        this.#reconnectTimer = undefined;
+        if (!this.#closed && !this.#ownershipLost && !this.#sock) this.startSocket();
+      }, delay);
+      return;
+    }
+    this.log.warn({ reason: action.reason, state: action.state }, 'connection closed for good');
+    this.#waiters.fail();
+    void this.#stop(action);
+  }
+
+  async #stop(action: Extract<DisconnectAction, { kind: 'stop' }>): Promise<void> {
+    if (action.clearAuth) {
+      try {
+        await this.#forgetLink();
+      } catch (err) {
+        this.log.error({ err }, 'could not forget the link after a logout');
+      }
+    }
+    if (action.state === 'loggedout') this.#numberJid = undefined;
+    this.#setState(action.state, { reason: action.reason }, true);
+  }
+
+  /** Drops every reference to the current socket and unbinds our listeners; the caller ends it. */
+  #detachSocket(): BaileysSocket | undefined {
+    const sock = this.#sock;
+    this.#sock = undefined;
+    this.#lastQr = undefined;
+    this.#unbind?.();
+    this.#unbind = undefined;
+    return sock;
+  }
+
+  async #endSocket(sock: BaileysSocket): Promise<void> {
+    try {
+      await sock.end(undefined);
+    } catch (err) {
+      this.log.debug({ err }, 'error while ending a socket');
+    }
+  }
+
+  #cancelReconnect(): void {
+    clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = undefined;
+  }
+
+  #onOwnershipLost(err: unknown): void {
+    if (this.#ownershipLost) return;
+    this.#ownershipLost = true;
+    this.log.warn({ err }, 'the store refused a link write: this node no longer owns the instance');
+    this.#cancelReconnect();
+    const sock = this.#detachSocket();
+    if (sock) void this.#endSocket(sock);
+    this.#waiters.fail();
+  }
+
+  // ---- link state, waiting, events ----
+
+  ensureLink(): Promise<SessionLink> {
+    if (!this.#loading) {
+      const hooks = { onOwnershipLost: (err: unknown) => this.#onOwnershipLost(err) };
+      const loading: Promise<SessionLink> = loadSessionLink(this.o.auth, this.log, hooks).then((link) => {
+        // A link forgotten (logout) while it loaded is not revived.
+        if (this.#loading === loading) this.#link = link;
+        return link;
+      });
+      this.#loading = loading;
+      loading.catch(() => {
+        if (this.#loading === loading) this.#loading = undefined;
+      });
+    }
+    return this.#loading;
+  }
+
+  /** Forgets the link; the next connect starts from fresh creds. */
+  async #forgetLink(): Promise<void> {
+    const link = this.#link ?? (await this.#loading?.catch(() => undefined));
+    this.#link = undefined;
+    this.#loading = undefined;
+    if (link) await link.auth.clear();
+    else await this.o.auth.clear();
+  }
+
+  #proxyAgents(): ProxyAgents | undefined {
+    if (!this.o.proxy) return undefined;
+    this.#proxy ??= (this.deps.proxyAgents ?? buildProxyAgents)(this.o.proxy);
+    return this.#proxy;
+  }
+
+  #setState(state: ConnectionState, extra: Omit<ConnectionEvent, 'type' | 'state'> = {}, always = false): void {
+    if (state === this.#state && !always) return;
+    this.#state = state;
+    this.emit({ type: 'connection', state, ...extra });
+  }
+}

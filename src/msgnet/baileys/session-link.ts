@@ -1,0 +1,19 @@
+import type { Logger } from 'pino';
+import type { AuthStore } from '../msgnet-driver.js';
+import { BaileysAuth } from './baileys-auth-state.js';
+import type { BaileysAuthHooks } from './baileys-auth-state.js';
+import { LabelBook } from './label-book.js';
+import { StatusAudience } from './status-audience.js';
+
+/** Everything a session keeps about its link in the `AuthStore`, loaded together and forgotten together. */
+export interface SessionLink {
+  auth: BaileysAuth;
+  labels: LabelBook;
+  audience: StatusAudience;
+}
+
+export async function loadSessionLink(store: AuthStore, log: Logger, hooks: BaileysAuthHooks): Promise<SessionLink> {
+  const auth = await BaileysAuth.load(store, hooks);
+  const [labels, audience] = await Promise.all([LabelBook.load(auth, log), StatusAudience.load(auth, log)]);
+  return { auth, labels, audience };
+}

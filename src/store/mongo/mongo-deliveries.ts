@@ -1,0 +1,97 @@
+import type { Collection, Db } from 'mongodb';
+import type { DeliveryRepository, DeliveryRow } from '../store.js';
+
+interface DeliveryDoc {
+  _id: string;
+  instanceId: string;
+  status: 'pending' | 'dead';
+  dueAt: number;
+  leaseUntil: number;
+  attempts: number;
+  payload: string;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const toRow = (d: DeliveryDoc): DeliveryRow => ({
+  id: d._id,
+  instanceId: d.instanceId,
+  payload: d.payload,
+  attempts: d.attempts,
+  lastError: d.lastError ?? undefined,
+  createdAt: d.createdAt,
+  updatedAt: d.updatedAt,
+});
+
+/** The webhook outbox in MongoDB: each take is an atomic findOneAndUpdate, so nodes never share a row. */
+export class MongoDeliveries implements DeliveryRepository {
+  readonly #col: Collection<DeliveryDoc>;
+
+  constructor(db: Db) {
+    this.#col = db.collection<DeliveryDoc>('webhook_deliveries');
+  }
+
+  static async createIndexes(db: Db): Promise<void> {
+    await db.collection('webhook_deliveries').createIndexes([
+      { key: { status: 1, dueAt: 1, createdAt: 1 }, name: 'status_due' },
+      { key: { instanceId: 1, status: 1 }, name: 'instance_status' },
+    ]);
+  }
+
+  async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
+    if (rows.length === 0) return;
+    await this.#col.insertMany(
+      rows.map((r) => ({ _id: r.id, instanceId: r.instanceId, status: 'pending' as const, dueAt, leaseUntil: 0, attempts: r.attempts, payload: r.payload, lastError: r.lastError ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt })),
+      { ordered: true },
+    );
+  }
+
+  async take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]> {
+    const taken: DeliveryRow[] = [];
+    while (taken.length < max) {
+      const doc = await this.#col.findOneAndUpdate(
+        { status: 'pending', dueAt: { $lte: now }, leaseUntil: { $lte: now } },
+        { $set: { leaseUntil: now + leaseMs } },
+        { sort: { dueAt: 1, createdAt: 1 }, returnDocument: 'after' },
+      );
+      if (!doc) break;
+      taken.push(toRow(doc));
+    }
+    return taken;
+  }
+
+  async complete(id: string): Promise<void> {
+    await this.#col.deleteOne({ _id: id });
+  }
+
+  async reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void> {
+    await this.#col.updateOne({ _id: id }, { $set: { dueAt, leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } });
+  }
+
+  async bury(id: string, attempts: number, lastError: string): Promise<void> {
+    await this.#col.updateOne({ _id: id }, { $set: { status: 'dead', leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } });
+  }
+
+  async listDead(instanceId: string): Promise<DeliveryRow[]> {
+    return (await this.#col.find({ instanceId, status: 'dead' }).sort({ createdAt: 1 }).toArray()).map(toRow);
+  }
+
+  async revive(instanceId: string, ids: string[] | undefined, now: number): Promise<number> {
+    if (ids?.length === 0) return 0;
+    const res = await this.#col.updateMany(
+      { instanceId, status: 'dead', ...(ids ? { _id: { $in: ids } } : {}) },
+      { $set: { status: 'pending', dueAt: now, leaseUntil: 0, attempts: 0, updatedAt: new Date(now).toISOString() } },
+    );
+    return res.modifiedCount;
+  }
+
+  async countPending(): Promise<number> {
+    return this.#col.countDocuments({ status: 'pending' });
+  }
+
+  /** Dead letters die with their instance; pending deliveries still go out. */
+  async forgetDead(instanceId: string): Promise<void> {
+    await this.#col.deleteMany({ instanceId, status: 'dead' });
+  }
+}

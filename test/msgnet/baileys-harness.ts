@@ -1,0 +1,86 @@
+import { initAuthCreds } from '@whiskeysockets/baileys';
+import { pino } from 'pino';
+import { BaileysDriver } from '../../src/msgnet/baileys/baileys-driver.js';
+import type { BaileysDriverOptions } from '../../src/msgnet/baileys/baileys-driver.js';
+import { CREDS_KEY, serialize } from '../../src/msgnet/baileys/baileys-auth-state.js';
+import type { MsgNetSession, ProxySettings } from '../../src/msgnet/msgnet-driver.js';
+import type { ConnectionEvent, MsgNetEvent } from '../../src/msgnet/msgnet-events.js';
+import { DEFAULT_SETTINGS } from '../../src/store/records.js';
+import type { InstanceSettings } from '../../src/store/records.js';
+import { FakeSocketFactory, OWN_ID } from './fake-baileys-socket.js';
+import { MemoryAuthStore } from './memory-auth-store.js';
+
+export const silentLog = pino({ level: 'silent' });
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `check` holds (timers only fire late, so positive checks wait rather than sleep). */
+export async function waitFor(check: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(2);
+  }
+}
+
+/** Saves creds of a device that finished pairing (what `resume` needs to reconnect). */
+export function seedLinkedCreds(store: MemoryAuthStore): void {
+  const creds = initAuthCreds();
+  creds.me = { id: OWN_ID, name: 'Me' };
+  creds.account = { details: Buffer.from('adv-details'), accountSignature: Buffer.from('sig') };
+  store.data.set(CREDS_KEY, serialize(creds));
+}
+
+export interface Harness {
+  driver: BaileysDriver;
+  session: MsgNetSession;
+  store: MemoryAuthStore;
+  factory: FakeSocketFactory;
+  events: MsgNetEvent[];
+  settings: InstanceSettings;
+}
+
+export interface HarnessOptions {
+  linked?: boolean;
+  settings?: Partial<InstanceSettings>;
+  proxy?: ProxySettings;
+  store?: MemoryAuthStore;
+  driver?: Partial<BaileysDriverOptions>;
+}
+
+export async function openSession(options: HarnessOptions = {}): Promise<Harness> {
+  const store = options.store ?? new MemoryAuthStore();
+  if (options.linked) seedLinkedCreds(store);
+  const factory = new FakeSocketFactory();
+  const events: MsgNetEvent[] = [];
+  const settings: InstanceSettings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const driver = new BaileysDriver({
+    makeSocket: factory.make,
+    backoff: { baseMs: 10, maxMs: 40 },
+    random: () => 0,
+    linkTimeoutMs: 1_000,
+    ...options.driver,
+  });
+  const session = await driver.open({
+    instanceId: 'inst-1',
+    auth: store,
+    proxy: options.proxy,
+    settings: () => settings,
+    emit: (event) => events.push(event),
+    log: silentLog,
+  });
+  return { driver, session, store, factory, events, settings };
+}
+
+/** A linked session whose socket has opened. */
+export async function connectedSession(options: HarnessOptions = {}): Promise<Harness> {
+  const h = await openSession({ ...options, linked: true });
+  await h.session.resume();
+  h.factory.last.open();
+  h.events.length = 0;
+  return h;
+}
+
+export function connectionEvents(events: MsgNetEvent[]): ConnectionEvent[] {
+  return events.filter((e): e is ConnectionEvent => e.type === 'connection');
+}

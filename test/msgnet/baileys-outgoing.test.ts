@@ -1,0 +1,295 @@
+import { expect } from 'chai';
+import type { BinaryNode, GroupMetadata, proto } from '@whiskeysockets/baileys';
+import { ErrorCode } from '../../src/errors.js';
+import type { AppError } from '../../src/errors.js';
+import { OWN_JID } from './fake-baileys-socket.js';
+import { connectedSession } from './baileys-harness.js';
+
+const PEER = '5511988887777@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+
+type Relayed = [string, proto.IMessage, { messageId: string; additionalNodes: BinaryNode[] }];
+
+describe('BaileysSession: outgoing messages', () => {
+  it('sendText: sendMessage with {text}; a bare number becomes a user jid', async () => {
+    const h = await connectedSession();
+    const sent = await h.session.sendText('5511988887777', 'hello');
+    expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([[PEER, { text: 'hello' }, undefined]]);
+    expect(sent).to.deep.equal({ messageId: 'SENT1', timestamp: 1_700_000_000_000 });
+  });
+
+  it('sendMedia: image with caption, voice note, document with file name, sticker', async () => {
+    const h = await connectedSession();
+    const data = Buffer.from('bytes');
+    await h.session.sendMedia(PEER, { kind: 'image', data, mimetype: 'image/png', caption: 'pic' });
+    await h.session.sendMedia(PEER, { kind: 'audio', data, mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3 });
+    await h.session.sendMedia(PEER, { kind: 'document', data, mimetype: 'application/pdf', fileName: 'a.pdf' });
+    await h.session.sendMedia(PEER, { kind: 'sticker', data, mimetype: 'image/webp' });
+    expect(h.factory.last.callsOf('sendMessage').map((c) => c[1])).to.deep.equal([
+      { image: data, mimetype: 'image/png', caption: 'pic' },
+      { audio: data, mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3 },
+      { document: data, mimetype: 'application/pdf', fileName: 'a.pdf' },
+      { sticker: data, mimetype: 'image/webp' },
+    ]);
+  });
+
+  it('sendButtons: a native-flow interactive message relayed with the biz node (and bot node in a DM)', async () => {
+    const h = await connectedSession();
+    const sent = await h.session.sendButtons(PEER, 'Pick one', [
+      { type: 'reply', id: 'yes', label: 'Yes' },
+      { type: 'url', url: 'https://example.com', label: 'Site' },
+      { type: 'call', phoneNumber: '+5511999', label: 'Call us' },
+      { type: 'copy', code: 'PROMO10', label: 'Copy' },
+    ]);
+    const [jid, message, options] = h.factory.last.callsOf('relayMessage')[0] as Relayed;
+    expect(jid).to.equal(PEER);
+    expect(options.messageId).to.equal(sent.messageId);
+    const inner = message.viewOnceMessage!.message!;
+    expect(inner.messageContextInfo).to.deep.include({ deviceListMetadataVersion: 2 });
+    expect(inner.interactiveMessage!.body).to.deep.equal({ text: 'Pick one' });
+    const buttons = inner.interactiveMessage!.nativeFlowMessage!.buttons!.map((b) => [b.name, JSON.parse(b.buttonParamsJson!)]);
+    expect(buttons).to.deep.equal([
+      ['quick_reply', { display_text: 'Yes', id: 'yes' }],
+      ['cta_url', { display_text: 'Site', url: 'https://example.com', merchant_url: 'https://example.com' }],
+      ['cta_call', { display_text: 'Call us', phone_number: '+5511999' }],
+      ['cta_copy', { display_text: 'Copy', copy_code: 'PROMO10' }],
+    ]);
+    expect(options.additionalNodes).to.deep.equal([
+      {
+        tag: 'biz',
+        attrs: {},
+        content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] }],
+      },
+      { tag: 'bot', attrs: { biz_bot: '1' } },
+    ]);
+  });
+
+  it('sendButtons to a group carries the biz node only', async () => {
+    const h = await connectedSession();
+    await h.session.sendButtons(GROUP, 'Vote', [{ type: 'reply', id: 'a', label: 'A' }]);
+    const [, , options] = h.factory.last.callsOf('relayMessage')[0] as Relayed;
+    expect(options.additionalNodes.map((n) => n.tag)).to.deep.equal(['biz']);
+  });
+
+  it('sendPayment: payment_info with a PIX static code; RANDOM keys are sent as EVP', async () => {
+    const h = await connectedSession();
+    await h.session.sendPayment(PEER, { merchantName: 'Loja', key: '123e4567-e89b-12d3-a456-426614174000', keyType: 'RANDOM' });
+    const [, message, options] = h.factory.last.callsOf('relayMessage')[0] as Relayed;
+    const [button] = message.interactiveMessage!.nativeFlowMessage!.buttons!;
+    expect(button!.name).to.equal('payment_info');
+    const params = JSON.parse(button!.buttonParamsJson!);
+    expect(params.currency).to.equal('BRL');
+    expect(params.payment_settings).to.deep.equal([
+      {
+        type: 'pix_static_code',
+        pix_static_code: { merchant_name: 'Loja', key: '123e4567-e89b-12d3-a456-426614174000', key_type: 'EVP' },
+      },
+    ]);
+    expect(options.additionalNodes).to.deep.equal([{ tag: 'biz', attrs: { native_flow_name: 'payment_info' } }]);
+  });
+
+  it('sendEventCard: an event message with the join link, relayed with meta event_type=creation', async () => {
+    const h = await connectedSession();
+    await h.session.sendEventCard(PEER, {
+      name: 'Demo',
+      description: 'Agenda',
+      startTime: 1_900_000_000,
+      endTime: 1_900_003_600,
+      video: true,
+      reminderOffsetSec: 600,
+      joinLink: 'https://call.whatsapp.com/video/TOK',
+    });
+    const [, message, options] = h.factory.last.callsOf('relayMessage')[0] as Relayed;
+    expect(message.eventMessage).to.deep.equal({
+      name: 'Demo',
+      description: 'Agenda',
+      joinLink: 'https://call.whatsapp.com/video/TOK',
+      startTime: 1_900_000_000,
+      endTime: 1_900_003_600,
+      isCanceled: false,
+      extraGuestsAllowed: false,
+      isScheduleCall: true,
+      hasReminder: true,
+      reminderOffsetSec: 600,
+    });
+    expect(message.messageContextInfo!.messageSecret).to.have.length(32);
+    expect(options.additionalNodes).to.deep.equal([{ tag: 'meta', attrs: { event_type: 'creation' } }]);
+    expect(h.factory.last.callsOf('createCallLink')).to.have.length(0);
+  });
+
+  it('sendEventCard without a link creates one first', async () => {
+    const h = await connectedSession();
+    await h.session.sendEventCard(PEER, { name: 'Demo', startTime: 1_900_000_000, video: false, joinLink: '' });
+    expect(h.factory.last.callsOf('createCallLink')).to.deep.equal([['audio', { startTime: 1_900_000_000 }]]);
+    const [, message] = h.factory.last.callsOf('relayMessage')[0] as Relayed;
+    expect(message.eventMessage!.joinLink).to.equal('https://call.whatsapp.com/voice/TOKEN123');
+  });
+
+  it('publishStatus (text): status@broadcast, statusJidList with our own jid and known contacts, font int, hex colour', async () => {
+    const h = await connectedSession();
+    h.factory.last.emit('contacts.upsert', [{ id: PEER }, { id: '4455@lid', phoneNumber: '5511000001111@s.whatsapp.net' }]);
+    await h.session.publishStatus({ type: 'text', text: 'Hi all', backgroundColor: '#112233', font: 2 });
+    expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
+      [
+        'status@broadcast',
+        { text: 'Hi all' },
+        { statusJidList: [OWN_JID, PEER, '5511000001111@s.whatsapp.net'], broadcast: true, backgroundColor: '#112233', font: 2 },
+      ],
+    ]);
+  });
+
+  it('publishStatus (audio): a voice note by default', async () => {
+    const h = await connectedSession();
+    const data = Buffer.from('ogg');
+    await h.session.publishStatus({ type: 'audio', text: '', media: { kind: 'audio', data, mimetype: 'audio/ogg; codecs=opus' } });
+    const [jid, content, options] = h.factory.last.callsOf('sendMessage')[0]!;
+    expect(jid).to.equal('status@broadcast');
+    expect(content).to.deep.equal({ audio: data, mimetype: 'audio/ogg; codecs=opus', ptt: true });
+    expect(options).to.deep.equal({ statusJidList: [OWN_JID], broadcast: true });
+  });
+
+  it('deleteMessage revokes with the key; a status revoke carries the status list', async () => {
+    const h = await connectedSession();
+    await h.session.deleteMessage(PEER, 'M1', true);
+    await h.session.deleteMessage('status@broadcast', 'S1', true);
+    expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
+      [PEER, { delete: { remoteJid: PEER, id: 'M1', fromMe: true } }, undefined],
+      ['status@broadcast', { delete: { remoteJid: 'status@broadcast', id: 'S1', fromMe: true } }, { statusJidList: [OWN_JID] }],
+    ]);
+  });
+
+  it('markRead, setPresence and rejectCall map to the socket methods', async () => {
+    const h = await connectedSession();
+    await h.session.markRead(GROUP, ['A', 'B'], '99@lid');
+    await h.session.markRead(PEER, ['C']);
+    await h.session.setPresence(true);
+    await h.session.setPresence(false);
+    await h.session.rejectCall('CALL1', PEER);
+    const sock = h.factory.last;
+    expect(sock.callsOf('readMessages')).to.deep.equal([
+      [
+        [
+          { remoteJid: GROUP, id: 'A', fromMe: false, participant: '99@lid' },
+          { remoteJid: GROUP, id: 'B', fromMe: false, participant: '99@lid' },
+        ],
+      ],
+      [[{ remoteJid: PEER, id: 'C', fromMe: false }]],
+    ]);
+    expect(sock.callsOf('sendPresenceUpdate')).to.deep.equal([
+      ['available', undefined],
+      ['unavailable', undefined],
+    ]);
+    expect(sock.callsOf('rejectCall')).to.deep.equal([['CALL1', PEER]]);
+  });
+
+  it('createCallLink returns the token and the audio or video url', async () => {
+    const h = await connectedSession();
+    expect(await h.session.createCallLink('video', 1_900_000_000)).to.deep.equal({
+      token: 'TOKEN123',
+      url: 'https://call.whatsapp.com/video/TOKEN123',
+    });
+    expect(await h.session.createCallLink('audio')).to.deep.equal({ token: 'TOKEN123', url: 'https://call.whatsapp.com/voice/TOKEN123' });
+    expect(h.factory.last.callsOf('createCallLink')).to.deep.equal([
+      ['video', { startTime: 1_900_000_000 }],
+      ['audio', undefined],
+    ]);
+  });
+
+  it('listGroups derives isAdmin/isSuperAdmin from `admin`', async () => {
+    const h = await connectedSession();
+    const group: GroupMetadata = {
+      id: GROUP,
+      subject: 'Team',
+      desc: 'Our team',
+      owner: '11@lid',
+      ownerPn: '5511000000001@s.whatsapp.net',
+      size: 3,
+      participants: [
+        { id: '11@lid', phoneNumber: '5511000000001@s.whatsapp.net', admin: 'superadmin' },
+        { id: '5511000000002@s.whatsapp.net', admin: 'admin' },
+        { id: '5511000000003@s.whatsapp.net', admin: null },
+      ],
+    };
+    h.factory.last.groups = { [GROUP]: group };
+    expect(await h.session.listGroups(false)).to.deep.equal([
+      { jid: GROUP, name: 'Team', description: 'Our team', creatorJid: '5511000000001@s.whatsapp.net', memberCount: 3 },
+    ]);
+    const [withMembers] = await h.session.listGroups(true);
+    expect(withMembers!.members).to.deep.equal([
+      { jid: '5511000000001@s.whatsapp.net', isAdmin: true, isSuperAdmin: true },
+      { jid: '5511000000002@s.whatsapp.net', isAdmin: true, isSuperAdmin: false },
+      { jid: '5511000000003@s.whatsapp.net', isAdmin: false, isSuperAdmin: false },
+    ]);
+    // Fetched metadata feeds Baileys' cachedGroupMetadata.
+    expect(await h.factory.last.config.cachedGroupMetadata!(GROUP)).to.equal(group);
+  });
+
+  it('updateProfile: picture on our own jid, removal, name and status', async () => {
+    const h = await connectedSession();
+    const jpeg = Buffer.from('jpeg');
+    await h.session.updateProfile({ picture: jpeg, name: 'Shop', status: 'Open 9-18' });
+    await h.session.updateProfile({ picture: null });
+    const sock = h.factory.last;
+    expect(sock.callsOf('updateProfilePicture')).to.deep.equal([[OWN_JID, jpeg]]);
+    expect(sock.callsOf('removeProfilePicture')).to.deep.equal([[OWN_JID]]);
+    expect(sock.callsOf('updateProfileName')).to.deep.equal([['Shop']]);
+    expect(sock.callsOf('updateProfileStatus')).to.deep.equal([['Open 9-18']]);
+  });
+
+  it('getPrivacy forces a fetch and maps Baileys names to ours', async () => {
+    const h = await connectedSession();
+    h.factory.last.privacy = {
+      last: 'contacts',
+      online: 'match_last_seen',
+      profile: 'all',
+      status: 'contact_blacklist',
+      readreceipts: 'none',
+      calladd: 'known',
+      groupadd: 'contacts',
+      messages: 'all',
+    };
+    expect(await h.session.getPrivacy()).to.deep.equal({
+      lastSeen: 'contacts',
+      online: 'match_last_seen',
+      profile: 'all',
+      status: 'contact_blacklist',
+      readReceipts: 'none',
+      callAdd: 'known',
+      groupAdd: 'contacts',
+    });
+    expect(h.factory.last.callsOf('fetchPrivacySettings')).to.deep.equal([[true]]);
+  });
+
+  it('setPrivacy calls the matching setter and refuses values the field does not allow', async () => {
+    const h = await connectedSession();
+    await h.session.setPrivacy('lastSeen', 'none');
+    await h.session.setPrivacy('online', 'all');
+    await h.session.setPrivacy('profile', 'contacts');
+    await h.session.setPrivacy('status', 'contact_blacklist');
+    await h.session.setPrivacy('readReceipts', 'all');
+    await h.session.setPrivacy('callAdd', 'known');
+    await h.session.setPrivacy('groupAdd', 'contacts');
+    const sock = h.factory.last;
+    expect(
+      [
+        'updateLastSeenPrivacy',
+        'updateOnlinePrivacy',
+        'updateProfilePicturePrivacy',
+        'updateStatusPrivacy',
+        'updateReadReceiptsPrivacy',
+        'updateCallPrivacy',
+        'updateGroupsAddPrivacy',
+      ].map((m) => sock.callsOf(m)),
+    ).to.deep.equal([[['none']], [['all']], [['contacts']], [['contact_blacklist']], [['all']], [['known']], [['contacts']]]);
+    let err: unknown;
+    await h.session.setPrivacy('callAdd', 'contacts').catch((e: unknown) => (err = e));
+    expect((err as AppError).code).to.equal(ErrorCode.InvalidInput);
+  });
+
+  it('lookup asks onWhatsApp and adds the LID when known', async () => {
+    const h = await connectedSession();
+    expect(await h.session.lookup('+55 11 98888-7777')).to.deep.equal({ found: true, jid: PEER, lid: '777000111@lid' });
+    expect(await h.session.lookup('0001')).to.deep.equal({ found: false, jid: undefined, lid: undefined });
+    expect(h.factory.last.callsOf('onWhatsApp')).to.deep.equal([['5511988887777'], ['0001']]);
+  });
+});

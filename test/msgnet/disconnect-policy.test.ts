@@ -1,0 +1,36 @@
+import { expect } from 'chai';
+import { backoffDelay, decideDisconnect, statusCodeOf } from '../../src/msgnet/baileys/disconnect-policy.js';
+import { boom } from './fake-baileys-socket.js';
+
+describe('disconnect policy', () => {
+  it('reads the Boom status code, or nothing', () => {
+    expect(statusCodeOf(boom(515))).to.equal(515);
+    expect(statusCodeOf(new Error('plain'))).to.equal(undefined);
+    expect(statusCodeOf(undefined)).to.equal(undefined);
+  });
+
+  it('decides per DisconnectReason', () => {
+    expect(decideDisconnect(boom(515))).to.deep.equal({ kind: 'restart' });
+    for (const code of [428, 408, 500, 503]) expect(decideDisconnect(boom(code)).kind, String(code)).to.equal('backoff');
+    expect(decideDisconnect(boom(440))).to.deep.equal({
+      kind: 'stop',
+      state: 'disconnected',
+      reason: 'replaced by another session',
+      clearAuth: false,
+    });
+    expect(decideDisconnect(boom(401))).to.include({ kind: 'stop', state: 'loggedout', clearAuth: true });
+    expect(decideDisconnect(boom(411))).to.include({ kind: 'stop', state: 'loggedout', clearAuth: true });
+    expect(decideDisconnect(boom(403))).to.include({ kind: 'stop', state: 'loggedout', clearAuth: false });
+    expect(decideDisconnect(boom(408, 'QR refs attempts ended'))).to.include({ kind: 'stop', state: 'disconnected' });
+    expect(decideDisconnect(new Error('socket hang up')).kind).to.equal('backoff');
+  });
+
+  it('backs off exponentially with jitter, capped', () => {
+    const opts = { baseMs: 1_000, maxMs: 60_000 };
+    expect(backoffDelay(0, opts, () => 0)).to.equal(500);
+    expect(backoffDelay(0, opts, () => 1)).to.equal(1_000);
+    expect(backoffDelay(3, opts, () => 1)).to.equal(8_000);
+    expect(backoffDelay(10, opts, () => 1)).to.equal(60_000);
+    expect(backoffDelay(500, opts, () => 0)).to.equal(30_000);
+  });
+});

@@ -1,0 +1,177 @@
+import { EventEmitter } from 'node:events';
+import type { BaileysEventMap, Contact, GroupMetadata, UserFacingSocketConfig } from '@whiskeysockets/baileys';
+import type { BaileysSocket, SocketFactory } from '../../src/msgnet/baileys/socket-port.js';
+
+export const OWN_ID = '5511999990000:7@s.whatsapp.net';
+export const OWN_JID = '5511999990000@s.whatsapp.net';
+export const OWN_LID = '88001122334455:7@lid';
+
+/** A Boom-shaped error, as Baileys puts in `lastDisconnect.error`. */
+export function boom(statusCode: number, message = 'Connection Failure'): Error {
+  return Object.assign(new Error(message), { output: { statusCode } });
+}
+
+type Call = unknown[];
+
+/**
+ * A stand-in for a Baileys socket: `ev` is a plain EventEmitter (Baileys' buffered emitter flushes
+ * into one), and each method the session calls records its arguments and returns a canned answer.
+ */
+export class FakeSocket {
+  readonly ev = new EventEmitter();
+  readonly calls = new Map<string, Call[]>();
+  user: Contact | undefined = { id: OWN_ID, lid: OWN_LID, name: 'Me' };
+  readonly authState: UserFacingSocketConfig['auth'] & { keys: { set: (data: unknown) => Promise<void> } };
+  groups: Record<string, GroupMetadata> = {};
+  privacy: Record<string, string> = {};
+  callLinkToken: string | undefined = 'TOKEN123';
+  /** Label events `resyncAppState` replays, as a full app-state snapshot would. */
+  resyncEvents: [keyof BaileysEventMap, unknown][] = [];
+  ended = false;
+  private messageSeq = 0;
+
+  constructor(
+    readonly index: number,
+    readonly config: UserFacingSocketConfig,
+    private readonly order: string[],
+  ) {
+    const keys = config.auth.keys;
+    this.authState = {
+      creds: config.auth.creds,
+      keys: {
+        ...keys,
+        set: async (data: unknown) => {
+          this.record('authState.keys.set', data);
+          await keys.set(data as never);
+        },
+      },
+    };
+  }
+
+  callsOf(name: string): Call[] {
+    return this.calls.get(name) ?? [];
+  }
+
+  private record(name: string, ...args: unknown[]): void {
+    const list = this.calls.get(name) ?? [];
+    list.push(args);
+    this.calls.set(name, list);
+  }
+
+  // ---- driving the session ----
+
+  emit<K extends keyof BaileysEventMap>(event: K, arg: BaileysEventMap[K]): void {
+    this.ev.emit(event, arg);
+  }
+
+  connecting(): void {
+    this.emit('connection.update', { connection: 'connecting', qr: undefined });
+  }
+
+  qr(code: string): void {
+    this.emit('connection.update', { qr: code });
+  }
+
+  open(): void {
+    this.emit('connection.update', { connection: 'open' });
+  }
+
+  close(error: Error | undefined): void {
+    this.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date() } });
+  }
+
+  // ---- the socket API the session uses ----
+
+  end = async (error: Error | undefined): Promise<void> => {
+    this.record('end', error);
+    this.order.push(`end:${this.index}`);
+    this.ended = true;
+  };
+
+  logout = async (msg?: string): Promise<void> => this.record('logout', msg);
+
+  requestPairingCode = async (phone: string, custom?: string): Promise<string> => {
+    this.record('requestPairingCode', phone, custom);
+    return 'ABCD1234';
+  };
+
+  sendMessage = async (jid: string, content: unknown, options?: unknown) => {
+    this.record('sendMessage', jid, content, options);
+    return { key: { remoteJid: jid, fromMe: true, id: `SENT${++this.messageSeq}` }, messageTimestamp: 1_700_000_000 };
+  };
+
+  relayMessage = async (jid: string, message: unknown, options: { messageId?: string }): Promise<string> => {
+    this.record('relayMessage', jid, message, options);
+    return options.messageId ?? '';
+  };
+
+  readMessages = async (keys: unknown[]): Promise<void> => this.record('readMessages', keys);
+  sendPresenceUpdate = async (type: string, to?: string): Promise<void> => this.record('sendPresenceUpdate', type, to);
+  rejectCall = async (callId: string, from: string): Promise<void> => this.record('rejectCall', callId, from);
+
+  createCallLink = async (type: string, event?: { startTime: number }): Promise<string | undefined> => {
+    this.record('createCallLink', type, event);
+    return this.callLinkToken;
+  };
+
+  groupFetchAllParticipating = async (): Promise<Record<string, GroupMetadata>> => {
+    this.record('groupFetchAllParticipating');
+    return this.groups;
+  };
+
+  updateProfilePicture = async (jid: string, content: unknown): Promise<void> => this.record('updateProfilePicture', jid, content);
+  removeProfilePicture = async (jid: string): Promise<void> => this.record('removeProfilePicture', jid);
+  updateProfileName = async (name: string): Promise<void> => this.record('updateProfileName', name);
+  updateProfileStatus = async (status: string): Promise<void> => this.record('updateProfileStatus', status);
+
+  fetchPrivacySettings = async (force?: boolean): Promise<Record<string, string>> => {
+    this.record('fetchPrivacySettings', force);
+    return this.privacy;
+  };
+
+  updateLastSeenPrivacy = async (v: string): Promise<void> => this.record('updateLastSeenPrivacy', v);
+  updateOnlinePrivacy = async (v: string): Promise<void> => this.record('updateOnlinePrivacy', v);
+  updateProfilePicturePrivacy = async (v: string): Promise<void> => this.record('updateProfilePicturePrivacy', v);
+  updateStatusPrivacy = async (v: string): Promise<void> => this.record('updateStatusPrivacy', v);
+  updateReadReceiptsPrivacy = async (v: string): Promise<void> => this.record('updateReadReceiptsPrivacy', v);
+  updateCallPrivacy = async (v: string): Promise<void> => this.record('updateCallPrivacy', v);
+  updateGroupsAddPrivacy = async (v: string): Promise<void> => this.record('updateGroupsAddPrivacy', v);
+
+  resyncAppState = async (collections: readonly string[], isInitialSync: boolean): Promise<void> => {
+    this.record('resyncAppState', collections, isInitialSync);
+    for (const [event, arg] of this.resyncEvents) this.ev.emit(event, arg);
+  };
+
+  onWhatsApp = async (...numbers: string[]): Promise<{ jid: string; exists: boolean }[]> => {
+    this.record('onWhatsApp', ...numbers);
+    return numbers.map((n) => ({ jid: `${n.replace(/\D/g, '')}@s.whatsapp.net`, exists: !n.startsWith('000') }));
+  };
+
+  signalRepository = {
+    lidMapping: {
+      getLIDForPN: async (pn: string): Promise<string | null> => {
+        this.record('getLIDForPN', pn);
+        return '777000111@lid';
+      },
+    },
+  };
+}
+
+/** Records each socket it makes, and the order of creations and `end` calls across them. */
+export class FakeSocketFactory {
+  readonly sockets: FakeSocket[] = [];
+  readonly order: string[] = [];
+
+  make: SocketFactory = (config) => {
+    const sock = new FakeSocket(this.sockets.length + 1, config, this.order);
+    this.order.push(`create:${sock.index}`);
+    this.sockets.push(sock);
+    return sock as unknown as BaileysSocket;
+  };
+
+  get last(): FakeSocket {
+    const sock = this.sockets.at(-1);
+    if (!sock) throw new Error('no socket was created');
+    return sock;
+  }
+}
