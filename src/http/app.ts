@@ -4,7 +4,10 @@ import type { Logger } from 'pino';
 import type { AccountService } from '../accounts/account-service.js';
 import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
+import type { DeliveryQueue } from '../events/webhooks/delivery.js';
+import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
 import type { InstanceService } from '../instances/instance-service.js';
+import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, AppState } from './app-state.js';
 import { createAuthenticator } from './auth.js';
@@ -15,6 +18,7 @@ import { rateLimit } from './rate-limit.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { connectionRoutes } from './routes/connection-routes.js';
+import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -42,6 +46,9 @@ export interface AppDeps {
   probeEnabled: boolean;
   /** The sandbox driver is on: its control endpoints exist. */
   sandbox: boolean;
+  secrets: SecretBox;
+  allowPrivateUrls: boolean;
+  webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -80,6 +87,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     adminRoutes({ ...common, accounts: deps.accounts }),
     instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
     connectionRoutes(actorRoutes),
+    eventRoutes({ ...common, store: deps.store, secrets: deps.secrets, allowPrivateUrls: deps.allowPrivateUrls, ...deps.webhooks }),
     messageRoutes(actorRoutes),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),
