@@ -23,6 +23,9 @@ import { WebhookSender } from './events/webhooks/webhook-sender.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventEnvelope } from './events/instance-events.js';
 import { createApp } from './http/app.js';
+import { createAuthenticator } from './http/auth.js';
+import { createWebSocketGateway } from './http/ws/websocket-gateway.js';
+import type { WebSocketGateway } from './http/ws/websocket-gateway.js';
 import { isLoopbackHost } from './http/https-only.js';
 import { InstanceService } from './instances/instance-service.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
@@ -38,6 +41,10 @@ export interface RunningNode {
   store: Store;
   runtime: ClusterRuntime;
   logger: Logger;
+  /** The node's HTTP(S) listener. */
+  server: Server;
+  /** GET /ws/:instance on `server`. */
+  websockets: WebSocketGateway;
   /** Graceful stop: no new requests, every actor handed off, leases released, connections closed. */
   close(): Promise<void>;
 }
@@ -99,6 +106,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     if (token) logger.info({ account: 'default', token }, 'created account "default"; its TokenAccount is shown only now');
   }
 
+  const requireHttps = !(config.tls || config.allowInsecureHttp || isLoopbackHost(config.host));
   const app = createApp({
     nodeId,
     mode: runtime.mode,
@@ -110,7 +118,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     instances,
     adminToken: config.adminToken,
     trustProxy: config.trustProxy,
-    requireHttps: !(config.tls || config.allowInsecureHttp || isLoopbackHost(config.host)),
+    requireHttps,
     maxBodyBytes: config.maxBodyBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
     rateLimitCreatePerMinute: config.rateLimitCreatePerMinute,
@@ -130,6 +138,19 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const server: Server = config.tls
     ? createHttpsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app.callback())
     : createHttpServer(app.callback());
+  const websockets = createWebSocketGateway({
+    store,
+    auth: createAuthenticator(store, config.adminToken),
+    rateLimiter: runtime.rateLimiter,
+    events: runtime.events,
+    logger,
+    requireHttps,
+    trustProxy: config.trustProxy,
+    allowedOrigins: config.allowedWsOrigins,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    ...config.websocket,
+  });
+  websockets.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -148,10 +169,13 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     store,
     runtime,
     logger,
+    server,
+    websockets,
     close() {
       closing ??= (async () => {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        await websockets.close();
         await runtime.stop();
         await worker.stop();
         await driver.close();

@@ -24,6 +24,7 @@ import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { instanceRoutes } from './routes/instance-routes.js';
+import { websocketRoutes } from './routes/websocket-routes.js';
 
 export interface AppDeps {
   nodeId: string;
@@ -89,6 +90,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     connectionRoutes(actorRoutes),
     eventRoutes({ ...common, store: deps.store, secrets: deps.secrets, allowPrivateUrls: deps.allowPrivateUrls, ...deps.webhooks }),
     messageRoutes(actorRoutes),
+    websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),
   ]) {

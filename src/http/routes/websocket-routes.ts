@@ -1,0 +1,85 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import { isEventName } from '../../events/event-names.js';
+import type { WebsocketConfig } from '../../store/records.js';
+import type { Store } from '../../store/store.js';
+import { describeIssue, isPlainObject } from '../../validation.js';
+import type { AppState } from '../app-state.js';
+import { requireInstance } from '../auth.js';
+import type { Authenticator } from '../auth.js';
+import { bodyOf, jsonBody } from '../json-body.js';
+
+interface Deps {
+  store: Store;
+  auth: Authenticator;
+  maxBodyBytes: number;
+}
+
+const bodySchema = z.strictObject({
+  enabled: z.boolean(),
+  events: z.array(z.string().max(64)).max(64).optional(),
+  base64: z.boolean().optional(),
+});
+
+function invalid(detail: string): ValidationError {
+  return new ValidationError(`Invalid request body: ${detail}`);
+}
+
+/**
+ * The body of POST /api/events/websocket/:instance: `{enabled, events?, base64?}`, with `mediaBase64` as
+ * the hosted product's spelling of `base64`. `null` counts as absent. Omitted fields keep their stored
+ * value (never configured: every event, no base64).
+ */
+export function parseWebsocketBody(raw: unknown, current: WebsocketConfig | undefined): WebsocketConfig {
+  if (!isPlainObject(raw)) throw invalid('expected a JSON object');
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) if (value !== null) body[key] = value;
+  if ('mediaBase64' in body) {
+    if ('base64' in body) throw invalid("'mediaBase64' and 'base64' are the same field; send only one");
+    body.base64 = body.mediaBase64;
+    delete body.mediaBase64;
+  }
+  const parsed = bodySchema.safeParse(body);
+  if (!parsed.success) throw invalid(describeIssue(parsed.error));
+  const { enabled, events, base64 } = parsed.data;
+  let names = current?.events ?? [];
+  if (events !== undefined) {
+    names = [...new Set(events.map((e) => e.trim()).filter(Boolean))];
+    const unknown = names.find((e) => !isEventName(e));
+    if (unknown !== undefined) throw invalid(`field 'events': unknown event '${unknown}'`);
+  }
+  return { enabled, events: names, base64: base64 ?? current?.base64 ?? false };
+}
+
+export function websocketView(config: WebsocketConfig | undefined) {
+  const base64 = config?.base64 ?? false;
+  return { enabled: config?.enabled ?? false, events: config?.events ?? [], base64, mediaBase64: base64 };
+}
+
+/** Spec section 4.10: the WebSocket configuration of an instance (one per instance, any node serves it). */
+export function websocketRoutes(deps: Deps) {
+  const router = new Router<AppState>({ prefix: '/api/events' });
+  const guard = requireInstance(deps.store, deps.auth);
+
+  router.post('/websocket/:instance', guard, jsonBody(deps.maxBodyBytes), async (ctx) => {
+    const instance = ctx.state.instance!;
+    const websocket = parseWebsocketBody(bodyOf(ctx), instance.config.websocket);
+    if (!(await deps.store.instances.updateConfigBlock(instance.id, 'websocket', websocket))) {
+      throw new NotFoundError('Instance not found');
+    }
+    ctx.body = { success: true, message: 'WebSocket configuration saved successfully', websocket: websocketView(websocket) };
+  });
+
+  const read = (ctx: { state: AppState; body: unknown }) => {
+    ctx.body = {
+      success: true,
+      message: 'WebSocket configuration retrieved successfully',
+      websocket: websocketView(ctx.state.instance!.config.websocket),
+    };
+  };
+  router.get('/getWebsocket/:instance', guard, read);
+  router.get('/websocket/:instance', guard, read);
+
+  return router;
+}

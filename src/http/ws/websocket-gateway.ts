@@ -1,0 +1,366 @@
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { RateLimiter } from '../../cluster/rate-limiter.js';
+import type { WebSocketOptions } from '../../config/config.js';
+import type { EventBus } from '../../events/event-bus.js';
+import type { EventEnvelope } from '../../events/instance-events.js';
+import type { InstanceRecord, WebsocketConfig } from '../../store/records.js';
+import type { Store } from '../../store/store.js';
+import type { Authenticator } from '../auth.js';
+import { frameFor } from './ws-frames.js';
+import { UpgradeGuard, WsMessage, jsonError, refuseUpgrade, wsInstanceName } from './upgrade-guard.js';
+
+/**
+ * `GET /ws/:instance` (spec sections 4.10, 6, 7, 8) on one node.
+ *
+ * - Every check runs before the upgrade (UpgradeGuard); a refusal is a plain HTTP response.
+ * - Each node subscribes once per instance to the instance's EventBus channel (Redis in cluster mode),
+ *   shared by every socket of that instance on this node, and unsubscribes when the last one leaves; the
+ *   subscription is live before the 101, so a client that sees `open` receives every later event.
+ * - Each envelope is filtered by the instance's current WebSocket configuration, re-read from the store
+ *   every `configRefreshMs` (a change applies without reconnecting), and sent as one text frame to every
+ *   socket of the instance. Fire-and-forget: nothing is replayed.
+ * - Client frames over 4096 bytes close the connection (`ws` sends close 1009, Message Too Big); the
+ *   content of client frames is never read.
+ * - The server pings every `pingIntervalMs`; a socket that has not answered a ping with a pong within
+ *   `pongTimeoutMs` is dropped without a close frame (the client sees 1006).
+ * - A socket with more than `maxBufferedBytes` waiting to be sent is unregistered at once and closed with
+ *   1011; if it has not closed EVICT_GRACE_MS later, it is dropped (the client then sees 1006).
+ * - The instance deleted while connected, and the node shutting down (`close()`): close 1001.
+ *
+ * Wiring (src/node.ts), after the HTTP(S) server is created and before it listens:
+ *
+ *   const websockets = createWebSocketGateway({
+ *     store, auth: createAuthenticator(store, config.adminToken), rateLimiter: runtime.rateLimiter,
+ *     events: runtime.events, logger, requireHttps, trustProxy: config.trustProxy,
+ *     allowedOrigins: config.allowedWsOrigins, rateLimitPerMinute: config.rateLimitPerMinute, ...config.websocket,
+ *   });
+ *   websockets.attach(server);
+ *
+ * and in `close()`, before `runtime.stop()` (the event subscriptions need the transport):
+ *
+ *   await websockets.close();
+ */
+
+/** Client frames larger than this close the connection (spec section 8). */
+export const MAX_CLIENT_FRAME_BYTES = 4096;
+/** How long a socket closed by the server may take to finish the closing handshake before it is cut. */
+export const EVICT_GRACE_MS = 2000;
+
+export interface WebSocketGatewayDeps extends WebSocketOptions {
+  store: Store;
+  auth: Authenticator;
+  rateLimiter: RateLimiter;
+  /** The runtime's event bus (`runtime.events`): envelopes of each instance, from its owner on any node. */
+  events: EventBus<unknown>;
+  logger: Logger;
+  /** Plain HTTP is refused (not TLS, not loopback, not ALLOW_INSECURE_HTTP, no trusted proxy saying https). */
+  requireHttps: boolean;
+  trustProxy: boolean;
+  /** ALLOWED_WS_ORIGINS. */
+  allowedOrigins: readonly string[];
+  /** The Global limit per token per minute (RATE_LIMIT_PER_MINUTE). */
+  rateLimitPerMinute: number;
+}
+
+interface Client {
+  readonly ws: WebSocket;
+  readonly channel: InstanceChannel;
+  nextPingAt: number;
+  /** Set while a ping is unanswered: the socket is dropped at this time unless a pong arrives first. */
+  pongDeadline: number | undefined;
+}
+
+/** The sockets of one instance on this node and their shared subscription. */
+interface InstanceChannel {
+  readonly instanceId: string;
+  readonly sockets: Set<Client>;
+  /** Sockets plus upgrades in progress; the channel is dropped when this reaches 0. */
+  refs: number;
+  /** The instance's WebSocket configuration as last read. */
+  config: WebsocketConfig | undefined;
+  /** Resolves with the unsubscribe function once the subscription is live. */
+  readonly subscribed: Promise<() => Promise<void>>;
+}
+
+type AnyServer = HttpServer | HttpsServer;
+
+export class WebSocketGateway {
+  readonly #wss: WebSocketServer;
+  readonly #guard: UpgradeGuard;
+  readonly #channels = new Map<string, InstanceChannel>();
+  readonly #clients = new Set<Client>();
+  /** Headers for the 101 of an accepted upgrade (request id, rate limit). */
+  readonly #upgradeHeaders = new WeakMap<IncomingMessage, Record<string, string>>();
+  readonly #unsubscribing = new Set<Promise<void>>();
+  readonly #servers = new Set<AnyServer>();
+  readonly #log: Logger;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #refresher: NodeJS.Timeout | undefined;
+  #refreshing = false;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(private readonly deps: WebSocketGatewayDeps) {
+    this.#log = deps.logger.child({ component: 'websocket' });
+    this.#guard = new UpgradeGuard({ ...deps, logger: this.#log });
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: MAX_CLIENT_FRAME_BYTES,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    this.#wss.on('headers', (headers: string[], req: IncomingMessage) => {
+      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {})) headers.push(`${name}: ${value}`);
+    });
+  }
+
+  /** Handles `upgrade` requests of this server: `/ws/:instance`; any other upgrade path gets 404. */
+  attach(server: AnyServer): void {
+    if (this.#closed) throw new Error('the WebSocket gateway is closed');
+    server.on('upgrade', this.#onUpgrade);
+    this.#servers.add(server);
+    this.#startTimers();
+  }
+
+  /** Open sockets on this node. */
+  get size(): number {
+    return this.#clients.size;
+  }
+
+  /** Open sockets of one instance on this node. */
+  clientCount(instanceId: string): number {
+    return this.#channels.get(instanceId)?.sockets.size ?? 0;
+  }
+
+  /** Whether this node subscribes to the instance's events (it holds or is opening a socket for it). */
+  isSubscribed(instanceId: string): boolean {
+    return this.#channels.has(instanceId);
+  }
+
+  /**
+   * Node shutdown: refuses new upgrades, closes every socket with 1001 (cut after EVICT_GRACE_MS), drops
+   * the subscriptions. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      clearInterval(this.#heartbeat);
+      clearInterval(this.#refresher);
+      for (const server of this.#servers) server.off('upgrade', this.#onUpgrade);
+      this.#servers.clear();
+      const open = [...this.#clients].map((c) => c.ws);
+      const closed = Promise.all(open.map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r())))));
+      for (const client of [...this.#clients]) this.#closeClient(client, 1001, 'server shutting down');
+      await Promise.race([closed, new Promise((r) => setTimeout(r, EVICT_GRACE_MS).unref())]);
+      for (const ws of open) ws.terminate();
+      await Promise.all([...this.#unsubscribing]);
+      this.#wss.close();
+    })();
+    return this.#closing;
+  }
+
+  #onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // A client that goes away during the checks must not crash the process.
+    socket.on('error', (err) => this.#log.debug({ err }, 'websocket upgrade socket error'));
+    this.#handleUpgrade(req, socket, head).catch((err: unknown) => {
+      this.#log.error({ err }, 'websocket upgrade failed');
+      refuseUpgrade(socket, { status: 500, headers: {}, body: jsonError('Internal server error', 'internal') });
+    });
+  };
+
+  async #handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const name = wsInstanceName(req.url);
+    if (name === undefined) {
+      refuseUpgrade(socket, { status: 404, headers: {}, body: jsonError(WsMessage.NotFound, 'not_found') });
+      return;
+    }
+    if (this.#closed) {
+      refuseUpgrade(socket, { status: 503, headers: {}, body: jsonError(WsMessage.ShuttingDown, 'unavailable') });
+      return;
+    }
+    const verdict = await this.#guard.check(req, name);
+    if (!verdict.ok) {
+      refuseUpgrade(socket, verdict);
+      return;
+    }
+    if (this.#closed) {
+      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.ShuttingDown, 'unavailable') });
+      return;
+    }
+    const channel = this.#acquire(verdict.instance);
+    try {
+      await channel.subscribed;
+    } catch (err) {
+      this.#log.warn({ err, instance: name }, 'cannot subscribe to the instance events');
+      this.#release(channel);
+      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.Unavailable, 'unavailable') });
+      return;
+    }
+    if (this.#closed) {
+      this.#release(channel);
+      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.ShuttingDown, 'unavailable') });
+      return;
+    }
+    // `ws` answers a malformed handshake itself (400/405/426) without calling back: the reference taken
+    // above is then returned when the socket closes.
+    let registered = false;
+    socket.once('close', () => {
+      if (!registered) this.#release(channel);
+    });
+    this.#upgradeHeaders.set(req, verdict.headers);
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      registered = true;
+      if (this.#closed) {
+        this.#release(channel);
+        ws.close(1001);
+        return;
+      }
+      this.#register(channel, ws, verdict.instance);
+    });
+  }
+
+  #acquire(instance: InstanceRecord): InstanceChannel {
+    let channel = this.#channels.get(instance.id);
+    if (!channel) {
+      const created: InstanceChannel = {
+        instanceId: instance.id,
+        sockets: new Set(),
+        refs: 0,
+        config: instance.config.websocket,
+        subscribed: this.deps.events.subscribe(instance.id, (e) => this.#deliver(created, e as EventEnvelope)),
+      };
+      // A failed subscription is reported to the upgrades that wait for it; never unhandled.
+      created.subscribed.catch(() => undefined);
+      channel = created;
+      this.#channels.set(instance.id, channel);
+    } else {
+      // The record was just read: the freshest configuration there is.
+      channel.config = instance.config.websocket;
+    }
+    channel.refs++;
+    return channel;
+  }
+
+  #release(channel: InstanceChannel): void {
+    if (--channel.refs > 0) return;
+    if (this.#channels.get(channel.instanceId) === channel) this.#channels.delete(channel.instanceId);
+    const done = channel.subscribed
+      .then((unsubscribe) => unsubscribe())
+      .catch((err: unknown) => this.#log.debug({ err, instanceId: channel.instanceId }, 'unsubscribe failed'))
+      .finally(() => this.#unsubscribing.delete(done));
+    this.#unsubscribing.add(done);
+  }
+
+  #register(channel: InstanceChannel, ws: WebSocket, instance: InstanceRecord): void {
+    const client: Client = { ws, channel, nextPingAt: Date.now() + this.deps.pingIntervalMs, pongDeadline: undefined };
+    channel.sockets.add(client);
+    this.#clients.add(client);
+    ws.on('pong', () => {
+      client.pongDeadline = undefined;
+    });
+    // Client messages are not read (spec 4.10); `ws` enforces the frame limit and answers pings itself.
+    ws.on('error', (err) => this.#log.debug({ err, instance: instance.name }, 'websocket error'));
+    ws.on('close', (code) => {
+      this.#log.debug({ instance: instance.name, code }, 'websocket closed');
+      this.#unregister(client);
+    });
+    this.#log.debug({ instance: instance.name, sockets: channel.sockets.size }, 'websocket opened');
+  }
+
+  /** Removes a socket from its instance: it gets no more frames. Idempotent. */
+  #unregister(client: Client): void {
+    if (!client.channel.sockets.delete(client)) return;
+    this.#clients.delete(client);
+    this.#release(client.channel);
+  }
+
+  /** Unregisters and closes with `code`; cut without a close frame if still open after the grace. */
+  #closeClient(client: Client, code: number, reason: string): void {
+    this.#unregister(client);
+    const { ws } = client;
+    if (ws.readyState === WebSocket.CLOSED) return;
+    this.#log.debug({ instanceId: client.channel.instanceId, code, reason }, 'closing websocket');
+    ws.close(code);
+    setTimeout(() => ws.terminate(), EVICT_GRACE_MS).unref();
+  }
+
+  #deliver(channel: InstanceChannel, envelope: EventEnvelope): void {
+    if (channel.sockets.size === 0) return;
+    const frame = frameFor(envelope, channel.config);
+    if (!frame) return;
+    for (const client of channel.sockets) {
+      const { ws } = client;
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      if (ws.bufferedAmount > this.deps.maxBufferedBytes) {
+        this.#closeClient(client, 1011, 'send buffer full');
+        continue;
+      }
+      ws.send(frame, { binary: false });
+    }
+  }
+
+  #startTimers(): void {
+    if (this.#heartbeat) return;
+    const { pingIntervalMs, pongTimeoutMs, configRefreshMs } = this.deps;
+    // Ticks often enough to drop a silent client close to its deadline without one timer per socket.
+    const tick = Math.max(5, Math.min(1000, pingIntervalMs, pongTimeoutMs));
+    this.#heartbeat = setInterval(() => this.#beat(), tick).unref();
+    this.#refresher = setInterval(() => void this.#refreshConfigs(), configRefreshMs).unref();
+  }
+
+  #beat(): void {
+    const now = Date.now();
+    for (const client of [...this.#clients]) {
+      if (client.ws.readyState !== WebSocket.OPEN) continue;
+      if (client.pongDeadline !== undefined && now >= client.pongDeadline) {
+        this.#log.debug({ instanceId: client.channel.instanceId }, 'websocket pong timeout');
+        this.#unregister(client);
+        client.ws.terminate();
+        continue;
+      }
+      if (now >= client.nextPingAt) {
+        client.nextPingAt = now + this.deps.pingIntervalMs;
+        client.pongDeadline ??= now + this.deps.pongTimeoutMs;
+        client.ws.ping();
+      }
+    }
+  }
+
+  /** Re-reads each held instance: new configuration applies at once; a deleted instance closes with 1001. */
+  async #refreshConfigs(): Promise<void> {
+    if (this.#refreshing || this.#closed) return;
+    this.#refreshing = true;
+    try {
+      const channels = [...this.#channels.values()];
+      for (let i = 0; i < channels.length; i += 32) {
+        await Promise.all(channels.slice(i, i + 32).map((c) => this.#refreshOne(c)));
+      }
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
+  async #refreshOne(channel: InstanceChannel): Promise<void> {
+    let instance: InstanceRecord | undefined;
+    try {
+      instance = await this.deps.store.instances.findById(channel.instanceId);
+    } catch (err) {
+      this.#log.warn({ err, instanceId: channel.instanceId }, 'cannot re-read the websocket configuration');
+      return;
+    }
+    if (instance) {
+      channel.config = instance.config.websocket;
+      return;
+    }
+    for (const client of [...channel.sockets]) this.#closeClient(client, 1001, 'instance deleted');
+  }
+}
+
+/** Builds the gateway of one node; `attach(server)` it to the node's HTTP(S) server. */
+export function createWebSocketGateway(deps: WebSocketGatewayDeps): WebSocketGateway {
+  return new WebSocketGateway(deps);
+}
