@@ -18,6 +18,14 @@ export const ErrorCode = {
   NotConnected: 'not_connected',
   Timeout: 'timeout',
   Internal: 'internal',
+  // The status endpoint's internal statuses (spec 7), returned as `error.code`.
+  MediaDownloadFailed: 'media_download_failed',
+  MediaValidationFailed: 'media_validation_failed',
+  UnsupportedMediaType: 'unsupported_media_type',
+  MediaUploadFailed: 'media_upload_failed',
+  AudioConversionFailed: 'audio_conversion_failed',
+  SendFailed: 'send_failed',
+  Disconnected: 'disconnected',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -130,9 +138,23 @@ export function errorFromWire(code: string, message: string): AppError {
   return new AppError(known ? (code as ErrorCode) : ErrorCode.Internal, message);
 }
 
+export const NOT_CONNECTED_MESSAGE = 'Instance is not connected to WhatsApp';
+
 /** The spec's `Instance is not connected to MsgNet`, with our network's name. */
 export class NotConnectedError extends AppError {
   constructor() {
-    super(ErrorCode.NotConnected, 'Instance is not connected to WhatsApp');
+    super(ErrorCode.NotConnected, NOT_CONNECTED_MESSAGE);
+  }
+}
+
+/** True for a NotConnectedError, also one rebuilt from the wire (which keeps only code and message). */
+export function isNotConnected(err: unknown): boolean {
+  return err instanceof AppError && err.code === ErrorCode.NotConnected;
+}
+
+/** A driver could not upload a message's media to the network (the status endpoint's `media_upload_failed`). */
+export class MediaUploadError extends AppError {
+  constructor(options?: { cause?: unknown }) {
+    super(ErrorCode.MediaUploadFailed, 'Failed to upload media to WhatsApp', options);
   }
 }

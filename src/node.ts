@@ -128,6 +128,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     webhooks: { queue, dispatcher },
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
+    media: config.media,
     healthChecks: [
       { name: 'store', check: () => store.ping() },
       ...(runtime.mode === 'cluster' ? [{ name: 'redis', check: () => runtime.ping() }] : []),

@@ -1,4 +1,17 @@
-import type { LinkChallenge, LinkRequest, SentMessage } from '../msgnet/msgnet-driver.js';
+import type {
+  ChatLabels,
+  EventCard,
+  GroupInfo,
+  LabelInfo,
+  LinkChallenge,
+  LinkRequest,
+  MediaKind,
+  PrivacyField,
+  PrivacySettings,
+  QuotedMessage,
+  SentMessage,
+} from '../msgnet/msgnet-driver.js';
+import type { SandboxProfile } from '../msgnet/sandbox/sandbox-phone.js';
 import type { OutboxEntry, SandboxGroup } from '../msgnet/sandbox/sandbox-wire.js';
 import type { ConnectionState } from '../store/records.js';
 
@@ -11,7 +24,24 @@ export interface ActorCallMap {
   'msgnet.connect': { payload: LinkRequest; result: LinkChallenge };
   'msgnet.logout': { payload: Record<string, never>; result: { state: ConnectionState } };
   'msgnet.reconnect': { payload: Record<string, never>; result: { state: ConnectionState } };
-  'msgnet.sendText': { payload: { to: string; text: string }; result: SentMessage };
+  'msgnet.sendText': { payload: { to: string; text: string; replyTo?: QuotedMessage }; result: SentMessage };
+  'msgnet.sendMedia': { payload: { to: string; media: WireMedia; replyTo?: QuotedMessage }; result: SentMessage };
+  /** Revokes a message for everyone (a status too) and drops it from the history. */
+  'msgnet.deleteMessage': { payload: { chatJid: string; messageId: string; fromMe: boolean }; result: { deleted: true } };
+  /** `sent: false` when the driver cannot show chat presence. */
+  'msgnet.presence': { payload: { to: string; state: 'composing' | 'paused' }; result: { sent: boolean } };
+  'groups.list': { payload: { includeMembers: boolean }; result: GroupInfo[] };
+  'profile.update': { payload: ProfileUpdate; result: { updatedFields: ProfileField[] } };
+  'privacy.get': { payload: Record<string, never>; result: PrivacySettings };
+  /** Applies the fields one by one, in order, then re-reads all of them. */
+  'privacy.update': { payload: { changes: [PrivacyField, string][] }; result: PrivacySettings };
+  'labels.chats': { payload: { refresh: boolean }; result: ChatLabels[] };
+  'labels.list': { payload: Record<string, never>; result: LabelInfo[] };
+  'labels.assign': { payload: { chatJid: string; labelIds: string[]; add: boolean }; result: ChatLabels };
+  'status.publish': { payload: StatusPayload; result: SentMessage & { senderJid: string } };
+  'call.offer': { payload: { to: string; seconds: number }; result: { callId: string } };
+  /** Creates a call link and sends the event card that carries it. */
+  'call.schedule': { payload: { to: string; card: Omit<EventCard, 'joinLink'> }; result: { messageId: string; token: string; url: string } };
   /** Re-reads the instance's settings from the store and applies what is live (presence). */
   'settings.apply': { payload: Record<string, never>; result: { applied: boolean } };
   'sandbox.link': { payload: { number?: string }; result: { numberJid: string } };
@@ -23,12 +53,44 @@ export interface ActorCallMap {
     result: SandboxGroup;
   };
   'sandbox.labels': { payload: { chat: string; labels: { id: string; name: string }[] }; result: { chat: string } };
+  /** The next call of `operation` fails with `message` (simulated network failures). */
+  'sandbox.fault': { payload: { operation: string; message: string }; result: { operation: string } };
+  'sandbox.profile': { payload: Record<string, never>; result: SandboxProfile };
   /** Who owns the instance and under which epoch. */
   describe: { payload: Record<string, never>; result: ActorDescription };
   /** Test probe: one owned write, recorded when the store accepts it. */
   'probe.write': { payload: Record<string, never>; result: ActorDescription };
   /** Test probe: saves a link (what a linked messaging session leaves), making the instance runnable. */
   'probe.link': { payload: Record<string, never>; result: ActorDescription };
+}
+
+/** Media on the wire between nodes: bytes as base64 (payloads are JSON when the owner is another node). */
+export interface WireMedia {
+  kind: MediaKind;
+  base64: string;
+  mimetype: string;
+  fileName?: string;
+  caption?: string;
+  ptt?: boolean;
+  seconds?: number;
+  waveform?: number[];
+}
+
+export interface StatusPayload {
+  type: 'text' | 'image' | 'video' | 'audio';
+  text: string;
+  media?: WireMedia;
+  backgroundColor?: string;
+  font?: number;
+}
+
+export type ProfileField = 'profilePicture' | 'profileName' | 'profileStatus';
+
+/** Only the fields to apply; `picture` is the converted JPEG as base64, or null to remove it. */
+export interface ProfileUpdate {
+  picture?: string | null;
+  name?: string;
+  status?: string;
 }
 
 /** A contact's message to a sandbox instance (POST /api/sandbox/inbound). */

@@ -7,9 +7,12 @@ import type { MsgNetEvent } from '../msgnet/msgnet-events.js';
 import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
+import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord, InstanceSettings } from '../store/records.js';
 import type { ActorCallKind } from './actor-calls.js';
 import type { ActorBehavior, ActorContext, CallHandler } from './instance-actor.js';
+import { historyRecord, remember } from './message-history.js';
+import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
 
 /** Where the actor's API events go (the event bus now; the durable webhook queue with the events module). */
@@ -104,6 +107,17 @@ export class MessagingBehavior {
     return this.#chain;
   }
 
+  /** Caches a push name the instance just set, in order with the connection events that also write it. */
+  async #setProfileName(name: string): Promise<void> {
+    const done = this.#chain.then(async () => {
+      const connection = { ...this.#instance.connection, profileName: name, updatedAt: new Date().toISOString() };
+      await this.#ctx.setConnection(connection);
+      this.#instance = { ...this.#instance, connection };
+    });
+    this.#chain = done.catch(() => undefined);
+    await done;
+  }
+
   async #emit(event: InstanceEvent): Promise<void> {
     await this.deps.sink.emit(this.#instance, event);
   }
@@ -130,6 +144,8 @@ export class MessagingBehavior {
         const m = e.message;
         if (!m.fromMe && m.chat.type === 'group' && this.#settings.ignoreGroupMessages) return;
         if (m.chat.type === 'status' && this.#settings.ignoreStatus) return;
+        // Stored before the event leaves, so that a client reacting to it finds it in the history.
+        await remember(this.#ctx.store, historyRecord(this.#ctx.instanceId, m), this.log);
         await this.#emit(toInstanceEvent(e, 'api'));
         if (!m.fromMe && this.#settings.autoReadMessages && m.chat.type !== 'status') {
           await session.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
@@ -152,13 +168,21 @@ export class MessagingBehavior {
   /** The calls this behaviour answers (merged into the actor's handler table). */
   handlers(): Handlers {
     return {
+      ...networkHandlers({
+        session: () => this.#session_(),
+        instance: () => this.#instance,
+        setProfileName: (name) => this.#setProfileName(name),
+        log: () => this.log,
+      }),
       'msgnet.connect': async (_ctx, request) => {
         const challenge = await this.#session_().connect(request);
         await this.#drained();
         return challenge;
       },
-      'msgnet.logout': async () => {
+      'msgnet.logout': async (ctx) => {
         await this.#session_().logout();
+        // The next number linked here has its own profile.
+        await ctx.clearOwned(PROFILE_NAMESPACE);
         await this.#drained();
         return { state: this.#session_().state };
       },
@@ -167,7 +191,6 @@ export class MessagingBehavior {
         await this.#drained();
         return { state: this.#session_().state };
       },
-      'msgnet.sendText': async (_ctx, { to, text }) => this.#session_().sendText(to, text),
       'settings.apply': async (ctx) => {
         const instance = await ctx.store.instances.findById(ctx.instanceId);
         if (!instance) return { applied: false };
@@ -205,6 +228,11 @@ export class MessagingBehavior {
         await this.#drained();
         return { chat };
       },
+      'sandbox.fault': async (_ctx, { operation, message }) => {
+        this.#sandbox().fail(operation, message);
+        return { operation };
+      },
+      'sandbox.profile': async () => this.#sandbox().profile(),
     };
   }
 }

@@ -165,6 +165,8 @@ export interface WebhookOptions {
 
 /** What the service downloads for clients (media and profile-picture URLs), through safe fetch. */
 export interface MediaConfig {
+  /** ALLOW_PRIVATE_URLS, as it applies to downloads. */
+  allowPrivateUrls: boolean;
   /** Largest download, and so the largest media sent. @default 16 MiB */
   maxBytes: number;
   /** Deadline of a whole download, redirects included. @default 20000 */
@@ -277,7 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitCreatePerMinute: e.RATE_LIMIT_CREATE_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
-    media: { maxBytes: e.MEDIA_MAX_BYTES, fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS },
+    media: { allowPrivateUrls: e.ALLOW_PRIVATE_URLS, maxBytes: e.MEDIA_MAX_BYTES, fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS },
     messageRetentionDays: e.MESSAGE_RETENTION_DAYS,
     nodeId: e.NODE_ID,
     embedded,

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { AccountService } from '../accounts/account-service.js';
 import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
+import type { MediaConfig } from '../config/config.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
 import type { DeliveryQueue } from '../events/webhooks/delivery.js';
 import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
@@ -16,6 +17,12 @@ import { errorEnvelope } from './error-envelope.js';
 import { httpsOnly } from './https-only.js';
 import { rateLimit } from './rate-limit.js';
 import { adminRoutes } from './routes/admin-routes.js';
+import { callRoutes } from './routes/call-routes.js';
+import { groupRoutes } from './routes/group-routes.js';
+import { historyRoutes } from './routes/history-routes.js';
+import { labelRoutes } from './routes/label-routes.js';
+import { profileRoutes } from './routes/profile-routes.js';
+import { statusRoutes } from './routes/status-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { connectionRoutes } from './routes/connection-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
@@ -49,6 +56,8 @@ export interface AppDeps {
   sandbox: boolean;
   secrets: SecretBox;
   allowPrivateUrls: boolean;
+  /** Limits of what the node downloads for clients. */
+  media: MediaConfig;
   webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
 }
 
@@ -83,13 +92,19 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
-  const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs };
+  const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
   for (const router of [
     adminRoutes({ ...common, accounts: deps.accounts }),
     instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
     connectionRoutes(actorRoutes),
     eventRoutes({ ...common, store: deps.store, secrets: deps.secrets, allowPrivateUrls: deps.allowPrivateUrls, ...deps.webhooks }),
     messageRoutes(actorRoutes),
+    statusRoutes(actorRoutes),
+    groupRoutes(actorRoutes),
+    profileRoutes(actorRoutes),
+    labelRoutes(actorRoutes),
+    historyRoutes(actorRoutes),
+    callRoutes(actorRoutes),
     websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),

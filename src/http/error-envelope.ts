@@ -19,6 +19,13 @@ const STATUS: Record<ErrorCode, number> = {
   // Most endpoints answer 400; those the spec gives 503 rethrow it as UnavailableError.
   [ErrorCode.NotConnected]: 400,
   [ErrorCode.Timeout]: 504,
+  [ErrorCode.MediaDownloadFailed]: 400,
+  [ErrorCode.MediaValidationFailed]: 400,
+  [ErrorCode.UnsupportedMediaType]: 400,
+  [ErrorCode.MediaUploadFailed]: 500,
+  [ErrorCode.AudioConversionFailed]: 500,
+  [ErrorCode.SendFailed]: 500,
+  [ErrorCode.Disconnected]: 503,
 };
 
 /** Statuses that Koa's own middleware (body parsing) raises, with the message a client gets. */

@@ -67,6 +67,27 @@ export interface OutgoingMedia {
   /** Audio as a voice note. */
   ptt?: boolean;
   seconds?: number;
+  /** A voice note's 64 peaks of 0 to 100. */
+  waveform?: Uint8Array;
+}
+
+/** The message a reply quotes, as the history kept it (the network needs its author and text). */
+export interface QuotedMessage {
+  id: string;
+  chatJid: string;
+  fromMe: boolean;
+  senderJid: string;
+  text: string;
+}
+
+export interface SendOptions {
+  replyTo?: QuotedMessage;
+}
+
+/** A label of a (Business) account. */
+export interface LabelInfo {
+  id: string;
+  name: string;
 }
 
 export type Button =
@@ -144,8 +165,8 @@ export interface MsgNetSession {
   /** Ends the connection without unlinking (handoff, shutdown). No event after it resolves. */
   close(): Promise<void>;
 
-  sendText(to: string, text: string): Promise<SentMessage>;
-  sendMedia(to: string, media: OutgoingMedia): Promise<SentMessage>;
+  sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage>;
+  sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage>;
   sendButtons(to: string, text: string, buttons: Button[]): Promise<SentMessage>;
   sendPayment(to: string, payment: PixPayment): Promise<SentMessage>;
   sendEventCard(to: string, card: EventCard): Promise<SentMessage>;
@@ -165,4 +186,13 @@ export interface MsgNetSession {
   chatLabels(refresh: boolean): Promise<ChatLabels[]>;
   /** Whether a number is on the network, and its address. */
   lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }>;
+
+  // Optional until every driver has them (Baileys: sendPresenceUpdate(state, jid), the label book's names,
+  // addChatLabel/removeChatLabel); callers degrade or answer 503 without them.
+  /** Shows "typing…" (`composing`) in a chat, or stops it (`paused`). */
+  sendChatPresence?(to: string, state: 'composing' | 'paused'): Promise<void>;
+  /** Every label of the account, including those on no chat. */
+  listLabels?(): Promise<LabelInfo[]>;
+  /** Adds or removes labels on a chat; returns the chat's labels after. @throws NotFoundError for an unknown label */
+  assignLabels?(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels>;
 }

@@ -160,3 +160,26 @@ export interface OwnedStateOp {
   key: string;
   value: string | null;
 }
+
+/** A message of the chat history (GET /api/chat/history): what the network reported or the API sent. */
+export interface MessageRecord {
+  instanceId: string;
+  /** The network's message id. */
+  id: string;
+  chatJid: string;
+  fromMe: boolean;
+  senderJid: string;
+  /** Unix milliseconds. */
+  timestamp: number;
+  /** `text`, the media kind, `status`, … as the normalised event says. */
+  type: string;
+  /** The text, or the media caption. */
+  text: string;
+  media: { kind: string; mimetype: string; fileName?: string; size?: number } | undefined;
+}
+
+/** Where a page of history starts: strictly older than this (time, then id for messages of one millisecond). */
+export interface HistoryCursor {
+  timestamp: number;
+  id?: string;
+}

@@ -3,7 +3,9 @@ import type {
   InstanceConfig,
   ConnectionInfo,
   InstanceRecord,
+  HistoryCursor,
   InstanceSettings,
+  MessageRecord,
   OwnedStateOp,
   WebhookRecord,
 } from './records.js';
@@ -26,6 +28,8 @@ export interface Store {
   readonly ownedState: OwnedStateRepository;
   /** The embedded mode's durable webhook outbox. */
   readonly deliveries: DeliveryRepository;
+  /** The chat history (GET /api/chat/history), kept for MESSAGE_RETENTION_DAYS. */
+  readonly messages: MessageRepository;
   /** Resolves when the store answers; used by /health. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -60,7 +64,7 @@ export interface InstanceRepository {
   countByAccount(accountId: string): Promise<number>;
   /** Ids of every instance that has a saved link or a pending connect (what the cluster must run). */
   listRunnable(): Promise<string[]>;
-  /** Deletes the instance with its webhooks and owned state. False when it did not exist. */
+  /** Deletes the instance with its webhooks, owned state and messages. False when it did not exist. */
   delete(id: string): Promise<boolean>;
   /** Merges `patch` into the settings atomically and returns all seven. Undefined when no such instance. */
   updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined>;
@@ -122,4 +126,19 @@ export interface DeliveryRepository {
   /** Dead rows of the instance (all, or those ids) become pending with zero attempts; returns how many. */
   revive(instanceId: string, ids: string[] | undefined, now: number): Promise<number>;
   countPending(): Promise<number>;
+}
+
+/**
+ * The chat history. Written by the instance's owner as the network reports messages (an upsert by id, so
+ * a message reported twice, or by a stale owner, is stored once); read by any node; pruned by age.
+ */
+export interface MessageRepository {
+  /** Inserts the message, or replaces the one with the same (instance, id). */
+  save(message: MessageRecord): Promise<void>;
+  find(instanceId: string, id: string): Promise<MessageRecord | undefined>;
+  /** Newest first, optionally of one chat, strictly older than `before`. */
+  list(instanceId: string, query: { chatJid?: string; before?: HistoryCursor; limit: number }): Promise<MessageRecord[]>;
+  delete(instanceId: string, id: string): Promise<boolean>;
+  /** Deletes every message (of every instance) older than `before` (Unix ms); returns how many. */
+  prune(before: number): Promise<number>;
 }

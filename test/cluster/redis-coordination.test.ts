@@ -320,7 +320,8 @@ describe('Redis coordination', function () {
   });
 
   describe('Lua scripts', () => {
-    const TESTED = ['hitRateLimit', 'recordOwner', 'releaseLeases', 'renewLeases'];
+    // The delivery scripts are tested in redis-delivery-queue.test.ts.
+    const TESTED = ['ackDelivery', 'buryDelivery', 'hitRateLimit', 'promoteDue', 'recordOwner', 'releaseLeases', 'renewLeases', 'retryDelivery', 'reviveDead'];
 
     it('covers every script of src/redis/lua', () => {
       const bases = readdirSync(LUA_DIR)

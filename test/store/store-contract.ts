@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { ConflictError, FencedError, QuotaExceededError } from '../../src/errors.js';
 import { AUTH_NAMESPACE } from '../../src/store/namespaces.js';
 import { DEFAULT_SETTINGS } from '../../src/store/records.js';
-import type { AccountRecord, InstanceRecord, WebhookRecord } from '../../src/store/records.js';
+import type { AccountRecord, InstanceRecord, MessageRecord, WebhookRecord } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 
 /**
@@ -396,6 +396,66 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.deliveries.listDead('i3')).to.deep.equal([]);
       const revived = await store.deliveries.take(7000, 10, 1000);
       expect(revived.map((r) => [r.id, r.attempts])).to.deep.include.members([[b.id, 0]]);
+    });
+  });
+
+  describe('messages (chat history)', () => {
+    const message = (instanceId: string, id: string, timestamp: number, chatJid = '5511900000001@s.whatsapp.net'): MessageRecord => ({
+      instanceId,
+      id,
+      chatJid,
+      fromMe: id.endsWith('out'),
+      senderJid: chatJid,
+      timestamp,
+      type: 'text',
+      text: `text of ${id}`,
+      media: undefined,
+    });
+
+    it('saves by (instance, id), finds, and replaces on a second save', async () => {
+      const { i } = await seeded();
+      const first = { ...message(i.id, 'm1', 1000), media: { kind: 'image', mimetype: 'image/jpeg', size: 42 } };
+      await store.messages.save(first);
+      await store.messages.save(first);
+      expect(await store.messages.find(i.id, 'm1')).to.deep.equal(first);
+      await store.messages.save({ ...first, text: 'edited', media: undefined });
+      expect(await store.messages.find(i.id, 'm1')).to.deep.equal({ ...first, text: 'edited', media: undefined });
+      expect(await store.messages.find(i.id, 'missing')).to.equal(undefined);
+      expect(await store.messages.find(randomUUID(), 'm1')).to.equal(undefined);
+    });
+
+    it('lists newest first, by chat, and pages with a (time, id) cursor without losing same-millisecond messages', async () => {
+      const { i } = await seeded();
+      const other = 'group-1@g.us';
+      for (const m of [message(i.id, 'a', 1000), message(i.id, 'b', 2000), message(i.id, 'c', 2000), message(i.id, 'd', 3000), message(i.id, 'g', 2500, other)]) {
+        await store.messages.save(m);
+      }
+      const ids = (list: MessageRecord[]) => list.map((m) => m.id);
+      expect(ids(await store.messages.list(i.id, { limit: 10 }))).to.deep.equal(['d', 'g', 'c', 'b', 'a']);
+      const chat = '5511900000001@s.whatsapp.net';
+      const page1 = await store.messages.list(i.id, { chatJid: chat, limit: 2 });
+      expect(ids(page1)).to.deep.equal(['d', 'c']);
+      const last = page1[1]!;
+      const page2 = await store.messages.list(i.id, { chatJid: chat, limit: 2, before: { timestamp: last.timestamp, id: last.id } });
+      expect(ids(page2)).to.deep.equal(['b', 'a']);
+      expect(ids(await store.messages.list(i.id, { chatJid: chat, limit: 10, before: { timestamp: 2000 } }))).to.deep.equal(['a']);
+      expect(ids(await store.messages.list(i.id, { chatJid: other, limit: 10 }))).to.deep.equal(['g']);
+    });
+
+    it('deletes one message, prunes by age across instances, and goes with its instance', async () => {
+      const { a, i } = await seeded();
+      const j = instance(a.id);
+      await store.instances.create(j, [], 10);
+      await store.messages.save(message(i.id, 'old', 1000));
+      await store.messages.save(message(i.id, 'new', 5000));
+      await store.messages.save(message(j.id, 'old-j', 1500));
+      expect(await store.messages.delete(i.id, 'new')).to.equal(true);
+      expect(await store.messages.delete(i.id, 'new')).to.equal(false);
+      expect(await store.messages.prune(2000)).to.equal(2);
+      expect(await store.messages.list(i.id, { limit: 10 })).to.deep.equal([]);
+      await store.messages.save(message(j.id, 'kept', 9000));
+      await store.instances.delete(j.id);
+      expect(await store.messages.find(j.id, 'kept')).to.equal(undefined);
     });
   });
 

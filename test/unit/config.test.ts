@@ -14,6 +14,16 @@ describe('loadConfig', () => {
     expect(c.rateLimitCreatePerMinute).to.equal(20);
   });
 
+  it('gives the media limits and history retention, with ALLOW_PRIVATE_URLS carried into the media settings', () => {
+    expect(loadConfig({}).media).to.deep.equal({ allowPrivateUrls: false, maxBytes: 16 * 1024 * 1024, fetchTimeoutMs: 20_000 });
+    expect(loadConfig({}).messageRetentionDays).to.equal(30);
+    const c = loadConfig({ ALLOW_PRIVATE_URLS: 'true', MEDIA_MAX_BYTES: '1048576', MEDIA_FETCH_TIMEOUT_MS: '5000', MESSAGE_RETENTION_DAYS: '0' });
+    expect(c.media).to.deep.equal({ allowPrivateUrls: true, maxBytes: 1_048_576, fetchTimeoutMs: 5000 });
+    expect(c.messageRetentionDays).to.equal(0);
+    expect(() => loadConfig({ MEDIA_MAX_BYTES: '512' })).to.throw(ConfigError, /^MEDIA_MAX_BYTES must be an integer from 1024/);
+    expect(() => loadConfig({ MESSAGE_RETENTION_DAYS: '-1' })).to.throw(ConfigError, /^MESSAGE_RETENTION_DAYS must be an integer/);
+  });
+
   it('listens on all interfaces by default in cluster mode', () => {
     const c = loadConfig({ REDIS_URL: 'redis://r1:6379,redis://r2:6379', ENCRYPTION_KEY: KEY_HEX });
     expect(c.embedded).to.equal(false);

@@ -1,20 +1,13 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ClusterRuntime } from '../../cluster/cluster-runtime.js';
 import { ValidationError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
 import { describeIssue } from '../../validation.js';
 import type { AppState } from '../app-state.js';
 import { requireGlobal, requireInstance } from '../auth.js';
-import type { Authenticator } from '../auth.js';
 import { bodyOf, jsonBody } from '../json-body.js';
+import type { ActorRouteDeps } from '../route-deps.js';
 
-interface Deps {
-  runtime: ClusterRuntime;
-  store: Store;
-  auth: Authenticator;
-  maxBodyBytes: number;
-  callTimeoutMs: number;
+interface Deps extends ActorRouteDeps {
   probeEnabled: boolean;
 }
 

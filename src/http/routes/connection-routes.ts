@@ -1,18 +1,11 @@
 import Router from '@koa/router';
 import QRCode from 'qrcode';
-import type { ClusterRuntime } from '../../cluster/cluster-runtime.js';
 import { ValidationError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
 import type { AppState } from '../app-state.js';
 import { requireInstance } from '../auth.js';
-import type { Authenticator } from '../auth.js';
+import type { ActorRouteDeps } from '../route-deps.js';
 
-interface Deps {
-  runtime: ClusterRuntime;
-  store: Store;
-  auth: Authenticator;
-  callTimeoutMs: number;
-}
+type Deps = ActorRouteDeps;
 
 /** Connection lifecycle of an instance: connect (QR or pairing code), logout, reconnect. */
 export function connectionRoutes(deps: Deps) {

@@ -1,55 +1,88 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ClusterRuntime } from '../../cluster/cluster-runtime.js';
-import { ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
+import type { LoadedMedia } from '../../media/media-source.js';
+import { prepareMedia } from '../../media/outgoing-media.js';
+import type { MediaClass } from '../../media/sniff.js';
+import type { QuotedMessage } from '../../msgnet/msgnet-driver.js';
 import type { Store } from '../../store/store.js';
-import { describeIssue, isPlainObject } from '../../validation.js';
 import type { AppState } from '../app-state.js';
 import { requireInstance } from '../auth.js';
-import type { Authenticator } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
+import { jsonBody } from '../json-body.js';
+import { assertConnected, chatAddress, nameRequired, parseBody, toRecipient } from '../route-helpers.js';
+import type { ActorRouteDeps } from '../route-deps.js';
 
-interface Deps {
-  runtime: ClusterRuntime;
-  store: Store;
-  auth: Authenticator;
-  maxBodyBytes: number;
-  callTimeoutMs: number;
-}
+type Deps = ActorRouteDeps;
+
+/** The longest "typing…" shown before a message. */
+export const MAX_DELAY_MS = 60_000;
+const MEDIA_TYPES: readonly MediaClass[] = ['image', 'video', 'audio', 'document'];
+
+const number = z.string().trim().max(128).optional();
+const replyTo = z.string().trim().min(1).max(128).optional();
 
 const textBody = z.strictObject({
-  number: z.string().trim().max(128).optional(),
+  number,
   text: z.string().max(65_536).optional(),
   message: z.string().max(65_536).optional(),
+  delayMs: z.number().int().optional(),
+  replyTo,
 });
 
-/** `5511…`, `+55 11 …` or a full JID. */
-function recipient(raw: string): string {
-  if (raw.includes('@')) {
-    if (!/^[\d-]{6,40}@(s\.whatsapp\.net|g\.us|lid)$/.test(raw)) throw new ValidationError('Invalid number');
-    return raw;
-  }
-  const digits = raw.replace(/[\s+()-]/g, '');
-  if (!/^\d{6,20}$/.test(digits)) throw new ValidationError('Invalid number');
-  return `${digits}@s.whatsapp.net`;
+const mediaBody = z.strictObject({
+  number,
+  type: z.string().optional(),
+  mediaUrl: z.string().trim().max(4096).optional(),
+  base64: z.string().optional(),
+  mimeType: z.string().trim().max(128).optional(),
+  fileName: z.string().trim().min(1).max(256).optional(),
+  caption: z.string().max(4096).optional(),
+  ptt: z.boolean().optional(),
+  replyTo,
+});
+
+const deleteBody = z.strictObject({
+  messageId: z.string().trim().max(128).optional(),
+  chat: z.string().trim().max(128).optional(),
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The quoted message of a reply, from the history: the network needs its author and text. */
+async function quoted(store: Store, instanceId: string, id: string | undefined): Promise<QuotedMessage | undefined> {
+  if (id === undefined) return undefined;
+  const m = await store.messages.find(instanceId, id);
+  if (!m) throw new ValidationError('Invalid request body: replyTo names no message in the chat history');
+  return { id: m.id, chatJid: m.chatJid, fromMe: m.fromMe, senderJid: m.senderJid, text: m.text };
 }
 
-/** Sends (spec 4.5 and the hosted product's text endpoint). */
+/** Sending and revoking messages: text (spec's referenced endpoint), media, delete. */
 export function messageRoutes(deps: Deps) {
   const router = new Router<AppState>({ prefix: '/api/message' });
+  const guard = requireInstance(deps.store, deps.auth);
+  const body = jsonBody(deps.maxBodyBytes);
+  const call = deps.runtime.router;
+  for (const path of ['/text', '/media', '/delete']) nameRequired(router, 'post', path, deps.auth);
 
-  router.post('/text/:instance', requireInstance(deps.store, deps.auth), jsonBody(deps.maxBodyBytes), async (ctx) => {
-    const raw = bodyOf(ctx);
-    if (!isPlainObject(raw)) throw new ValidationError('Invalid request body: expected a JSON object');
-    const parsed = textBody.safeParse(raw);
-    if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
-    const { number, text, message } = parsed.data;
-    if (!number) throw new ValidationError('Number is required');
-    if (text !== undefined && message !== undefined) throw new ValidationError("Invalid request body: send 'text' or 'message', not both");
-    const content = text ?? message;
+  router.post('/text/:instance', guard, body, async (ctx) => {
+    const b = parseBody(ctx, textBody);
+    if (!b.number) throw new ValidationError('Number is required');
+    if (b.text !== undefined && b.message !== undefined) throw new ValidationError("Invalid request body: send 'text' or 'message', not both");
+    const content = b.text ?? b.message;
     if (!content) throw new ValidationError('Message is required');
-    const to = recipient(number);
-    const sent = await deps.runtime.router.call(ctx.state.instance!.id, 'msgnet.sendText', { to, text: content }, deps.callTimeoutMs);
+    if (b.delayMs !== undefined && (b.delayMs < 0 || b.delayMs > MAX_DELAY_MS)) {
+      throw new ValidationError(`Invalid request body: delayMs must be from 0 to ${MAX_DELAY_MS}`);
+    }
+    const to = toRecipient(b.number);
+    const instanceId = ctx.state.instance!.id;
+    const reply = await quoted(deps.store, instanceId, b.replyTo);
+    if (b.delayMs) {
+      // The wait happens here, not in the actor, whose mailbox must stay free for other calls.
+      await call.call(instanceId, 'msgnet.presence', { to, state: 'composing' }, deps.callTimeoutMs);
+      await sleep(b.delayMs);
+    }
+    const sent = await call.call(instanceId, 'msgnet.sendText', { to, text: content, ...(reply ? { replyTo: reply } : {}) }, deps.callTimeoutMs);
     ctx.body = {
       success: true,
       message: 'Message sent',
@@ -61,8 +94,77 @@ export function messageRoutes(deps: Deps) {
         content,
         to,
         timestamp: new Date(sent.timestamp).toISOString(),
+        ...(reply ? { replyTo: reply.id } : {}),
       },
     };
+  });
+
+  router.post('/media/:instance', guard, body, async (ctx) => {
+    const b = parseBody(ctx, mediaBody);
+    if (!b.number) throw new ValidationError('Number is required');
+    const type = MEDIA_TYPES.find((t) => t === b.type);
+    if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
+    if (b.mediaUrl === undefined && b.base64 === undefined) throw new ValidationError('mediaUrl or base64 is required');
+    if (b.mediaUrl !== undefined && b.base64 !== undefined) throw new ValidationError("Invalid request body: send 'mediaUrl' or 'base64', not both");
+    const to = toRecipient(b.number);
+    const instance = ctx.state.instance!;
+    const reply = await quoted(deps.store, instance.id, b.replyTo);
+    assertConnected(instance);
+    const limits = deps.media;
+    const loaded: LoadedMedia = b.base64 !== undefined ? decodeBase64Media(b.base64, 'base64', limits.maxBytes) : await downloadMedia(b.mediaUrl!, limits);
+    const media = await prepareMedia(type, loaded.bytes, {
+      // Only a document takes its type from the sender; other kinds are sniffed and checked against mimeType.
+      ...(b.mimeType ? { declaredMime: b.mimeType } : type === 'document' && loaded.declaredMime ? { declaredMime: loaded.declaredMime } : {}),
+      ...(b.fileName ?? loaded.fileName ? { fileName: b.fileName ?? loaded.fileName } : {}),
+      opusAudio: b.ptt ?? false,
+      maxBytes: limits.maxBytes,
+    });
+    const caption = type === 'audio' ? undefined : b.caption;
+    const sent = await call.call(
+      instance.id,
+      'msgnet.sendMedia',
+      {
+        to,
+        media: {
+          kind: type,
+          base64: media.data.toString('base64'),
+          mimetype: media.mimetype,
+          ...(media.fileName ? { fileName: media.fileName } : {}),
+          ...(caption ? { caption } : {}),
+          ...(type === 'audio' ? { ptt: b.ptt ?? false } : {}),
+          ...(media.seconds ? { seconds: media.seconds } : {}),
+          ...(media.waveform && b.ptt ? { waveform: [...media.waveform] } : {}),
+        },
+        ...(reply ? { replyTo: reply } : {}),
+      },
+      deps.callTimeoutMs,
+    );
+    ctx.body = {
+      success: true,
+      message: 'Message sent',
+      status: 'sent',
+      data: {
+        messageId: sent.messageId,
+        direction: 'outgoing',
+        messageType: type,
+        content: caption ?? '',
+        to,
+        timestamp: new Date(sent.timestamp).toISOString(),
+        media: { mimetype: media.mimetype, size: media.data.length, ...(media.fileName ? { fileName: media.fileName } : {}), ...(media.seconds ? { seconds: media.seconds } : {}) },
+      },
+    };
+  });
+
+  router.post('/delete/:instance', guard, body, async (ctx) => {
+    const b = parseBody(ctx, deleteBody);
+    if (!b.messageId) throw new ValidationError('messageId is required');
+    const instance = ctx.state.instance!;
+    const known = await deps.store.messages.find(instance.id, b.messageId);
+    const chatJid = b.chat ? chatAddress(b.chat) : known?.chatJid;
+    if (!chatJid) throw new NotFoundError('Message not found in the chat history; give its chat');
+    // Only one's own messages can be revoked for everyone (or others' as a group admin): the network decides.
+    await call.call(instance.id, 'msgnet.deleteMessage', { chatJid, messageId: b.messageId, fromMe: known?.fromMe ?? true }, deps.callTimeoutMs);
+    ctx.body = { success: true, message: 'Message deleted', messageId: b.messageId, chat: chatJid };
   });
 
   return router;

@@ -1,21 +1,13 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { ClusterRuntime } from '../../cluster/cluster-runtime.js';
 import { ValidationError } from '../../errors.js';
-import type { Store } from '../../store/store.js';
 import { describeIssue } from '../../validation.js';
 import type { AppContext, AppState } from '../app-state.js';
 import { requireInstance } from '../auth.js';
-import type { Authenticator } from '../auth.js';
 import { bodyOf, jsonBody } from '../json-body.js';
+import type { ActorRouteDeps } from '../route-deps.js';
 
-interface Deps {
-  runtime: ClusterRuntime;
-  store: Store;
-  auth: Authenticator;
-  maxBodyBytes: number;
-  callTimeoutMs: number;
-}
+type Deps = ActorRouteDeps;
 
 const number = z.string().trim().regex(/^\+?\d{6,20}(@s\.whatsapp\.net)?$/, 'expected a phone number with country code');
 const schemas = {
@@ -45,6 +37,10 @@ const schemas = {
   labels: z.strictObject({
     chat: number,
     labels: z.array(z.strictObject({ id: z.string().min(1).max(64), name: z.string().min(1).max(100) })).max(20),
+  }),
+  fault: z.strictObject({
+    operation: z.string().trim().regex(/^[A-Za-z]+(:[A-Za-z]+)?$/, 'expected a session operation such as publishStatus or setPrivacy:lastSeen'),
+    message: z.string().trim().min(1).max(500),
   }),
 };
 
@@ -125,6 +121,17 @@ export function sandboxRoutes(deps: Deps) {
     const b = parse(schemas.labels, ctx);
     const { chat } = await call.call(id(ctx), 'sandbox.labels', { chat: `${digits(b.chat)}@s.whatsapp.net`, labels: b.labels }, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Labels set', chat, labels: b.labels };
+  });
+
+  router.post('/fault/:instance', guard, body, async (ctx) => {
+    const b = parse(schemas.fault, ctx);
+    const { operation } = await call.call(id(ctx), 'sandbox.fault', b, deps.callTimeoutMs);
+    ctx.body = { success: true, message: `The next ${operation} fails`, operation };
+  });
+
+  router.get('/profile/:instance', guard, async (ctx) => {
+    const profile = await call.call(id(ctx), 'sandbox.profile', {}, deps.callTimeoutMs);
+    ctx.body = { success: true, message: 'Profile as the network holds it', profile };
   });
 
   return router;

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Transport } from '../../cluster/transport.js';
-import { ConflictError, NotConnectedError, ValidationError } from '../../errors.js';
+import { ConflictError, MediaUploadError, NotConnectedError, ValidationError } from '../../errors.js';
 import { channels } from '../../redis/keys.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
@@ -8,6 +8,7 @@ import type {
   ChatLabels,
   EventCard,
   GroupInfo,
+  LabelInfo,
   LinkChallenge,
   LinkRequest,
   MsgNetSession,
@@ -16,31 +17,15 @@ import type {
   PrivacyField,
   PrivacySettings,
   ProfileChanges,
+  SendOptions,
   SentMessage,
   SessionOptions,
   StatusPost,
 } from '../msgnet-driver.js';
 import type { NormalizedMessage } from '../msgnet-events.js';
+import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
+import type { SandboxProfile } from './sandbox-phone.js';
 import type { OutboxEntry, SandboxGroup, SandboxWire } from './sandbox-wire.js';
-
-const USER_DOMAIN = 's.whatsapp.net';
-const DEFAULT_PRIVACY: PrivacySettings = {
-  lastSeen: 'all',
-  online: 'all',
-  profile: 'all',
-  status: 'all',
-  readReceipts: 'all',
-  callAdd: 'all',
-  groupAdd: 'all',
-};
-
-/** `5511999998888` or `5511999998888@s.whatsapp.net` → the user JID; groups and broadcast pass through. */
-export function toJid(number: string): string {
-  const n = number.trim();
-  if (n.includes('@')) return n;
-  if (!/^\d{6,20}$/.test(n)) throw new ValidationError(`Invalid number: ${number}`);
-  return `${n}@${USER_DOMAIN}`;
-}
 
 const newMessageId = () => `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
 
@@ -56,11 +41,17 @@ export class SandboxSession implements MsgNetSession {
   #unsubscribe: (() => Promise<void>) | undefined;
   #closed = false;
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Failures to simulate, by operation, each used once (in memory: a failover forgets them). */
+  readonly #faults = new Map<string, string>();
+  readonly #phone: SandboxPhone;
+  #sent = 0;
 
   constructor(
     private readonly o: SessionOptions,
     private readonly transport: Transport,
-  ) {}
+  ) {
+    this.#phone = new SandboxPhone(o.auth);
+  }
 
   get state(): ConnectionState {
     return this.#state;
@@ -70,7 +61,7 @@ export class SandboxSession implements MsgNetSession {
     return this.#numberJid;
   }
 
-  #set(state: ConnectionState, extra: { qrCode?: string; reason?: string } = {}): void {
+  #set(state: ConnectionState, extra: { qrCode?: string; reason?: string; profileName?: string } = {}): void {
     this.#state = state;
     if (this.#closed) return;
     this.o.emit({ type: 'connection', state, ...(this.#numberJid ? { numberJid: this.#numberJid } : {}), ...extra });
@@ -87,7 +78,9 @@ export class SandboxSession implements MsgNetSession {
     this.#set('connecting');
     await this.#unsubscribe?.();
     this.#unsubscribe = await this.transport.subscribe(channels.sandboxNumber(this.#numberJid!), (raw) => this.#onWire(raw));
-    this.#set('connected');
+    // The network reports the push name on connect, as WhatsApp does.
+    const { name } = await this.#phone.profile();
+    this.#set('connected', name ? { profileName: name } : {});
   }
 
   async connect(request: LinkRequest): Promise<LinkChallenge> {
@@ -157,6 +150,18 @@ export class SandboxSession implements MsgNetSession {
     return this.#numberJid;
   }
 
+  /** Makes the next call of `operation` fail with `message`, as the network sometimes does (POST /api/sandbox/fault). */
+  fail(operation: string, message: string): void {
+    this.#faults.set(operation, message);
+  }
+
+  #failIf(operation: string): void {
+    const message = this.#faults.get(operation);
+    if (message === undefined) return;
+    this.#faults.delete(operation);
+    throw operation === 'uploadMedia' ? new MediaUploadError({ cause: new Error(message) }) : new Error(message);
+  }
+
   async #send(to: string, wire: SandboxWire): Promise<number> {
     return this.transport.publish(channels.sandboxNumber(to), JSON.stringify(wire));
   }
@@ -210,8 +215,9 @@ export class SandboxSession implements MsgNetSession {
 
   async #record(entry: Omit<OutboxEntry, 'messageId' | 'timestamp'> & { messageId?: string }): Promise<OutboxEntry> {
     const full: OutboxEntry = { ...entry, messageId: entry.messageId ?? newMessageId(), timestamp: Date.now() };
-    // The key sorts by time, then id: the outbox lists oldest first.
-    await this.o.auth.set({ [`outbox:${String(full.timestamp).padStart(15, '0')}:${full.messageId}`]: JSON.stringify(full) });
+    // The key sorts by time, then by a per-session sequence (two sends in one millisecond keep their order).
+    const key = `outbox:${String(full.timestamp).padStart(15, '0')}:${String(++this.#sent).padStart(9, '0')}:${full.messageId}`;
+    await this.o.auth.set({ [key]: JSON.stringify(full) });
     return full;
   }
 
@@ -232,18 +238,21 @@ export class SandboxSession implements MsgNetSession {
     return { messageId: entry.messageId, timestamp: entry.timestamp };
   }
 
-  async sendText(to: string, text: string): Promise<SentMessage> {
+  async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
-    const entry = await this.#record({ to: jid, type: 'text', text });
+    this.#failIf('sendText');
+    const entry = await this.#record({ to: jid, type: 'text', text, ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}) });
     return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text });
   }
 
-  async sendMedia(to: string, media: OutgoingMedia): Promise<SentMessage> {
+  async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
-    const meta = { kind: media.kind, mimetype: media.mimetype, size: media.data.length, ...(media.fileName ? { fileName: media.fileName } : {}), ...(media.caption ? { caption: media.caption } : {}) };
-    const entry = await this.#record({ to: jid, type: 'media', media: meta });
+    this.#failIf('uploadMedia');
+    this.#failIf('sendMedia');
+    const meta = outboxMedia(media);
+    const entry = await this.#record({ to: jid, type: 'media', media: meta, ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}) });
     return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text: media.caption ?? '', media: meta });
   }
 
@@ -264,20 +273,34 @@ export class SandboxSession implements MsgNetSession {
   async sendEventCard(to: string, card: EventCard): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
+    this.#failIf('sendEventCard');
     const entry = await this.#record({ to: jid, type: 'event', event: card });
     return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text: card.name });
   }
 
   async publishStatus(post: StatusPost): Promise<SentMessage> {
-    this.#requireConnected();
+    const me = this.#requireConnected();
+    if (post.media) this.#failIf('uploadMedia');
+    this.#failIf('publishStatus');
+    const media = post.media ? outboxMedia(post.media) : undefined;
     const entry = await this.#record({
       to: 'status@broadcast',
       type: 'status',
       text: post.text,
       status: { type: post.type, ...(post.backgroundColor ? { backgroundColor: post.backgroundColor } : {}), ...(post.font !== undefined ? { font: post.font } : {}) },
-      ...(post.media ? { media: { kind: post.media.kind, mimetype: post.media.mimetype, size: post.media.data.length } } : {}),
+      ...(media ? { media } : {}),
+    });
+    // WhatsApp echoes the phone's own status back to it, like any message it sends.
+    this.o.emit({
+      type: 'message',
+      message: { id: entry.messageId, fromMe: true, timestamp: entry.timestamp, chat: { jid: 'status@broadcast', type: 'status' }, sender: { jid: me }, type: media ? 'media' : 'text', text: post.text, ...(media ? { media } : {}) },
     });
     return { messageId: entry.messageId, timestamp: entry.timestamp };
+  }
+
+  async sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void> {
+    this.#requireConnected();
+    await this.#record({ to: toJid(to), type: 'presence', presence: state });
   }
 
   async deleteMessage(chatJid: string, messageId: string): Promise<void> {
@@ -307,6 +330,7 @@ export class SandboxSession implements MsgNetSession {
   async offerCall(to: string, seconds: number): Promise<{ callId: string }> {
     const me = this.#requireConnected();
     const jid = toJid(to);
+    this.#failIf('offerCall');
     const callId = randomBytes(16).toString('hex').toUpperCase();
     await this.#record({ to: jid, type: 'call_offer', call: { callId, durationSeconds: seconds } });
     await this.#send(jid, { t: 'call', from: me, callId, status: 'offer', isVideo: false, timestamp: Date.now() }).catch(() => 0);
@@ -320,6 +344,7 @@ export class SandboxSession implements MsgNetSession {
 
   async createCallLink(kind: 'audio' | 'video'): Promise<{ token: string; url: string }> {
     this.#requireConnected();
+    this.#failIf('createCallLink');
     const token = randomBytes(16).toString('base64url');
     return { token, url: `https://call.whatsapp.com/${kind === 'video' ? 'video' : 'voice'}/${token}` };
   }
@@ -329,68 +354,78 @@ export class SandboxSession implements MsgNetSession {
   /** Seeds a group the phone is in (POST /api/sandbox/group); emits `joined`. */
   async addGroup(subject: string, description: string, participants: { number: string; admin?: boolean }[]): Promise<SandboxGroup> {
     const me = this.#requireConnected();
-    const group: SandboxGroup = {
-      jid: `120363${String(randomInt(10 ** 12)).padStart(12, '0')}@g.us`,
-      subject,
-      description,
-      creatorJid: me,
-      participants: [{ jid: me, admin: 'superadmin' }, ...participants.map((p) => ({ jid: toJid(p.number), admin: p.admin ? ('admin' as const) : null }))],
-    };
-    await this.o.auth.set({ [`group:${group.jid}`]: JSON.stringify(group) });
+    const group = await this.#phone.addGroup(me, subject, description, participants);
     this.o.emit({ type: 'group', groupJid: group.jid, action: 'joined', participants: group.participants.map((p) => ({ jid: p.jid })), groupName: subject, timestamp: Date.now() });
     return group;
   }
 
   async listGroups(includeMembers: boolean): Promise<GroupInfo[]> {
     this.#requireConnected();
-    return [...(await this.o.auth.list('group:')).values()].map((raw) => {
-      const g = JSON.parse(raw) as SandboxGroup;
-      return {
-        jid: g.jid,
-        name: g.subject,
-        description: g.description,
-        creatorJid: g.creatorJid,
-        memberCount: g.participants.length,
-        ...(includeMembers
-          ? { members: g.participants.map((p) => ({ jid: p.jid, isAdmin: p.admin !== null, isSuperAdmin: p.admin === 'superadmin' })) }
-          : {}),
-      };
-    });
+    this.#failIf('listGroups');
+    return this.#phone.groups(includeMembers);
   }
 
   /** Sets a chat's labels as the phone would (POST /api/sandbox/labels); emits a label event. */
-  async setLabels(chat: string, labels: { id: string; name: string }[]): Promise<void> {
+  async setLabels(chat: string, labels: LabelInfo[]): Promise<void> {
     this.#requireConnected();
     const chatJid = toJid(chat);
-    await this.o.auth.set({ [`labels:${chatJid}`]: labels.length ? JSON.stringify(labels) : null });
+    await this.#phone.setChatLabels(chatJid, labels);
     this.o.emit({ type: 'labels', chatJid, labels, action: labels.length ? 'add' : 'remove', timestamp: Date.now() });
   }
 
-  async chatLabels(): Promise<ChatLabels[]> {
+  /** What the session stored from label events; a refresh asks the network again, so it needs the connection. */
+  async chatLabels(refresh = false): Promise<ChatLabels[]> {
+    if (refresh) {
+      this.#requireConnected();
+      this.#failIf('chatLabels');
+    }
+    return this.#phone.chatLabels();
+  }
+
+  async listLabels(): Promise<LabelInfo[]> {
+    return this.#phone.labels();
+  }
+
+  async assignLabels(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels> {
     this.#requireConnected();
-    return [...(await this.o.auth.list('labels:')).entries()].map(([key, raw]) => ({
-      chatJid: key.slice('labels:'.length),
-      labels: JSON.parse(raw) as { id: string; name: string }[],
-    }));
+    const jid = toJid(chatJid);
+    const { after, changed } = await this.#phone.assignLabels(jid, labelIds, add);
+    if (changed.length) this.o.emit({ type: 'labels', chatJid: jid, labels: changed, action: add ? 'add' : 'remove', timestamp: Date.now() });
+    return { chatJid: jid, labels: after };
   }
 
   async updateProfile(changes: ProfileChanges): Promise<void> {
     this.#requireConnected();
-    const current = JSON.parse((await this.o.auth.get('profile')) ?? '{}') as Record<string, unknown>;
-    if (changes.picture !== undefined) current.picture = changes.picture ? { bytes: changes.picture.length } : null;
-    if (changes.name !== undefined) current.name = changes.name;
-    if (changes.status !== undefined) current.status = changes.status;
-    await this.o.auth.set({ profile: JSON.stringify(current) });
+    const current = await this.#phone.profile();
+    if (changes.picture !== undefined) {
+      this.#failIf('updateProfile:picture');
+      current.picture = changes.picture ? changes.picture.toString('base64') : null;
+    }
+    if (changes.name !== undefined) {
+      this.#failIf('updateProfile:name');
+      current.name = changes.name;
+    }
+    if (changes.status !== undefined) {
+      this.#failIf('updateProfile:status');
+      current.status = changes.status;
+    }
+    await this.#phone.saveProfile(current);
+  }
+
+  /** The profile the network holds (GET /api/sandbox/profile). */
+  async profile(): Promise<SandboxProfile> {
+    return this.#phone.profile();
   }
 
   async getPrivacy(): Promise<PrivacySettings> {
     this.#requireConnected();
-    return { ...DEFAULT_PRIVACY, ...(JSON.parse((await this.o.auth.get('privacy')) ?? '{}') as Partial<PrivacySettings>) };
+    return this.#phone.privacy();
   }
 
   async setPrivacy(field: PrivacyField, value: string): Promise<void> {
     const current = await this.getPrivacy();
-    await this.o.auth.set({ privacy: JSON.stringify({ ...current, [field]: value }) });
+    this.#failIf(`setPrivacy:${field}`);
+    await this.#phone.savePrivacy({ ...current, [field]: value });
   }
 
   async lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }> {

@@ -24,17 +24,34 @@ export type SandboxWire =
 export interface OutboxEntry {
   messageId: string;
   to: string;
-  type: 'text' | 'media' | 'buttons' | 'payment' | 'event' | 'status' | 'call_offer' | 'call_reject' | 'delete';
+  type: 'text' | 'media' | 'buttons' | 'payment' | 'event' | 'status' | 'call_offer' | 'call_reject' | 'delete' | 'presence';
   /** Unix milliseconds. */
   timestamp: number;
   text?: string;
-  media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size: number };
+  media?: OutboxMedia;
+  /** The quoted message of a reply. */
+  replyTo?: string;
+  /** Chat presence (`composing` before a delayed message). */
+  presence?: 'composing' | 'paused';
   buttons?: Button[];
   payment?: PixPayment;
   event?: EventCard;
   status?: { type: string; backgroundColor?: string; font?: number };
   call?: { durationSeconds?: number; callId: string };
   deletedMessageId?: string;
+}
+
+/** Media as the outbox shows it: its description, never its bytes. */
+export interface OutboxMedia {
+  kind: MediaKind;
+  mimetype: string;
+  fileName?: string;
+  caption?: string;
+  size: number;
+  /** Audio: duration, voice note flag and waveform, as the network would carry them. */
+  seconds?: number;
+  ptt?: boolean;
+  waveform?: number[];
 }
 
 /** A group the sandbox phone is in (seeded through POST /api/sandbox/group). */

@@ -15,12 +15,15 @@ import type {
   AccountRepository,
   ConfigBlock,
   InstanceRepository,
+  MessageRepository,
   OwnedStateRepository,
   Store,
   WebhookRepository,
 } from '../store.js';
+import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { MongoDeliveries } from './mongo-deliveries.js';
+import { MongoMessages } from './mongo-messages.js';
 
 /** `instanceCount` is reserved before an instance insert so the quota check is atomic. */
 type AccountDoc = Omit<AccountRecord, 'id'> & { _id: string; instanceCount: number };
@@ -122,8 +125,10 @@ export class MongoStore implements Store {
   readonly webhooks: WebhookRepository;
   readonly ownedState: OwnedStateRepository;
   readonly deliveries: MongoDeliveries;
+  readonly messages: MessageRepository;
   readonly #client: MongoClient;
   readonly #db: Db;
+  #stopPruning: () => void = () => undefined;
 
   private constructor(client: MongoClient, db: Db) {
     this.#client = client;
@@ -134,18 +139,22 @@ export class MongoStore implements Store {
     const ownedState = db.collection<OwnedStateDoc>('owned_state');
     this.accounts = new MongoAccounts(accounts);
     this.deliveries = new MongoDeliveries(db);
-    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries);
+    const messages = new MongoMessages(db);
+    this.messages = messages;
+    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages);
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
   }
 
-  static async connect(url: string, dbName: string): Promise<MongoStore> {
+  /** `messageRetentionDays` > 0 prunes the history about every hour. */
+  static async connect(url: string, dbName: string, options: { messageRetentionDays?: number } = {}): Promise<MongoStore> {
     // ignoreUndefined false: absent optional fields are kept as null so record keys round-trip.
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, ignoreUndefined: false });
     try {
       await client.connect();
       const store = new MongoStore(client, client.db(dbName));
       await store.#createIndexes();
+      store.#stopPruning = startMessagePruning(store.messages, options.messageRetentionDays ?? 0);
       return store;
     } catch (err) {
       await client.close();
@@ -169,6 +178,7 @@ export class MongoStore implements Store {
       .collection('owned_state')
       .createIndexes([{ key: { instanceId: 1, namespace: 1, key: 1 }, name: 'instanceId_namespace_key', unique: true }]);
     await MongoDeliveries.createIndexes(db);
+    await MongoMessages.createIndexes(db);
   }
 
   async ping(): Promise<void> {
@@ -176,6 +186,7 @@ export class MongoStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.#stopPruning();
     await this.#client.close();
   }
 }
@@ -232,6 +243,7 @@ class MongoInstances implements InstanceRepository {
     private readonly webhooks: Collection<WebhookDoc>,
     private readonly ownedState: Collection<OwnedStateDoc>,
     private readonly deliveries: MongoDeliveries,
+    private readonly messages: MongoMessages,
   ) {}
 
   async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
@@ -332,6 +344,7 @@ class MongoInstances implements InstanceRepository {
     await this.ownedState.deleteMany({ instanceId: id });
     await this.webhooks.deleteMany({ instanceId: id });
     await this.deliveries.forgetDead(id);
+    await this.messages.forgetInstance(id);
     if (!doc) return false;
     await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });
     return true;

@@ -61,6 +61,22 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, due_at);
    CREATE INDEX webhook_deliveries_instance ON webhook_deliveries (instance_id, status);`,
+  // 3: the chat history (GET /api/chat/history), pruned by age.
+  `CREATE TABLE messages (
+     instance_id TEXT NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+     id TEXT NOT NULL,
+     chat_jid TEXT NOT NULL,
+     from_me INTEGER NOT NULL,
+     sender_jid TEXT NOT NULL,
+     timestamp INTEGER NOT NULL,
+     type TEXT NOT NULL,
+     text TEXT NOT NULL,
+     media TEXT,
+     PRIMARY KEY (instance_id, id)
+   );
+   CREATE INDEX messages_chat ON messages (instance_id, chat_jid, timestamp, id);
+   CREATE INDEX messages_instance_time ON messages (instance_id, timestamp, id);
+   CREATE INDEX messages_time ON messages (timestamp);`,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -17,11 +17,14 @@ import type {
   DeliveryRepository,
   DeliveryRow,
   InstanceRepository,
+  MessageRepository,
   OwnedStateRepository,
   Store,
   WebhookRepository,
 } from '../store.js';
+import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
+import { SqliteMessages } from './sqlite-messages.js';
 import { migrate } from './sqlite-migrations.js';
 
 type Row = Record<string, unknown>;
@@ -85,9 +88,12 @@ export class SqliteStore implements Store {
   readonly webhooks: WebhookRepository;
   readonly ownedState: OwnedStateRepository;
   readonly deliveries: DeliveryRepository;
+  readonly messages: MessageRepository;
   readonly #db: Database.Database;
+  readonly #stopPruning: () => void;
 
-  constructor(file: string, options: { busyTimeoutMs?: number } = {}) {
+  /** `messageRetentionDays` > 0 prunes the history about every hour. */
+  constructor(file: string, options: { busyTimeoutMs?: number; messageRetentionDays?: number } = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.#db = new Database(file);
     this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
@@ -100,6 +106,8 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhooks(this.#db);
     this.ownedState = new SqliteOwnedState(this.#db);
     this.deliveries = new SqliteDeliveries(this.#db);
+    this.messages = new SqliteMessages(this.#db);
+    this.#stopPruning = startMessagePruning(this.messages, options.messageRetentionDays ?? 0);
   }
 
   async ping(): Promise<void> {
@@ -107,6 +115,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.#stopPruning();
     if (this.#db.open) this.#db.close();
   }
 }
@@ -251,6 +260,7 @@ class SqliteInstances implements InstanceRepository {
     const tx = this.db.transaction(() => {
       this.db.prepare('DELETE FROM owned_state WHERE instance_id = ?').run(id);
       this.db.prepare('DELETE FROM webhooks WHERE instance_id = ?').run(id);
+      this.db.prepare('DELETE FROM messages WHERE instance_id = ?').run(id);
       // Pending deliveries still go out (the events happened); dead letters die with the instance.
       this.db.prepare("DELETE FROM webhook_deliveries WHERE instance_id = ? AND status = 'dead'").run(id);
       return this.db.prepare('DELETE FROM instances WHERE id = ?').run(id).changes === 1;

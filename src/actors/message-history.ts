@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
+import type { MessageRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
+
+/** A network message as the chat history keeps it: its description and text, never media bytes. */
+export function historyRecord(instanceId: string, m: NormalizedMessage): MessageRecord {
+  return {
+    instanceId,
+    id: m.id,
+    chatJid: m.chat.jid,
+    fromMe: m.fromMe,
+    senderJid: m.sender.jid,
+    timestamp: m.timestamp,
+    type: m.media ? m.media.kind : m.type,
+    text: m.text,
+    media: m.media
+      ? { kind: m.media.kind, mimetype: m.media.mimetype, ...(m.media.fileName ? { fileName: m.media.fileName } : {}), ...(m.media.size !== undefined ? { size: m.media.size } : {}) }
+      : undefined,
+  };
+}
+
+/** Saves to the history; a failure is logged, never allowed to stop the event flow or a send that succeeded. */
+export async function remember(store: Store, record: MessageRecord, log: Logger): Promise<void> {
+  try {
+    await store.messages.save(record);
+  } catch (err) {
+    log.warn({ err, messageId: record.id }, 'could not store the message in the history');
+  }
+}

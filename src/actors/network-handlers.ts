@@ -1,0 +1,184 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppError, ErrorCode, InternalError, MediaUploadError, UnavailableError, isNotConnected } from '../errors.js';
+import type { MsgNetSession, OutgoingMedia, StatusPost } from '../msgnet/msgnet-driver.js';
+import { PROFILE_NAMESPACE } from '../store/namespaces.js';
+import type { InstanceRecord } from '../store/records.js';
+import type { ActorCallKind, ProfileField, WireMedia } from './actor-calls.js';
+import type { ActorContext, CallHandler } from './instance-actor.js';
+import { remember } from './message-history.js';
+
+export type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
+
+/** What the network operations need from the messaging behaviour that runs them. */
+export interface NetworkHost {
+  session(): MsgNetSession;
+  instance(): InstanceRecord;
+  /** Updates the push name the instance caches (`connection.profileName`), in order with network events. */
+  setProfileName(name: string): Promise<void>;
+  log(): Logger;
+}
+
+/** Errors that mean something other than "the network refused": they reach the client as they are. */
+const PASS_THROUGH = new Set<string>([ErrorCode.NotConnected, ErrorCode.NotOwner, ErrorCode.Fenced, ErrorCode.Timeout]);
+
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Runs a network call; a refusal becomes the endpoint's 500 message (`failed to set profile name: <reason>`). */
+async function attempt<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof AppError && PASS_THROUGH.has(err.code)) throw err;
+    throw new InternalError(`${what}: ${reasonOf(err)}`, { cause: err });
+  }
+}
+
+/** For the call endpoints, whose 500 is the bare failure reason; AppErrors (503 unsupported…) keep theirs. */
+async function bare<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new InternalError(reasonOf(err), { cause: err });
+  }
+}
+
+export function outgoingMedia(m: WireMedia): OutgoingMedia {
+  return {
+    kind: m.kind,
+    data: Buffer.from(m.base64, 'base64'),
+    mimetype: m.mimetype,
+    ...(m.fileName ? { fileName: m.fileName } : {}),
+    ...(m.caption ? { caption: m.caption } : {}),
+    ...(m.ptt !== undefined ? { ptt: m.ptt } : {}),
+    ...(m.seconds !== undefined ? { seconds: m.seconds } : {}),
+    ...(m.waveform ? { waveform: Uint8Array.from(m.waveform) } : {}),
+  };
+}
+
+/** The status table of spec 7: not connected stays as it is (the route answers 503), the rest get their code. */
+function statusFailure(err: unknown, withMedia: boolean): Error {
+  if (isNotConnected(err)) return err as Error;
+  if (err instanceof AppError && (err.code === ErrorCode.MediaUploadFailed || PASS_THROUGH.has(err.code))) return err;
+  // Drivers that do not type their upload failures (Baileys: "Media upload failed on all hosts").
+  if (withMedia && /upload/i.test(reasonOf(err))) return new MediaUploadError({ cause: err });
+  return new AppError(ErrorCode.SendFailed, `Failed to send status: ${reasonOf(err)}`, { cause: err });
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** The profile values last applied, to tell which fields a change really changed. */
+async function lastApplied(ctx: ActorContext): Promise<Map<string, string>> {
+  return ctx.store.ownedState.list(ctx.instanceId, PROFILE_NAMESPACE);
+}
+
+/**
+ * The network operations of spec 4.2 to 4.6 and the message endpoints, as actor calls. Each runs on the
+ * owner node as one turn; media arrive already validated and converted by the edge.
+ */
+export function networkHandlers(host: NetworkHost): Handlers {
+  const sent = async (ctx: ActorContext, to: string, text: string, result: { messageId: string; timestamp: number }, media?: OutgoingMedia) => {
+    const me = host.session().numberJid ?? '';
+    const meta = media ? { kind: media.kind, mimetype: media.mimetype, size: media.data.length, ...(media.fileName ? { fileName: media.fileName } : {}) } : undefined;
+    await remember(ctx.store, { instanceId: ctx.instanceId, id: result.messageId, chatJid: to, fromMe: true, senderJid: me, timestamp: result.timestamp, type: media?.kind ?? 'text', text, media: meta }, host.log());
+  };
+
+  return {
+    'msgnet.sendText': async (ctx, { to, text, replyTo }) => {
+      const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, replyTo ? { replyTo } : undefined));
+      await sent(ctx, to, text, result);
+      return result;
+    },
+    'msgnet.sendMedia': async (ctx, { to, media, replyTo }) => {
+      const outgoing = outgoingMedia(media);
+      const result = await attempt('Failed to send the message', () => host.session().sendMedia(to, outgoing, replyTo ? { replyTo } : undefined));
+      await sent(ctx, to, media.caption ?? '', result, outgoing);
+      return result;
+    },
+    'msgnet.deleteMessage': async (ctx, { chatJid, messageId, fromMe }) => {
+      await attempt('Failed to delete the message', () => host.session().deleteMessage(chatJid, messageId, fromMe));
+      await ctx.store.messages.delete(ctx.instanceId, messageId).catch((err: unknown) => host.log().warn({ err, messageId }, 'could not drop a deleted message from the history'));
+      return { deleted: true };
+    },
+    'msgnet.presence': async (_ctx, { to, state }) => {
+      const session = host.session();
+      if (!session.sendChatPresence) return { sent: false };
+      await attempt('Failed to send the chat presence', () => session.sendChatPresence!(to, state));
+      return { sent: true };
+    },
+    'groups.list': async (_ctx, { includeMembers }) => attempt('Failed to list groups', () => host.session().listGroups(includeMembers)),
+    'profile.update': async (ctx, { picture, name, status }) => {
+      const session = host.session();
+      const known = await lastApplied(ctx);
+      const updatedFields: ProfileField[] = [];
+      if (picture !== undefined) {
+        const bytes = picture === null ? null : Buffer.from(picture, 'base64');
+        const digest = bytes ? sha256(bytes) : 'none';
+        await attempt('failed to set profile picture', () => session.updateProfile({ picture: bytes }));
+        if (known.get('picture') !== digest) updatedFields.push('profilePicture');
+        await ctx.writeOwned([{ namespace: PROFILE_NAMESPACE, key: 'picture', value: digest }]);
+      }
+      if (name !== undefined) {
+        await attempt('failed to set profile name', () => session.updateProfile({ name }));
+        if (host.instance().connection.profileName !== name) {
+          updatedFields.push('profileName');
+          await host.setProfileName(name);
+        }
+      }
+      if (status !== undefined) {
+        await attempt('failed to set profile status', () => session.updateProfile({ status }));
+        if (known.get('status') !== status) updatedFields.push('profileStatus');
+        await ctx.writeOwned([{ namespace: PROFILE_NAMESPACE, key: 'status', value: status }]);
+      }
+      return { updatedFields };
+    },
+    'privacy.get': async () => attempt('failed to read privacy settings', () => host.session().getPrivacy()),
+    'privacy.update': async (_ctx, { changes }) => {
+      const session = host.session();
+      // One by one and not transactional (spec 4.3): a later failure leaves the earlier ones applied.
+      for (const [field, value] of changes) await attempt(`failed to update ${field} privacy`, () => session.setPrivacy(field, value));
+      return attempt('failed to read privacy settings', () => session.getPrivacy());
+    },
+    'labels.chats': async (_ctx, { refresh }) => attempt('failed to read chat labels', () => host.session().chatLabels(refresh)),
+    'labels.list': async () => {
+      const session = host.session();
+      const onChats = await attempt('failed to read labels', () => session.chatLabels(false));
+      const all = new Map((session.listLabels ? await attempt('failed to read labels', () => session.listLabels!()) : []).map((l) => [l.id, l]));
+      // Drivers without a label list still know the labels seen on chats.
+      for (const chat of onChats) for (const l of chat.labels) if (!all.has(l.id)) all.set(l.id, l);
+      return [...all.values()];
+    },
+    'labels.assign': async (_ctx, { chatJid, labelIds, add }) => {
+      const session = host.session();
+      if (!session.assignLabels) throw new UnavailableError('Assigning labels is not supported by this network driver yet');
+      return bare(() => session.assignLabels!(chatJid, labelIds, add));
+    },
+    'status.publish': async (ctx, payload) => {
+      const session = host.session();
+      const media = payload.media ? outgoingMedia(payload.media) : undefined;
+      const post: StatusPost = {
+        type: payload.type,
+        text: payload.text,
+        ...(media ? { media } : {}),
+        ...(payload.backgroundColor ? { backgroundColor: payload.backgroundColor } : {}),
+        ...(payload.font !== undefined ? { font: payload.font } : {}),
+      };
+      let result;
+      try {
+        result = await session.publishStatus(post);
+      } catch (err) {
+        throw statusFailure(err, media !== undefined);
+      }
+      await sent(ctx, 'status@broadcast', payload.text, result, media);
+      return { ...result, senderJid: session.numberJid ?? '' };
+    },
+    'call.offer': async (_ctx, { to, seconds }) => bare(() => host.session().offerCall(to, seconds)),
+    'call.schedule': async (_ctx, { to, card }) => {
+      const session = host.session();
+      const link = await bare(() => session.createCallLink(card.video ? 'video' : 'audio', card.startTime));
+      const message = await bare(() => session.sendEventCard(to, { ...card, joinLink: link.url }));
+      return { messageId: message.messageId, token: link.token, url: link.url };
+    },
+  };
+}

@@ -1,0 +1,16 @@
+import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
+import type { MediaConfig } from '../config/config.js';
+import type { Store } from '../store/store.js';
+import type { Authenticator } from './auth.js';
+
+/** What every route that reaches an instance's actor needs. */
+export interface ActorRouteDeps {
+  runtime: ClusterRuntime;
+  store: Store;
+  auth: Authenticator;
+  maxBodyBytes: number;
+  /** Deadline of a routed call to the actor. */
+  callTimeoutMs: number;
+  /** Limits of what the node downloads for clients (safe fetch). */
+  media: MediaConfig;
+}

@@ -1,0 +1,81 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { ValidationError } from '../../errors.js';
+import type { AppState } from '../app-state.js';
+import { requireInstance } from '../auth.js';
+import { jsonBody } from '../json-body.js';
+import { nameRequired, parseBody, toRecipient } from '../route-helpers.js';
+import type { ActorRouteDeps } from '../route-deps.js';
+
+type Deps = ActorRouteDeps;
+
+/** Spec 4.6 and 8: 1 to 60 seconds, 8 when omitted or 0. */
+export const FAKE_CALL_DEFAULT_SECONDS = 8;
+const FAKE_CALL_MAX_SECONDS = 60;
+// Beyond this a "Unix seconds" value is surely milliseconds (year 5138 in seconds).
+const LATEST_UNIX_SECONDS = 1e11;
+
+const fakeBody = z.strictObject({
+  number: z.string().trim().max(128).optional(),
+  duration: z.number().int().optional(),
+});
+
+const scheduleBody = z.strictObject({
+  number: z.string().trim().max(128).optional(),
+  name: z.string().trim().max(256).optional(),
+  startTime: z.number().int().optional(),
+  description: z.string().max(4096).optional(),
+  endTime: z.number().int().optional(),
+  video: z.boolean().optional(),
+  reminderOffsetSec: z.number().int().min(0).max(30 * 86_400).optional(),
+});
+
+/** A call goes to a person: a number or a user JID, never a group. */
+function callee(number: string): string {
+  const jid = toRecipient(number);
+  if (jid.endsWith('@g.us')) throw new ValidationError('Invalid request body: calls go to a number, not a group');
+  return jid;
+}
+
+/** Ring-and-drop calls and scheduled calls (spec 4.6); their own bodies, and `instance not found` in lower case. */
+export function callRoutes(deps: Deps) {
+  const router = new Router<AppState>({ prefix: '/api/call' });
+  const guard = requireInstance(deps.store, deps.auth, { notFound: 'instance not found' });
+  const body = jsonBody(deps.maxBodyBytes);
+  const call = deps.runtime.router;
+  nameRequired(router, 'post', '/fake', deps.auth);
+  nameRequired(router, 'post', '/schedule', deps.auth);
+
+  router.post('/fake/:instance', guard, body, async (ctx) => {
+    const b = parseBody(ctx, fakeBody);
+    if (!b.number) throw new ValidationError('Number is required');
+    const duration = b.duration || FAKE_CALL_DEFAULT_SECONDS;
+    if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS) throw new ValidationError('Duration must be between 1 and 60 seconds');
+    const { callId } = await call.call(ctx.state.instance!.id, 'call.offer', { to: callee(b.number), seconds: duration }, deps.callTimeoutMs);
+    ctx.body = { success: true, message: 'Call placed; it hangs up automatically', callId, number: b.number, duration };
+  });
+
+  router.post('/schedule/:instance', guard, body, async (ctx) => {
+    const b = parseBody(ctx, scheduleBody);
+    if (!b.number) throw new ValidationError('Number is required');
+    if (!b.name) throw new ValidationError('Invalid request body: name is required');
+    if (b.startTime === undefined) throw new ValidationError('Invalid request body: startTime is required');
+    if (b.startTime > LATEST_UNIX_SECONDS) throw new ValidationError('Invalid request body: startTime must be in Unix seconds, not milliseconds');
+    if (b.startTime <= Math.floor(Date.now() / 1000)) throw new ValidationError('startTime must be in the future (Unix seconds)');
+    // 0 or omitted means no end (spec 4.6).
+    if (b.endTime && b.endTime <= b.startTime) throw new ValidationError('endTime must be after startTime');
+    const to = callee(b.number);
+    const card = {
+      name: b.name,
+      startTime: b.startTime,
+      video: b.video ?? false,
+      ...(b.description ? { description: b.description } : {}),
+      ...(b.endTime ? { endTime: b.endTime } : {}),
+      ...(b.reminderOffsetSec !== undefined ? { reminderOffsetSec: b.reminderOffsetSec } : {}),
+    };
+    const scheduled = await call.call(ctx.state.instance!.id, 'call.schedule', { to, card }, deps.callTimeoutMs);
+    ctx.body = { success: true, messageId: scheduled.messageId, token: scheduled.token, url: scheduled.url, startTime: b.startTime };
+  });
+
+  return router;
+}

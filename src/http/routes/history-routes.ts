@@ -1,0 +1,74 @@
+import Router from '@koa/router';
+import { ValidationError } from '../../errors.js';
+import type { HistoryCursor, MessageRecord } from '../../store/records.js';
+import type { Store } from '../../store/store.js';
+import type { AppState } from '../app-state.js';
+import { requireInstance } from '../auth.js';
+import type { Authenticator } from '../auth.js';
+import { chatAddress, nameRequired, queryString } from '../route-helpers.js';
+
+interface Deps {
+  store: Store;
+  auth: Authenticator;
+}
+
+export const HISTORY_DEFAULT_LIMIT = 50;
+export const HISTORY_MAX_LIMIT = 500;
+
+function limitOf(raw: string | undefined): number {
+  if (raw === undefined) return HISTORY_DEFAULT_LIMIT;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > HISTORY_MAX_LIMIT) throw new ValidationError(`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
+  return n;
+}
+
+/** `before` = a message id from an earlier page (exact paging), or a time: Unix milliseconds or RFC 3339. */
+async function cursorOf(store: Store, instanceId: string, raw: string | undefined): Promise<HistoryCursor | undefined> {
+  if (raw === undefined) return undefined;
+  const ref = await store.messages.find(instanceId, raw);
+  if (ref) return { timestamp: ref.timestamp, id: ref.id };
+  if (/^\d{1,15}$/.test(raw)) return { timestamp: Number(raw) };
+  const parsed = Date.parse(raw);
+  if (!Number.isNaN(parsed) && /^\d{4}-\d\d-\d\dT/.test(raw)) return { timestamp: parsed };
+  throw new ValidationError('before must be a message id from the history, Unix milliseconds, or an RFC 3339 time');
+}
+
+function messageView(m: MessageRecord) {
+  return {
+    id: m.id,
+    chat: { jid: m.chatJid, isGroup: m.chatJid.endsWith('@g.us') },
+    direction: m.fromMe ? 'outgoing' : 'incoming',
+    sender: m.senderJid,
+    timestamp: new Date(m.timestamp).toISOString(),
+    type: m.type,
+    text: m.text,
+    media: m.media ?? null,
+  };
+}
+
+/**
+ * The chat history kept in the store (for catch-up after a WebSocket gap): newest first, any node
+ * answers it without reaching the instance's owner.
+ */
+export function historyRoutes(deps: Deps) {
+  const router = new Router<AppState>({ prefix: '/api/chat' });
+  nameRequired(router, 'get', '/history', deps.auth);
+
+  router.get('/history/:instance', requireInstance(deps.store, deps.auth), async (ctx) => {
+    const instanceId = ctx.state.instance!.id;
+    const chat = queryString(ctx, 'chat');
+    const limit = limitOf(queryString(ctx, 'limit'));
+    const before = await cursorOf(deps.store, instanceId, queryString(ctx, 'before'));
+    const rows = await deps.store.messages.list(instanceId, { ...(chat ? { chatJid: chatAddress(chat) } : {}), ...(before ? { before } : {}), limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    ctx.body = {
+      success: true,
+      message: 'History retrieved successfully',
+      messages: page.map(messageView),
+      meta: { count: page.length, hasMore, nextBefore: hasMore ? page[page.length - 1]!.id : null },
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,66 @@
+import type { Collection, Db, Filter } from 'mongodb';
+import type { HistoryCursor, MessageRecord } from '../records.js';
+import type { MessageRepository } from '../store.js';
+
+type MessageDoc = Omit<MessageRecord, 'media'> & { _id: string; media: MessageRecord['media'] | null };
+
+const docId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
+
+function toMessage(d: MessageDoc): MessageRecord {
+  const { _id, media, ...fields } = d;
+  // BSON keeps absent optional fields as null; records use undefined.
+  const cleanMedia = media ? (Object.fromEntries(Object.entries(media).filter(([, v]) => v !== null)) as MessageRecord['media']) : undefined;
+  return { ...fields, media: cleanMedia };
+}
+
+/** The chat history in MongoDB (collection `messages`), one document per (instance, message id). */
+export class MongoMessages implements MessageRepository {
+  readonly #col: Collection<MessageDoc>;
+
+  constructor(db: Db) {
+    this.#col = db.collection<MessageDoc>('messages');
+  }
+
+  static async createIndexes(db: Db): Promise<void> {
+    await db.collection('messages').createIndexes([
+      { key: { instanceId: 1, chatJid: 1, timestamp: -1, id: -1 }, name: 'instance_chat_time' },
+      { key: { instanceId: 1, timestamp: -1, id: -1 }, name: 'instance_time' },
+      { key: { timestamp: 1 }, name: 'time' },
+    ]);
+  }
+
+  async save(m: MessageRecord): Promise<void> {
+    const _id = docId(m.instanceId, m.id);
+    await this.#col.replaceOne({ _id }, { ...m, media: m.media ?? null }, { upsert: true });
+  }
+
+  async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {
+    const doc = await this.#col.findOne({ _id: docId(instanceId, id) });
+    return doc ? toMessage(doc) : undefined;
+  }
+
+  async list(instanceId: string, q: { chatJid?: string; before?: HistoryCursor; limit: number }): Promise<MessageRecord[]> {
+    const filter: Filter<MessageDoc> = { instanceId };
+    if (q.chatJid !== undefined) filter.chatJid = q.chatJid;
+    if (q.before?.id !== undefined) {
+      filter.$or = [{ timestamp: { $lt: q.before.timestamp } }, { timestamp: q.before.timestamp, id: { $lt: q.before.id } }];
+    } else if (q.before) {
+      filter.timestamp = { $lt: q.before.timestamp };
+    }
+    const docs = await this.#col.find(filter).sort({ timestamp: -1, id: -1 }).limit(q.limit).toArray();
+    return docs.map(toMessage);
+  }
+
+  async delete(instanceId: string, id: string): Promise<boolean> {
+    return (await this.#col.deleteOne({ _id: docId(instanceId, id) })).deletedCount === 1;
+  }
+
+  /** Everything of a deleted instance. */
+  async forgetInstance(instanceId: string): Promise<void> {
+    await this.#col.deleteMany({ instanceId });
+  }
+
+  async prune(before: number): Promise<number> {
+    return (await this.#col.deleteMany({ timestamp: { $lt: before } })).deletedCount;
+  }
+}

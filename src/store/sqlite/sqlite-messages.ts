@@ -1,0 +1,69 @@
+import type Database from 'better-sqlite3';
+import type { HistoryCursor, MessageRecord } from '../records.js';
+import type { MessageRepository } from '../store.js';
+
+type Row = Record<string, unknown>;
+
+function toMessage(row: Row): MessageRecord {
+  return {
+    instanceId: row.instance_id as string,
+    id: row.id as string,
+    chatJid: row.chat_jid as string,
+    fromMe: row.from_me === 1,
+    senderJid: row.sender_jid as string,
+    timestamp: row.timestamp as number,
+    type: row.type as string,
+    text: row.text as string,
+    media: row.media === null ? undefined : (JSON.parse(row.media as string) as MessageRecord['media']),
+  };
+}
+
+/** The chat history in SQLite (table `messages`, migration 3); the instance's deletion cascades to it. */
+export class SqliteMessages implements MessageRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  async save(m: MessageRecord): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO messages (instance_id, id, chat_jid, from_me, sender_jid, timestamp, type, text, media)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (instance_id, id) DO UPDATE SET chat_jid = excluded.chat_jid, from_me = excluded.from_me,
+           sender_jid = excluded.sender_jid, timestamp = excluded.timestamp, type = excluded.type,
+           text = excluded.text, media = excluded.media`,
+      )
+      .run(m.instanceId, m.id, m.chatJid, m.fromMe ? 1 : 0, m.senderJid, m.timestamp, m.type, m.text, m.media ? JSON.stringify(m.media) : null);
+  }
+
+  async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {
+    const row = this.db.prepare('SELECT * FROM messages WHERE instance_id = ? AND id = ?').get(instanceId, id) as Row | undefined;
+    return row ? toMessage(row) : undefined;
+  }
+
+  async list(instanceId: string, q: { chatJid?: string; before?: HistoryCursor; limit: number }): Promise<MessageRecord[]> {
+    const where = ['instance_id = ?'];
+    const args: unknown[] = [instanceId];
+    if (q.chatJid !== undefined) {
+      where.push('chat_jid = ?');
+      args.push(q.chatJid);
+    }
+    if (q.before?.id !== undefined) {
+      where.push('(timestamp < ? OR (timestamp = ? AND id < ?))');
+      args.push(q.before.timestamp, q.before.timestamp, q.before.id);
+    } else if (q.before) {
+      where.push('timestamp < ?');
+      args.push(q.before.timestamp);
+    }
+    const rows = this.db
+      .prepare(`SELECT * FROM messages WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, id DESC LIMIT ?`)
+      .all(...args, q.limit) as Row[];
+    return rows.map(toMessage);
+  }
+
+  async delete(instanceId: string, id: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM messages WHERE instance_id = ? AND id = ?').run(instanceId, id).changes === 1;
+  }
+
+  async prune(before: number): Promise<number> {
+    return this.db.prepare('DELETE FROM messages WHERE timestamp < ?').run(before).changes;
+  }
+}
