@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode, InternalError, MediaUploadError, UnavailableError, isNotConnected } from '../errors.js';
+import { AppError, ErrorCode, InternalError, MediaUploadError, isNotConnected } from '../errors.js';
 import type { MsgNetSession, OutgoingMedia, StatusPost } from '../msgnet/msgnet-driver.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord } from '../store/records.js';
@@ -102,9 +102,7 @@ export function networkHandlers(host: NetworkHost): Handlers {
       return { deleted: true };
     },
     'msgnet.presence': async (_ctx, { to, state }) => {
-      const session = host.session();
-      if (!session.sendChatPresence) return { sent: false };
-      await attempt('Failed to send the chat presence', () => session.sendChatPresence!(to, state));
+      await attempt('Failed to send the chat presence', () => host.session().sendChatPresence(to, state));
       return { sent: true };
     },
     'groups.list': async (_ctx, { includeMembers }) => attempt('Failed to list groups', () => host.session().listGroups(includeMembers)),
@@ -144,16 +142,12 @@ export function networkHandlers(host: NetworkHost): Handlers {
     'labels.list': async () => {
       const session = host.session();
       const onChats = await attempt('failed to read labels', () => session.chatLabels(false));
-      const all = new Map((session.listLabels ? await attempt('failed to read labels', () => session.listLabels!()) : []).map((l) => [l.id, l]));
-      // Drivers without a label list still know the labels seen on chats.
+      const all = new Map((await attempt('failed to read labels', () => session.listLabels())).map((l) => [l.id, l]));
+      // A label can be on a chat before its name arrived (labels.edit): still list it.
       for (const chat of onChats) for (const l of chat.labels) if (!all.has(l.id)) all.set(l.id, l);
       return [...all.values()];
     },
-    'labels.assign': async (_ctx, { chatJid, labelIds, add }) => {
-      const session = host.session();
-      if (!session.assignLabels) throw new UnavailableError('Assigning labels is not supported by this network driver yet');
-      return bare(() => session.assignLabels!(chatJid, labelIds, add));
-    },
+    'labels.assign': async (_ctx, { chatJid, labelIds, add }) => bare(() => host.session().assignLabels(chatJid, labelIds, add)),
     'status.publish': async (ctx, payload) => {
       const session = host.session();
       const media = payload.media ? outgoingMedia(payload.media) : undefined;

@@ -186,13 +186,10 @@ export interface MsgNetSession {
   chatLabels(refresh: boolean): Promise<ChatLabels[]>;
   /** Whether a number is on the network, and its address. */
   lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }>;
-
-  // Optional until every driver has them (Baileys: sendPresenceUpdate(state, jid), the label book's names,
-  // addChatLabel/removeChatLabel); callers degrade or answer 503 without them.
   /** Shows "typing…" (`composing`) in a chat, or stops it (`paused`). */
-  sendChatPresence?(to: string, state: 'composing' | 'paused'): Promise<void>;
+  sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void>;
   /** Every label of the account, including those on no chat. */
-  listLabels?(): Promise<LabelInfo[]>;
+  listLabels(): Promise<LabelInfo[]>;
   /** Adds or removes labels on a chat; returns the chat's labels after. @throws NotFoundError for an unknown label */
-  assignLabels?(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels>;
+  assignLabels(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels>;
 }

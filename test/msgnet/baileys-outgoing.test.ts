@@ -182,6 +182,38 @@ describe('BaileysSession: outgoing messages', () => {
     expect(sock.callsOf('rejectCall')).to.deep.equal([['CALL1', PEER]]);
   });
 
+  it('sendChatPresence shows typing in one chat', async () => {
+    const h = await connectedSession();
+    await h.session.sendChatPresence('5511988887777', 'composing');
+    await h.session.sendChatPresence(PEER, 'paused');
+    expect(h.factory.last.callsOf('sendPresenceUpdate')).to.deep.equal([
+      ['composing', PEER],
+      ['paused', PEER],
+    ]);
+  });
+
+  it('listLabels and assignLabels: labels known from labels.edit, assigned with app-state patches', async () => {
+    const h = await connectedSession();
+    const sock = h.factory.last;
+    sock.emit('labels.edit', { id: '2', name: 'Lead', color: 1, deleted: false });
+    sock.emit('labels.edit', { id: '1', name: 'VIP', color: 2, deleted: false });
+    expect(await h.session.listLabels()).to.deep.equal([
+      { id: '1', name: 'VIP' },
+      { id: '2', name: 'Lead' },
+    ]);
+    expect(await h.session.assignLabels(PEER, ['1', '2'], true)).to.deep.equal({ chatJid: PEER, labels: [{ id: '1', name: 'VIP' }, { id: '2', name: 'Lead' }] });
+    expect(sock.callsOf('addChatLabel')).to.deep.equal([
+      [PEER, '1'],
+      [PEER, '2'],
+    ]);
+    expect(await h.session.assignLabels(PEER, ['1'], false)).to.deep.equal({ chatJid: PEER, labels: [{ id: '2', name: 'Lead' }] });
+    expect(sock.callsOf('removeChatLabel')).to.deep.equal([[PEER, '1']]);
+    const err = (await h.session.assignLabels(PEER, ['404'], true).catch((e: unknown) => e)) as AppError;
+    expect(err.code).to.equal(ErrorCode.NotFound);
+    expect(sock.callsOf('addChatLabel')).to.have.length(2);
+    expect((await h.session.chatLabels(false)).find((c) => c.chatJid === PEER)?.labels).to.deep.equal([{ id: '2', name: 'Lead' }]);
+  });
+
   it('createCallLink returns the token and the audio or video url', async () => {
     const h = await connectedSession();
     expect(await h.session.createCallLink('video', 1_900_000_000)).to.deep.equal({

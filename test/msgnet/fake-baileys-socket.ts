@@ -107,6 +107,8 @@ export class FakeSocket {
 
   readMessages = async (keys: unknown[]): Promise<void> => this.record('readMessages', keys);
   sendPresenceUpdate = async (type: string, to?: string): Promise<void> => this.record('sendPresenceUpdate', type, to);
+  addChatLabel = async (jid: string, labelId: string): Promise<void> => this.record('addChatLabel', jid, labelId);
+  removeChatLabel = async (jid: string, labelId: string): Promise<void> => this.record('removeChatLabel', jid, labelId);
   rejectCall = async (callId: string, from: string): Promise<void> => this.record('rejectCall', callId, from);
 
   createCallLink = async (type: string, event?: { startTime: number }): Promise<string | undefined> => {

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import { NotConnectedError, UnavailableError } from '../../errors.js';
+import { NotConnectedError, NotFoundError, UnavailableError } from '../../errors.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
   Button,
   ChatLabels,
   EventCard,
   GroupInfo,
+  LabelInfo,
   LinkChallenge,
   LinkRequest,
   MsgNetSession,
@@ -180,6 +181,32 @@ export class BaileysSession implements MsgNetSession {
       this.#conn.emit({ type: 'labels', chatJid, labels: [{ id: labelId, name: labels.nameOf(labelId) }], action: 'remove', timestamp: Date.now() });
     }
     return labels.list();
+  }
+
+  async sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void> {
+    await this.#conn.socket().sendPresenceUpdate(state, toJid(to));
+  }
+
+  async listLabels(): Promise<LabelInfo[]> {
+    return (await this.#conn.ensureLink()).labels.labels();
+  }
+
+  async assignLabels(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels> {
+    const sock = this.#conn.socket();
+    const { labels } = await this.#conn.ensureLink();
+    const unknown = labelIds.find((id) => !labels.has(id));
+    if (unknown !== undefined) throw new NotFoundError(`Label not found: ${unknown}`);
+    const jid = toJid(chatJid);
+    for (const id of labelIds) {
+      // App-state patches: the phone and other devices see the change; the book is updated as Baileys
+      // does not echo our own patches back as events.
+      if (add) await sock.addChatLabel(jid, id);
+      else await sock.removeChatLabel(jid, id);
+      labels.associate(jid, id, add);
+    }
+    const after = labels.chat(jid);
+    this.#conn.emit({ type: 'labels', chatJid: jid, labels: after.labels, action: add ? 'add' : 'remove', timestamp: Date.now() });
+    return after;
   }
 
   async lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }> {

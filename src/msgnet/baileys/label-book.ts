@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ChatLabels } from '../msgnet-driver.js';
+import type { ChatLabels, LabelInfo } from '../msgnet-driver.js';
 import type { SessionStorage } from './baileys-auth-state.js';
 
 /** `labels:chat:<chatJid>` holds the chat's label ids (JSON array). */
@@ -95,6 +95,20 @@ export class LabelBook {
     }
     for (const { chatJid, labelId } of dropped) this.associate(chatJid, labelId, false);
     return dropped;
+  }
+
+  /** Every label the account has (seen through `labels.edit`), chat or no chat. */
+  labels(): LabelInfo[] {
+    return [...this.#names].map(([id, name]) => ({ id, name })).sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+  }
+
+  has(labelId: string): boolean {
+    return this.#names.has(labelId);
+  }
+
+  /** One chat's labels. */
+  chat(chatJid: string): ChatLabels {
+    return { chatJid, labels: [...(this.#chats.get(chatJid) ?? [])].map((id) => ({ id, name: this.nameOf(id) })) };
   }
 
   list(): ChatLabels[] {

@@ -28,6 +28,8 @@ export type BaileysSocket = Pick<
   | 'updateCallPrivacy'
   | 'updateGroupsAddPrivacy'
   | 'resyncAppState'
+  | 'addChatLabel'
+  | 'removeChatLabel'
   | 'onWhatsApp'
 > & {
   /** Baileys' buffered emitter; only `on`/`off` are used, so a plain EventEmitter can stand in. */
