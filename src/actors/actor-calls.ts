@@ -30,6 +30,8 @@ export interface ActorCallMap {
   'msgnet.deleteMessage': { payload: { chatJid: string; messageId: string; fromMe: boolean }; result: { deleted: true } };
   /** `sent: false` when the driver cannot show chat presence. */
   'msgnet.presence': { payload: { to: string; state: 'composing' | 'paused' }; result: { sent: boolean } };
+  /** Whether a number is on the network (and its JID and LID). */
+  'msgnet.lookup': { payload: { number: string }; result: { found: boolean; jid: string | undefined; lid: string | undefined } };
   'groups.list': { payload: { includeMembers: boolean }; result: GroupInfo[] };
   'profile.update': { payload: ProfileUpdate; result: { updatedFields: ProfileField[] } };
   'privacy.get': { payload: Record<string, never>; result: PrivacySettings };

@@ -17,6 +17,7 @@ export function historyRecord(instanceId: string, m: NormalizedMessage): Message
     media: m.media
       ? { kind: m.media.kind, mimetype: m.media.mimetype, ...(m.media.fileName ? { fileName: m.media.fileName } : {}), ...(m.media.size !== undefined ? { size: m.media.size } : {}) }
       : undefined,
+    status: m.fromMe ? 'pending' : 'received',
   };
 }
 

@@ -8,7 +8,7 @@ import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
-import type { InstanceRecord, InstanceSettings } from '../store/records.js';
+import type { InstanceRecord, InstanceSettings, MessageStatus } from '../store/records.js';
 import type { ActorCallKind } from './actor-calls.js';
 import type { ActorBehavior, ActorContext, CallHandler } from './instance-actor.js';
 import { historyRecord, remember } from './message-history.js';
@@ -149,7 +149,13 @@ export class MessagingBehavior {
         await this.#emit(toInstanceEvent(e, 'api'));
         if (!m.fromMe && this.#settings.autoReadMessages && m.chat.type !== 'status') {
           await session.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
+          await this.#recordStatus([m.id], 'read');
         }
+        return;
+      }
+      case 'delivery': {
+        await this.#recordStatus(e.messageIds, e.status);
+        await this.#emit(toInstanceEvent(e));
         return;
       }
       case 'call': {
@@ -163,6 +169,13 @@ export class MessagingBehavior {
       default:
         await this.#emit(toInstanceEvent(e));
     }
+  }
+
+  /** Where messages got to, for GET /api/chat/status; a failure only loses that, never the event. */
+  async #recordStatus(ids: string[], status: MessageStatus): Promise<void> {
+    await this.#ctx.store.messages.setStatus(this.#ctx.instanceId, ids, status).catch((err: unknown) => {
+      this.log.warn({ err, ids }, 'could not record a message status');
+    });
   }
 
   /** The calls this behaviour answers (merged into the actor's handler table). */

@@ -105,6 +105,7 @@ export function networkHandlers(host: NetworkHost): Handlers {
       await attempt('Failed to send the chat presence', () => host.session().sendChatPresence(to, state));
       return { sent: true };
     },
+    'msgnet.lookup': async (_ctx, { number }) => attempt('Failed to look the number up', () => host.session().lookup(number)),
     'groups.list': async (_ctx, { includeMembers }) => attempt('Failed to list groups', () => host.session().listGroups(includeMembers)),
     'profile.update': async (ctx, { picture, name, status }) => {
       const session = host.session();

@@ -31,6 +31,7 @@ import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { instanceRoutes } from './routes/instance-routes.js';
+import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 
 export interface AppDeps {
@@ -99,6 +100,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     connectionRoutes(actorRoutes),
     eventRoutes({ ...common, store: deps.store, secrets: deps.secrets, allowPrivateUrls: deps.allowPrivateUrls, ...deps.webhooks }),
     messageRoutes(actorRoutes),
+    lookupRoutes(actorRoutes),
     statusRoutes(actorRoutes),
     groupRoutes(actorRoutes),
     profileRoutes(actorRoutes),

@@ -176,7 +176,23 @@ export interface MessageRecord {
   /** The text, or the media caption. */
   text: string;
   media: { kind: string; mimetype: string; fileName?: string; size?: number } | undefined;
+  /** Where the message got to: set by delivery receipts (ours) or on arrival (theirs). */
+  status?: MessageStatus;
 }
+
+/** A message's progress; a status never goes back (see MESSAGE_STATUS_RANK). */
+export type MessageStatus = 'pending' | 'sent' | 'received' | 'failed' | 'delivered' | 'read' | 'played';
+
+/** Later statuses rank higher; `failed` only replaces what had not been delivered yet. */
+export const MESSAGE_STATUS_RANK: Record<MessageStatus, number> = {
+  pending: 0,
+  sent: 1,
+  received: 1,
+  failed: 1.5,
+  delivered: 2,
+  read: 3,
+  played: 4,
+};
 
 /** Where a page of history starts: strictly older than this (time, then id for messages of one millisecond). */
 export interface HistoryCursor {

@@ -1,6 +1,7 @@
 import type {
   AccountRecord,
   InstanceConfig,
+  MessageStatus,
   ConnectionInfo,
   InstanceRecord,
   HistoryCursor,
@@ -139,6 +140,8 @@ export interface MessageRepository {
   /** Newest first, optionally of one chat, strictly older than `before`. */
   list(instanceId: string, query: { chatJid?: string; before?: HistoryCursor; limit: number }): Promise<MessageRecord[]>;
   delete(instanceId: string, id: string): Promise<boolean>;
+  /** Moves the messages' status forward (never back, by MESSAGE_STATUS_RANK); unknown ids are ignored. */
+  setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void>;
   /** Deletes every message (of every instance) older than `before` (Unix ms); returns how many. */
   prune(before: number): Promise<number>;
 }

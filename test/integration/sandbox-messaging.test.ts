@@ -113,6 +113,10 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     const statuses = () => a.events.filter((e) => e.event === 'message.status').map((e) => (e.data as { status: string }).status);
     await until(() => statuses().includes('read'), 'read receipt (bob auto-reads)');
     expect(statuses()).to.deep.equal(['sent', 'delivered', 'read']);
+    const stored = await node.api.get(`/api/chat/status/alice?messageId=${id}`, { token: a.token });
+    expect(stored.body).to.deep.include({ status: 'read', status_code: 4, direction: 'outgoing' });
+    const theirs = await node.api.get(`/api/chat/status/bob?messageId=${id}`, { token: b.token });
+    expect(theirs.body).to.deep.include({ status: 'read', direction: 'incoming' });
     const outgoing = a.events.find((e) => e.event === 'message.exchange')!.data as Record<string, any>;
     expect(outgoing).to.deep.include({ id, direction: 'outgoing' });
 

@@ -412,6 +412,20 @@ export function storeContract(openStore: () => Promise<Store>): void {
       media: undefined,
     });
 
+    it('moves a message status forward only, and keeps it across a later save', async () => {
+      const { i } = await seeded();
+      await store.messages.save({ ...message(i.id, 's1-out', 1000), status: 'pending' });
+      await store.messages.setStatus(i.id, ['s1-out', 'unknown'], 'delivered');
+      expect((await store.messages.find(i.id, 's1-out'))?.status).to.equal('delivered');
+      await store.messages.setStatus(i.id, ['s1-out'], 'sent');
+      await store.messages.setStatus(i.id, ['s1-out'], 'failed');
+      expect((await store.messages.find(i.id, 's1-out'))?.status).to.equal('delivered');
+      await store.messages.setStatus(i.id, ['s1-out'], 'read');
+      await store.messages.save({ ...message(i.id, 's1-out', 1000), status: 'pending' });
+      expect((await store.messages.find(i.id, 's1-out'))?.status).to.equal('read');
+      expect(await store.messages.find(i.id, 'unknown')).to.equal(undefined);
+    });
+
     it('saves by (instance, id), finds, and replaces on a second save', async () => {
       const { i } = await seeded();
       const first = { ...message(i.id, 'm1', 1000), media: { kind: 'image', mimetype: 'image/jpeg', size: 42 } };

@@ -1,8 +1,9 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import type { HistoryCursor, MessageRecord } from '../records.js';
+import { MESSAGE_STATUS_RANK } from '../records.js';
+import type { HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
 import type { MessageRepository } from '../store.js';
 
-type MessageDoc = Omit<MessageRecord, 'media'> & { _id: string; media: MessageRecord['media'] | null };
+type MessageDoc = Omit<MessageRecord, 'media' | 'status'> & { _id: string; media: MessageRecord['media'] | null; status?: MessageStatus | null };
 
 const docId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
 
@@ -10,7 +11,8 @@ function toMessage(d: MessageDoc): MessageRecord {
   const { _id, media, ...fields } = d;
   // BSON keeps absent optional fields as null; records use undefined.
   const cleanMedia = media ? (Object.fromEntries(Object.entries(media).filter(([, v]) => v !== null)) as MessageRecord['media']) : undefined;
-  return { ...fields, media: cleanMedia };
+  const { status, ...rest } = fields;
+  return { ...rest, media: cleanMedia, ...(status ? { status } : {}) };
 }
 
 /** The chat history in MongoDB (collection `messages`), one document per (instance, message id). */
@@ -31,7 +33,15 @@ export class MongoMessages implements MessageRepository {
 
   async save(m: MessageRecord): Promise<void> {
     const _id = docId(m.instanceId, m.id);
-    await this.#col.replaceOne({ _id }, { ...m, media: m.media ?? null }, { upsert: true });
+    const { status, ...fields } = m;
+    // A status recorded earlier (a receipt) is kept; a new message takes the one it came with.
+    await this.#col.updateOne({ _id }, { $set: { ...fields, media: m.media ?? null }, $setOnInsert: { status: status ?? null } }, { upsert: true });
+  }
+
+  async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {
+    // Only lower ranks (or none) are replaced, so a late "delivered" never undoes a "read".
+    const lower = (Object.keys(MESSAGE_STATUS_RANK) as MessageStatus[]).filter((s) => MESSAGE_STATUS_RANK[s] < MESSAGE_STATUS_RANK[status]);
+    await this.#col.updateMany({ _id: { $in: ids.map((id) => docId(instanceId, id)) }, status: { $in: [...lower, null] } }, { $set: { status } });
   }
 
   async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {

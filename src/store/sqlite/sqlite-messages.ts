@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { HistoryCursor, MessageRecord } from '../records.js';
+import { MESSAGE_STATUS_RANK } from '../records.js';
+import type { HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
 import type { MessageRepository } from '../store.js';
 
 type Row = Record<string, unknown>;
@@ -15,6 +16,7 @@ function toMessage(row: Row): MessageRecord {
     type: row.type as string,
     text: row.text as string,
     media: row.media === null ? undefined : (JSON.parse(row.media as string) as MessageRecord['media']),
+    ...(row.status ? { status: row.status as MessageStatus } : {}),
   };
 }
 
@@ -25,13 +27,27 @@ export class SqliteMessages implements MessageRepository {
   async save(m: MessageRecord): Promise<void> {
     this.db
       .prepare(
-        `INSERT INTO messages (instance_id, id, chat_jid, from_me, sender_jid, timestamp, type, text, media)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO messages (instance_id, id, chat_jid, from_me, sender_jid, timestamp, type, text, media, status)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (instance_id, id) DO UPDATE SET chat_jid = excluded.chat_jid, from_me = excluded.from_me,
            sender_jid = excluded.sender_jid, timestamp = excluded.timestamp, type = excluded.type,
-           text = excluded.text, media = excluded.media`,
+           text = excluded.text, media = excluded.media, status = COALESCE(messages.status, excluded.status)`,
       )
-      .run(m.instanceId, m.id, m.chatJid, m.fromMe ? 1 : 0, m.senderJid, m.timestamp, m.type, m.text, m.media ? JSON.stringify(m.media) : null);
+      .run(m.instanceId, m.id, m.chatJid, m.fromMe ? 1 : 0, m.senderJid, m.timestamp, m.type, m.text, m.media ? JSON.stringify(m.media) : null, m.status ?? null);
+  }
+
+  async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {
+    const read = this.db.prepare('SELECT status FROM messages WHERE instance_id = ? AND id = ?');
+    const write = this.db.prepare('UPDATE messages SET status = ? WHERE instance_id = ? AND id = ?');
+    this.db
+      .transaction(() => {
+        for (const id of ids) {
+          const row = read.get(instanceId, id) as { status: MessageStatus | null } | undefined;
+          if (!row) continue;
+          if (row.status === null || MESSAGE_STATUS_RANK[row.status] < MESSAGE_STATUS_RANK[status]) write.run(status, instanceId, id);
+        }
+      })
+      .immediate();
   }
 
   async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {

@@ -77,6 +77,8 @@ const MIGRATIONS: string[] = [
    CREATE INDEX messages_chat ON messages (instance_id, chat_jid, timestamp, id);
    CREATE INDEX messages_instance_time ON messages (instance_id, timestamp, id);
    CREATE INDEX messages_time ON messages (timestamp);`,
+  // 4: where each message got to (GET /api/chat/status).
+  `ALTER TABLE messages ADD COLUMN status TEXT;`,
 ];
 
 export function migrate(db: Database.Database): void {

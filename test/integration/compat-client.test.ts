@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import WebSocket from 'ws';
+import { startTestNode } from '../helpers/test-node.js';
+import type { TestNode } from '../helpers/test-node.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+/** RFC 3339 with a zone, as the hosted product's clients parse timestamps. */
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+
+/**
+ * A client written the way the hosted product's clients are: Bearer token, flat creation body, the alias
+ * paths, and strict parsing of the event layouts. It throws on anything it does not expect.
+ */
+class HostedProductClient {
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+  ) {}
+
+  async call(method: string, path: string, body?: unknown): Promise<any> {
+    const res = await fetch(this.base + path, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const json = (await res.json()) as { success: boolean };
+    if (!json.success) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+
+  static parseMessageExchange(envelope: any) {
+    if (envelope.event !== 'message.exchange') throw new Error(`unexpected event ${envelope.event}`);
+    const d = envelope.data;
+    for (const k of ['id', 'direction', 'timestamp', 'chat', 'sender', 'recipient', 'message']) if (!(k in d)) throw new Error(`missing ${k}`);
+    if (!['incoming', 'outgoing'].includes(d.direction)) throw new Error('bad direction');
+    if (!RFC3339.test(d.timestamp)) throw new Error(`timestamp without zone: ${d.timestamp}`);
+    if (!['private', 'group', 'newsletter'].includes(d.chat.type)) throw new Error('bad chat type');
+    for (const k of ['jid', 'lid', 'name']) if (!(k in d.chat) || !(k in d.sender)) throw new Error(`missing chat/sender ${k}`);
+    if (typeof d.message.content !== 'string') throw new Error('content must be a string');
+    for (const k of ['type', 'source', 'media', 'interactive']) if (!(k in d.message)) throw new Error(`missing message.${k}`);
+    if (typeof envelope.instanceData?.token !== 'string') throw new Error('instanceData.token missing');
+    return { id: d.id as string, from: d.sender.jid as string, text: d.message.content as string, at: new Date(d.timestamp) };
+  }
+}
+
+describe('compatibility: a client of the hosted product, unchanged', function () {
+  this.timeout(20_000);
+  let node: TestNode;
+  let receiver: WebhookReceiver;
+  let client: HostedProductClient;
+
+  before(async () => {
+    node = await startTestNode({ ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_MINUTE: '100000' });
+    receiver = await WebhookReceiver.start();
+    client = new HostedProductClient(node.url, await node.createAccount('hosted'));
+  });
+
+  after(async () => {
+    await receiver.stop();
+    await node.stop();
+  });
+
+  it('from create (flat body, aliases) to an incoming message parsed from a webhook and a WebSocket frame', async () => {
+    const created = await client.call('POST', '/api/instance/new', {
+      name: 'legacy',
+      disableHistorySync: true,
+      ignoreGroupMessages: true,
+      ignoreStatus: true,
+      webhookEnabled: true,
+      webhookURL: receiver.url,
+      webhookMediaBase64: false,
+      websocketEnabled: true,
+      websocketMediaBase64: false,
+      proxyUsername: 'not-used',
+    });
+    expect(created.settings).to.include({ disableHistorySync: true, ignoreGroupMessages: true, ignoreStatus: true });
+    const instanceToken = created.instance.token as string;
+
+    const settings = await client.call('GET', '/api/instance/getSettings/legacy');
+    expect(settings.settings.ignoreStatus).to.equal(true);
+    const hook = await client.call('GET', '/api/events/webhook/legacy?label=default');
+    expect(hook.webhook).to.include({ label: 'default', enabled: true, url: `${receiver.url}/`, byEvents: false, mediaBase64: false });
+    const ws = await client.call('GET', '/api/events/websocket/legacy');
+    expect(ws.websocket.enabled).to.equal(true);
+
+    const socket = new WebSocket(`${node.url.replace('http', 'ws')}/ws/legacy?token=${encodeURIComponent(instanceToken)}`);
+    const frames: any[] = [];
+    socket.on('message', (raw: Buffer) => frames.push(JSON.parse(raw.toString())));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+
+    expect((await client.call('GET', '/api/instance/connect/legacy')).status).to.equal('qr');
+    await client.call('POST', '/api/sandbox/link/legacy', { number: '5511977770000' });
+    const inbound = await client.call('POST', '/api/sandbox/inbound/legacy', { from: '5511966660000', text: 'pedido 42', pushName: 'Bia' });
+
+    const deadline = Date.now() + 5000;
+    const isMessage = (e: any) => e?.event === 'message.exchange';
+    while ((!receiver.received.some((r) => isMessage(r.body)) || !frames.some(isMessage)) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const fromHook = HostedProductClient.parseMessageExchange(receiver.received.find((r) => isMessage(r.body))!.body);
+    const fromSocket = HostedProductClient.parseMessageExchange(frames.find(isMessage));
+    socket.close();
+    for (const parsed of [fromHook, fromSocket]) {
+      expect(parsed).to.deep.include({ id: inbound.messageId, from: '5511966660000@s.whatsapp.net', text: 'pedido 42' });
+      expect(Math.abs(parsed.at.getTime() - Date.now())).to.be.below(10_000);
+    }
+
+    const sent = await client.call('POST', '/api/message/text/legacy', { number: '5511966660000', message: 'recebido' });
+    expect(sent).to.deep.include({ status: 'sent' });
+    expect(sent.data.messageId).to.be.a('string');
+  });
+
+  it('looks numbers up and reports where a message got to', async () => {
+    const lookupFor = async (number: string) => (await client.call('GET', `/api/chat/contacts/legacy?number=${number}`)).contact;
+    expect(await lookupFor('5511977770000')).to.deep.equal({ found: true, jid: '5511977770000@s.whatsapp.net', lid: null });
+    expect(await lookupFor('5511900000000')).to.deep.equal({ found: false, jid: null, lid: null });
+
+    const sent = await client.call('POST', '/api/message/text/legacy', { number: '5511966660000', text: 'status?' });
+    const status = await client.call('GET', `/api/chat/status/legacy?messageId=${sent.data.messageId}`);
+    expect(status).to.deep.include({ message_id: sent.data.messageId, direction: 'outgoing', chat_jid: '5511966660000@s.whatsapp.net' });
+    expect(status.status).to.equal('sent');
+    expect(status.status_code).to.equal(2);
+    expect(status.timestamp).to.match(RFC3339);
+    const res = await fetch(`${node.url}/api/chat/status/legacy?messageId=nope`, { headers: { authorization: `Bearer ${(client as any).token}` } });
+    expect(res.status).to.equal(404);
+  });
+});
