@@ -12,6 +12,7 @@ import { requireInstance } from '../auth.js';
 import { jsonBody } from '../json-body.js';
 import { assertConnected, chatAddress, nameRequired, parseBody, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
+import type { SentMessage } from '../../msgnet/msgnet-driver.js';
 
 type Deps = ActorRouteDeps;
 
@@ -57,6 +58,16 @@ async function quoted(store: Store, instanceId: string, id: string | undefined):
   return { id: m.id, chatJid: m.chatJid, fromMe: m.fromMe, senderJid: m.senderJid, text: m.text };
 }
 
+/** Every send answers `{success, message, status: "sent", data: {messageId, …}}` (the hosted product's shape). */
+function sentBody(sent: SentMessage, messageType: string, content: string, to: string, extra: Record<string, unknown>) {
+  return {
+    success: true,
+    message: 'Message sent',
+    status: 'sent',
+    data: { messageId: sent.messageId, direction: 'outgoing', messageType, content, to, timestamp: new Date(sent.timestamp).toISOString(), ...extra },
+  };
+}
+
 /** Sending and revoking messages: text (spec's referenced endpoint), media, delete. */
 export function messageRoutes(deps: Deps) {
   const router = new Router<AppState>({ prefix: '/api/message' });
@@ -83,20 +94,7 @@ export function messageRoutes(deps: Deps) {
       await sleep(b.delayMs);
     }
     const sent = await call.call(instanceId, 'msgnet.sendText', { to, text: content, ...(reply ? { replyTo: reply } : {}) }, deps.callTimeoutMs);
-    ctx.body = {
-      success: true,
-      message: 'Message sent',
-      status: 'sent',
-      data: {
-        messageId: sent.messageId,
-        direction: 'outgoing',
-        messageType: 'text',
-        content,
-        to,
-        timestamp: new Date(sent.timestamp).toISOString(),
-        ...(reply ? { replyTo: reply.id } : {}),
-      },
-    };
+    ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {});
   });
 
   router.post('/media/:instance', guard, body, async (ctx) => {
@@ -139,20 +137,9 @@ export function messageRoutes(deps: Deps) {
       },
       deps.callTimeoutMs,
     );
-    ctx.body = {
-      success: true,
-      message: 'Message sent',
-      status: 'sent',
-      data: {
-        messageId: sent.messageId,
-        direction: 'outgoing',
-        messageType: type,
-        content: caption ?? '',
-        to,
-        timestamp: new Date(sent.timestamp).toISOString(),
-        media: { mimetype: media.mimetype, size: media.data.length, ...(media.fileName ? { fileName: media.fileName } : {}), ...(media.seconds ? { seconds: media.seconds } : {}) },
-      },
-    };
+    ctx.body = sentBody(sent, type, caption ?? '', to, {
+      media: { mimetype: media.mimetype, size: media.data.length, ...(media.fileName ? { fileName: media.fileName } : {}), ...(media.seconds ? { seconds: media.seconds } : {}) },
+    });
   });
 
   router.post('/delete/:instance', guard, body, async (ctx) => {
