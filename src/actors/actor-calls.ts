@@ -8,6 +8,7 @@ import type {
   MediaKind,
   PrivacyField,
   PrivacySettings,
+  ProfileInfo,
   QuotedMessage,
   SentMessage,
 } from '../msgnet/msgnet-driver.js';
@@ -32,6 +33,8 @@ export interface ActorCallMap {
   'msgnet.presence': { payload: { to: string; state: 'composing' | 'paused' }; result: { sent: boolean } };
   /** Whether a number is on the network (and its JID and LID). */
   'msgnet.lookup': { payload: { number: string }; result: { found: boolean; jid: string | undefined; lid: string | undefined } };
+  /** The linked number's profile, or a contact's (`jid`); undefined when the contact is not on the network. */
+  'msgnet.profile': { payload: { jid?: string }; result: ProfileInfo | undefined };
   'groups.list': { payload: { includeMembers: boolean }; result: GroupInfo[] };
   'profile.update': { payload: ProfileUpdate; result: { updatedFields: ProfileField[] } };
   'privacy.get': { payload: Record<string, never>; result: PrivacySettings };

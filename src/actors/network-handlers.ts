@@ -106,6 +106,7 @@ export function networkHandlers(host: NetworkHost): Handlers {
       return { sent: true };
     },
     'msgnet.lookup': async (_ctx, { number }) => attempt('Failed to look the number up', () => host.session().lookup(number)),
+    'msgnet.profile': async (_ctx, { jid }) => attempt('Failed to read the profile', () => host.session().getProfile(jid)),
     'groups.list': async (_ctx, { includeMembers }) => attempt('Failed to list groups', () => host.session().listGroups(includeMembers)),
     'profile.update': async (ctx, { picture, name, status }) => {
       const session = host.session();

@@ -85,6 +85,16 @@ export interface SendOptions {
 }
 
 /** A label of a (Business) account. */
+/** A profile as the network shows it to this account. */
+export interface ProfileInfo {
+  jid: string;
+  name: string | null;
+  /** The About text. */
+  about: string | null;
+  pictureUrl: string | null;
+  isBusiness: boolean;
+}
+
 export interface LabelInfo {
   id: string;
   name: string;
@@ -186,6 +196,8 @@ export interface MsgNetSession {
   chatLabels(refresh: boolean): Promise<ChatLabels[]>;
   /** Whether a number is on the network, and its address. */
   lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }>;
+  /** The linked number's profile (no `jid`), or a contact's; undefined when the contact is not on the network. */
+  getProfile(jid?: string): Promise<ProfileInfo | undefined>;
   /** Shows "typing…" (`composing`) in a chat, or stops it (`paused`). */
   sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void>;
   /** Every label of the account, including those on no chat. */

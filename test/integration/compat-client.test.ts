@@ -124,6 +124,12 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
     expect(status.status).to.equal('sent');
     expect(status.status_code).to.equal(2);
     expect(status.timestamp).to.match(RFC3339);
+    const own = await client.call('GET', '/api/profile/getAccount/legacy');
+    expect(own.profile).to.deep.equal({ jid: '5511977770000@s.whatsapp.net', name: null, about: null, pictureUrl: null, isBusiness: false });
+    await client.call('POST', '/api/profile/account/legacy', { profileName: 'Loja', profileStatus: 'Aberto' });
+    expect((await client.call('GET', '/api/profile/getAccount/legacy')).profile).to.deep.include({ name: 'Loja', about: 'Aberto' });
+    const missing = await fetch(`${node.url}/api/profile/getAccount/legacy?number=5511900000000`, { headers: { authorization: `Bearer ${(client as any).token}` } });
+    expect(missing.status).to.equal(404);
     const res = await fetch(`${node.url}/api/chat/status/legacy?messageId=nope`, { headers: { authorization: `Bearer ${(client as any).token}` } });
     expect(res.status).to.equal(404);
   });

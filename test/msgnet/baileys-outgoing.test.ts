@@ -318,6 +318,24 @@ describe('BaileysSession: outgoing messages', () => {
     expect((err as AppError).code).to.equal(ErrorCode.InvalidInput);
   });
 
+  it('getProfile: our own, a contact (privacy-hidden parts are null), and a number not on WhatsApp', async () => {
+    const h = await connectedSession();
+    const sock = h.factory.last;
+    const me = (await h.session.getProfile())!;
+    expect(me).to.deep.include({ name: 'Me', about: null, pictureUrl: null, isBusiness: false });
+    sock.abouts.set(PEER, 'Available');
+    sock.pictures.set(PEER, 'https://pps.whatsapp.net/v/peer.jpg');
+    sock.businesses.add(PEER);
+    expect(await h.session.getProfile('5511988887777')).to.deep.equal({
+      jid: PEER,
+      name: null,
+      about: 'Available',
+      pictureUrl: 'https://pps.whatsapp.net/v/peer.jpg',
+      isBusiness: true,
+    });
+    expect(await h.session.getProfile('0001')).to.equal(undefined);
+  });
+
   it('lookup asks onWhatsApp and adds the LID when known', async () => {
     const h = await connectedSession();
     expect(await h.session.lookup('+55 11 98888-7777')).to.deep.equal({ found: true, jid: PEER, lid: '777000111@lid' });

@@ -144,6 +144,23 @@ export class FakeSocket {
     for (const [event, arg] of this.resyncEvents) this.ev.emit(event, arg);
   };
 
+  /** About texts, pictures and business flags the fake network shows; a jid absent from a map is hidden. */
+  abouts = new Map<string, string>();
+  pictures = new Map<string, string>();
+  businesses = new Set<string>();
+  fetchStatus = async (...jids: string[]) => {
+    this.record('fetchStatus', ...jids);
+    return jids.filter((j) => this.abouts.has(j)).map((id) => ({ id, status: { status: this.abouts.get(id), setAt: new Date(0) } }));
+  };
+  profilePictureUrl = async (jid: string, type?: string): Promise<string | undefined> => {
+    this.record('profilePictureUrl', jid, type);
+    if (!this.pictures.has(jid)) throw new Error('item-not-found');
+    return this.pictures.get(jid);
+  };
+  getBusinessProfile = async (jid: string) => {
+    this.record('getBusinessProfile', jid);
+    return this.businesses.has(jid) ? ({ wid: jid, description: 'shop', website: [], business_hours: {} } as never) : undefined;
+  };
   onWhatsApp = async (...numbers: string[]): Promise<{ jid: string; exists: boolean }[]> => {
     this.record('onWhatsApp', ...numbers);
     return numbers.map((n) => ({ jid: `${n.replace(/\D/g, '')}@s.whatsapp.net`, exists: !n.startsWith('000') }));

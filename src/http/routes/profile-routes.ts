@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { ProfileUpdate } from '../../actors/actor-calls.js';
-import { InternalError, ValidationError } from '../../errors.js';
+import { InternalError, NotFoundError, ValidationError } from '../../errors.js';
 import { ImageRejectedError } from '../../media/image.js';
 import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
 import { toProfilePicture } from '../../media/profile-picture.js';
@@ -10,7 +10,7 @@ import { isPlainObject } from '../../validation.js';
 import type { AppState } from '../app-state.js';
 import { requireInstance } from '../auth.js';
 import { bodyOf, jsonBody } from '../json-body.js';
-import { assertConnected, nameRequired, parseBody } from '../route-helpers.js';
+import { assertConnected, nameRequired, parseBody, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -114,6 +114,14 @@ export function profileRoutes(deps: Deps) {
       ? await call.call(instance.id, 'profile.update', update, deps.callTimeoutMs)
       : { updatedFields: [] };
     ctx.body = { success: true, message: PROFILE_UPDATED, updatedFields };
+  });
+
+  // The hosted product's lookup: the instance's own profile, or a contact's with ?number=.
+  router.get('/getAccount/:instance', guard, async (ctx) => {
+    const raw = typeof ctx.query.number === 'string' ? ctx.query.number.trim() : '';
+    const profile = await call.call(ctx.state.instance!.id, 'msgnet.profile', raw ? { jid: toRecipient(raw) } : {}, deps.callTimeoutMs);
+    if (!profile) throw new NotFoundError('Number is not on WhatsApp');
+    ctx.body = { success: true, message: 'Profile found', profile };
   });
 
   router.get('/getPrivacy/:instance', guard, async (ctx) => {

@@ -14,6 +14,7 @@ import type {
   PixPayment,
   PrivacyField,
   PrivacySettings,
+  ProfileInfo,
   ProfileChanges,
   SentMessage,
   SessionOptions,
@@ -183,6 +184,25 @@ export class BaileysSession implements MsgNetSession {
     return labels.list();
   }
 
+  async getProfile(jid?: string): Promise<ProfileInfo | undefined> {
+    const sock = this.#conn.socket();
+    const me = sock.user?.id ? toJid(digitsOf(sock.user.id.split(':')[0]!.split('@')[0]!)) : undefined;
+    let target = me;
+    if (jid !== undefined && jid !== me) {
+      const found = await this.lookup(jid);
+      if (!found.found || !found.jid) return undefined;
+      target = found.jid;
+    }
+    if (!target) throw new NotConnectedError();
+    // Each part may be hidden by the contact's privacy settings: a refusal means "not shown", not an error.
+    const [about, pictureUrl, business] = await Promise.all([
+      sock.fetchStatus(target).then((list) => statusText(list?.[0]), () => null),
+      sock.profilePictureUrl(target, 'image').then((url) => url ?? null, () => null),
+      sock.getBusinessProfile(target).then((b) => !!b, () => false),
+    ]);
+    return { jid: target, name: target === me ? (sock.user?.name ?? null) : null, about, pictureUrl, isBusiness: business };
+  }
+
   async sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void> {
     await this.#conn.socket().sendPresenceUpdate(state, toJid(to));
   }
@@ -212,4 +232,10 @@ export class BaileysSession implements MsgNetSession {
   async lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }> {
     return out.lookup(this.#conn.socket(), number.includes('@') ? number : digitsOf(number));
   }
+}
+
+/** The About text from a fetchStatus result (`{status: {status, setAt}}` in Baileys 7). */
+function statusText(entry: unknown): string | null {
+  const status = (entry as { status?: { status?: unknown } } | undefined)?.status?.status;
+  return typeof status === 'string' ? status : null;
 }

@@ -29,6 +29,9 @@ export type BaileysSocket = Pick<
   | 'updateGroupsAddPrivacy'
   | 'resyncAppState'
   | 'addChatLabel'
+  | 'fetchStatus'
+  | 'profilePictureUrl'
+  | 'getBusinessProfile'
   | 'removeChatLabel'
   | 'onWhatsApp'
 > & {

@@ -16,6 +16,7 @@ import type {
   PixPayment,
   PrivacyField,
   PrivacySettings,
+  ProfileInfo,
   ProfileChanges,
   SendOptions,
   SentMessage,
@@ -410,6 +411,26 @@ export class SandboxSession implements MsgNetSession {
       current.status = changes.status;
     }
     await this.#phone.saveProfile(current);
+  }
+
+  /**
+   * The phone's own profile, or a contact's: the simulated network models only its own phones' profiles,
+   * so a contact is found when its number is online, with no name, About or picture.
+   */
+  async getProfile(jid?: string): Promise<ProfileInfo | undefined> {
+    const me = this.#requireConnected();
+    if (jid === undefined || jid === me) {
+      const p = await this.#phone.profile();
+      return {
+        jid: me,
+        name: p.name ?? null,
+        about: p.status ?? null,
+        pictureUrl: p.picture ? `data:image/jpeg;base64,${p.picture}` : null,
+        isBusiness: false,
+      };
+    }
+    const found = await this.lookup(jid);
+    return found.found ? { jid: found.jid!, name: null, about: null, pictureUrl: null, isBusiness: false } : undefined;
   }
 
   /** The profile the network holds (GET /api/sandbox/profile). */
