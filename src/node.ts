@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { AccountService } from './accounts/account-service.js';
+import { AccountWebhookService } from './accounts/account-webhook-service.js';
+import { BillingCron } from './billing/billing-cron.js';
 import { instanceBehavior } from './actors/instance-behavior.js';
 import type { ActorBehavior } from './actors/instance-actor.js';
 import { TestProbe } from './actors/test-probe.js';
@@ -15,6 +17,8 @@ import type { Config } from './config/config.js';
 import { BusEventSink, FanOutSink } from './events/bus-event-sink.js';
 import { EnvelopeBuilder } from './events/envelope-builder.js';
 import type { DeliveryQueue } from './events/webhooks/delivery.js';
+import { storeSecretSource } from './events/webhooks/account-signature.js';
+import { AccountWebhookDispatcher } from './events/webhooks/account-webhook-dispatcher.js';
 import { DeliveryWorker } from './events/webhooks/delivery-worker.js';
 import { OutboxDeliveryQueue } from './events/webhooks/outbox-delivery-queue.js';
 import { RedisDeliveryQueue } from './events/webhooks/redis-delivery-queue.js';
@@ -91,8 +95,23 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     concurrency: config.webhooks.concurrency,
     leaseMs: config.webhooks.leaseMs,
     pollMs: 100,
+    accountSecrets: storeSecretSource(store, secrets),
   });
   dispatcher.onEnqueue(() => worker.nudge());
+  const accountDispatcher = new AccountWebhookDispatcher(store, queue);
+  accountDispatcher.onEnqueue(() => worker.nudge());
+  // Registered before runtime.start(), which starts every singleton; `holding` is bound once it exists.
+  const billing: { holding: () => boolean } = { holding: () => false };
+  const billingCron = new BillingCron({
+    store,
+    dispatcher: accountDispatcher,
+    terms: config.billing,
+    tickMs: config.billing.tickMs,
+    holding: () => billing.holding(),
+    log: logger.child({ role: 'billing-cron' }),
+  });
+  const billingSingleton = runtime.singleton('billing-cron', billingCron);
+  billing.holding = () => billingSingleton.holding;
   late.behavior = instanceBehavior({
     messaging: { driver, secrets, sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]) },
     probe,
@@ -126,6 +145,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     probeEnabled: probe !== undefined,
     sandbox: driver.name === 'sandbox',
     webhooks: { queue, dispatcher },
+    accountWebhooks: new AccountWebhookService({ store, secrets, dispatcher: accountDispatcher, allowPrivateUrls: config.allowPrivateUrls }),
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
     media: config.media,

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parseDuration } from './duration.js';
+import type { Duration } from './duration.js';
 
 /**
  * Every option of a Switchboard node. This module is the only reader of `process.env`; the README's
@@ -30,6 +32,19 @@ const int = (name: string, fallback: number, min: number, max: number) =>
         return z.NEVER;
       }
       return n;
+    });
+
+const duration = (name: string, fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const d = parseDuration(value === undefined || value === '' ? fallback : value);
+      if (!d) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a duration like 90s, 24h, 7d or 1mo, got "${value}"` });
+        return z.NEVER;
+      }
+      return d;
     });
 
 const optionalString = z
@@ -96,6 +111,12 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000),
   WEBHOOK_CONCURRENCY: int('WEBHOOK_CONCURRENCY', 64, 1, 10_000),
   WEBHOOK_LEASE_MS: int('WEBHOOK_LEASE_MS', 30_000, 500, 3_600_000),
+  BILLING_TRIAL: duration('BILLING_TRIAL', '7d'),
+  BILLING_TRIAL_NOTICE: duration('BILLING_TRIAL_NOTICE', '24h'),
+  BILLING_CYCLE: duration('BILLING_CYCLE', '1mo'),
+  BILLING_BASE_CENTS: int('BILLING_BASE_CENTS', 0, 0, 1_000_000_000),
+  BILLING_INSTANCE_MONTHLY_CENTS: int('BILLING_INSTANCE_MONTHLY_CENTS', 0, 0, 1_000_000_000),
+  BILLING_TICK: duration('BILLING_TICK', '60s'),
   TEST_PROBE_FILE: optionalString,
   TEST_PROBE_WRITE_MS: int('TEST_PROBE_WRITE_MS', 100, 0, 60_000),
 });
@@ -144,6 +165,7 @@ export interface Config {
   embedded: boolean;
   cluster: ClusterOptions;
   webhooks: WebhookOptions;
+  billing: BillingConfig;
   /** Test-only write probe (TEST_PROBE_FILE): records accepted owned writes for the cluster tests. */
   testProbe: { file: string; writeIntervalMs: number } | undefined;
 }
@@ -204,6 +226,22 @@ export interface WebSocketOptions {
   configRefreshMs: number;
 }
 
+/** The billing model (README, "Billing"): trials per instance, renewals per account. */
+export interface BillingConfig {
+  /** How long an instance's trial lasts from its creation. @default 7d */
+  trial: Duration;
+  /** How long before the trial's end `enterprise.trial.ending` is sent. @default 24h */
+  trialNotice: Duration;
+  /** An account's billing period, from its creation. @default 1mo */
+  cycle: Duration;
+  /** The floor charged every period. @default 0 */
+  baseCents: number;
+  /** The price of one instance billed for a whole period. @default 0 */
+  instanceMonthlyCents: number;
+  /** How often the cron looks for due events (fixed length). @default 60s */
+  tickMs: number;
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -241,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('MONGO_URL must start with mongodb:// or mongodb+srv://');
   }
   if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS) throw new ConfigError('WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS');
+  if (e.BILLING_TICK.months > 0) throw new ConfigError('BILLING_TICK must be a fixed duration (s, m, h, d), not months');
   if (e.NODE_TIMEOUT_MS <= e.HEARTBEAT_MS) throw new ConfigError('NODE_TIMEOUT_MS must be greater than HEARTBEAT_MS');
   if (e.NODE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(e.NODE_ID)) {
     throw new ConfigError('NODE_ID must be 1 to 64 letters, digits, dots, dashes or underscores');
@@ -301,6 +340,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
       leaseMs: e.WEBHOOK_LEASE_MS,
+    },
+    billing: {
+      trial: e.BILLING_TRIAL,
+      trialNotice: e.BILLING_TRIAL_NOTICE,
+      cycle: e.BILLING_CYCLE,
+      baseCents: e.BILLING_BASE_CENTS,
+      instanceMonthlyCents: e.BILLING_INSTANCE_MONTHLY_CENTS,
+      tickMs: e.BILLING_TICK.ms,
     },
     testProbe: e.TEST_PROBE_FILE ? { file: e.TEST_PROBE_FILE, writeIntervalMs: e.TEST_PROBE_WRITE_MS } : undefined,
   };

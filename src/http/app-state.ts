@@ -21,6 +21,8 @@ export interface AppState {
   presented?: { token: string | undefined; principal: Principal | undefined };
   /** The `:instance` of the path, resolved and authorised by `requireInstance`. */
   instance?: InstanceRecord;
+  /** The account an account-scoped endpoint acts on, resolved by `requireAccountScope`. */
+  account?: AccountRecord;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { AccountService } from '../accounts/account-service.js';
+import type { AccountWebhookService } from '../accounts/account-webhook-service.js';
 import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
 import type { MediaConfig } from '../config/config.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
@@ -16,6 +17,7 @@ import { cachedKnownOrigins, cors } from './cors.js';
 import { errorEnvelope } from './error-envelope.js';
 import { httpsOnly } from './https-only.js';
 import { rateLimit } from './rate-limit.js';
+import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { callRoutes } from './routes/call-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
@@ -60,6 +62,7 @@ export interface AppDeps {
   /** Limits of what the node downloads for clients. */
   media: MediaConfig;
   webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
+  accountWebhooks: AccountWebhookService;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -96,6 +99,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
   for (const router of [
     adminRoutes({ ...common, accounts: deps.accounts }),
+    accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
     instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
     connectionRoutes(actorRoutes),
     eventRoutes({ ...common, store: deps.store, secrets: deps.secrets, allowPrivateUrls: deps.allowPrivateUrls, ...deps.webhooks }),

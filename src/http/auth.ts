@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AuthError, ForbiddenError, NotFoundError } from '../errors.js';
+import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { hashToken, safeEqual } from '../security/tokens.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, Principal } from './app-state.js';
@@ -20,6 +20,9 @@ export const AuthMessage = {
   AccountTokenRequired: 'This operation requires an account token',
   GlobalTokenRequired: 'This operation requires the global token',
   InstanceTokenRequired: 'An account or instance token is required',
+  AccountParamRequired: 'account query parameter is required with the global token',
+  OtherAccountParam: 'Account token does not match requested account',
+  AccountNotFound: 'Account not found',
 } as const;
 
 /** The presented token, or undefined. `headerOnly` refuses the query form (global token: never in URLs). */
@@ -99,6 +102,29 @@ export function requireAccountOrInstance(auth: Authenticator) {
   return async (ctx: AppContext, next: Next) => {
     const principal = await authenticate(ctx, auth);
     if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
+    await next();
+  };
+}
+
+/**
+ * Account-scoped endpoints (account webhook): a TokenAccount acts on its own account (a different
+ * `?account=` is refused), the global token on the account named by `?account=`. Sets `ctx.state.account`.
+ */
+export function requireAccountScope(store: Store, auth: Authenticator) {
+  return async (ctx: AppContext, next: Next) => {
+    const principal = await authenticate(ctx, auth);
+    const raw = ctx.query.account;
+    const named = (Array.isArray(raw) ? raw[0] : raw)?.trim() || undefined;
+    if (principal.kind === 'instance') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
+    if (principal.kind === 'account') {
+      if (named !== undefined && named !== principal.account.name) throw new ForbiddenError(AuthMessage.OtherAccountParam);
+      ctx.state.account = principal.account;
+    } else {
+      if (named === undefined) throw new ValidationError(AuthMessage.AccountParamRequired);
+      const account = await store.accounts.findByName(named);
+      if (!account) throw new NotFoundError(AuthMessage.AccountNotFound);
+      ctx.state.account = account;
+    }
     await next();
   };
 }

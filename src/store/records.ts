@@ -199,3 +199,29 @@ export interface HistoryCursor {
   timestamp: number;
   id?: string;
 }
+
+/** An account's webhook for Enterprise events (spec 4.9); the signing secret is kept sealed. */
+export interface AccountWebhookRecord {
+  accountId: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  secretSealed: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * One billing event, recorded once under its unique `key` (event, instance or account, period) before
+ * it is delivered; `sentAt` is set once its delivery is queued.
+ */
+export interface BillingLedgerEntry {
+  key: string;
+  accountId: string;
+  event: string;
+  description: string;
+  /** The event's `data`, as JSON. */
+  data: string;
+  createdAt: string;
+  sentAt: string | undefined;
+}

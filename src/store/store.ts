@@ -1,5 +1,7 @@
 import type {
   AccountRecord,
+  AccountWebhookRecord,
+  BillingLedgerEntry,
   InstanceConfig,
   MessageStatus,
   ConnectionInfo,
@@ -31,6 +33,10 @@ export interface Store {
   readonly deliveries: DeliveryRepository;
   /** The chat history (GET /api/chat/history), kept for MESSAGE_RETENTION_DAYS. */
   readonly messages: MessageRepository;
+  /** Each account's webhook for Enterprise events. */
+  readonly accountWebhooks: AccountWebhookRepository;
+  /** The billing events recorded once each (the cron's idempotency ledger). */
+  readonly billingLedger: BillingLedgerRepository;
   /** Resolves when the store answers; used by /health. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -144,4 +150,24 @@ export interface MessageRepository {
   setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void>;
   /** Deletes every message (of every instance) older than `before` (Unix ms); returns how many. */
   prune(before: number): Promise<number>;
+}
+
+export interface AccountWebhookRepository {
+  get(accountId: string): Promise<AccountWebhookRecord | undefined>;
+  /** Inserts or replaces the account's webhook. */
+  save(webhook: AccountWebhookRecord): Promise<void>;
+}
+
+/**
+ * The billing ledger: `record` inserts an entry unless its key exists (then false), leased to the
+ * recorder until `leaseUntil`; an entry whose delivery was not queued (its recorder died) is taken again
+ * with `takeUnsent` once its lease has run out.
+ */
+export interface BillingLedgerRepository {
+  record(entry: BillingLedgerEntry, leaseUntil: number): Promise<boolean>;
+  /** Up to `max` unsent entries whose lease ran out at `now`, leased until `now + leaseMs`. */
+  takeUnsent(now: number, max: number, leaseMs: number): Promise<BillingLedgerEntry[]>;
+  markSent(key: string, at: string): Promise<void>;
+  /** Every entry of the account, oldest first (for tests and support). */
+  list(accountId: string): Promise<BillingLedgerEntry[]>;
 }

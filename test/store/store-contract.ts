@@ -473,6 +473,43 @@ export function storeContract(openStore: () => Promise<Store>): void {
     });
   });
 
+  describe('account webhooks', () => {
+    it('saves, reads and replaces an account webhook (creation time kept)', async () => {
+      const a = account();
+      await store.accounts.create(a);
+      expect(await store.accountWebhooks.get(a.id)).to.equal(undefined);
+      const w = { accountId: a.id, url: 'https://h.example/a', events: ['enterprise.trial.started'], enabled: true, secretSealed: 'v1:s', createdAt: now(), updatedAt: now() };
+      await store.accountWebhooks.save(w);
+      expect(await store.accountWebhooks.get(a.id)).to.deep.equal(w);
+      await store.accountWebhooks.save({ ...w, events: [], enabled: false, secretSealed: 'v1:t', createdAt: 'later', updatedAt: 'later' });
+      expect(await store.accountWebhooks.get(a.id)).to.deep.equal({ ...w, events: [], enabled: false, secretSealed: 'v1:t', updatedAt: 'later' });
+    });
+  });
+
+  describe('billing ledger', () => {
+    const entry = (key: string, accountId = 'acc-1') => ({ key, accountId, event: 'enterprise.trial.started', description: 'd', data: '{}', createdAt: now(), sentAt: undefined });
+
+    it('records a key once, whoever asks', async () => {
+      const e = entry(`k-${randomUUID()}`);
+      const results = await Promise.all([store.billingLedger.record(e, 0), store.billingLedger.record(e, 0)]);
+      expect(results.filter(Boolean)).to.have.length(1);
+      expect(await store.billingLedger.list('acc-1')).to.deep.equal([e]);
+    });
+
+    it('hands out unsent entries only after their lease, once each, until marked sent', async () => {
+      const t = Date.now();
+      await store.billingLedger.record(entry('leased'), t + 10_000);
+      await store.billingLedger.record(entry('free'), 0);
+      const first = await store.billingLedger.takeUnsent(t, 10, 5000);
+      expect(first.map((e) => e.key)).to.deep.equal(['free']);
+      expect(await store.billingLedger.takeUnsent(t, 10, 5000)).to.deep.equal([]);
+      expect((await store.billingLedger.takeUnsent(t + 20_000, 10, 5000)).map((e) => e.key).sort()).to.deep.equal(['free', 'leased']);
+      await store.billingLedger.markSent('free', 'sent-at');
+      expect((await store.billingLedger.takeUnsent(t + 60_000, 10, 5000)).map((e) => e.key)).to.deep.equal(['leased']);
+      expect((await store.billingLedger.list('acc-1')).find((e) => e.key === 'free')?.sentAt).to.equal('sent-at');
+    });
+  });
+
   it('answers ping', async () => {
     await store.ping();
   });

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import { SecretPurpose } from '../../security/secret-box.js';
 import type { SecretBox } from '../../security/secret-box.js';
+import { signatureHeader } from './account-signature.js';
+import type { AccountSecretSource } from './account-signature.js';
 import type { Delivery, DeliveryQueue } from './delivery.js';
 import { nextDelayMs } from './retry-policy.js';
 import type { RetryPolicy } from './retry-policy.js';
-import type { WebhookSender } from './webhook-sender.js';
+import type { SendResult, WebhookSender } from './webhook-sender.js';
 
 export interface DeliveryWorkerOptions {
   queue: DeliveryQueue;
@@ -18,6 +20,8 @@ export interface DeliveryWorkerOptions {
   leaseMs: number;
   /** Sleep between polls of an empty queue. @default 100 */
   pollMs: number;
+  /** Where account deliveries find their account's current signing secret. */
+  accountSecrets?: AccountSecretSource;
 }
 
 /** Outcomes, for metrics and tests. */
@@ -89,11 +93,24 @@ export class DeliveryWorker {
     }
   }
 
-  async #attempt(d: Delivery): Promise<void> {
+  async #headers(d: Delivery): Promise<Record<string, string> | string> {
     const headers: Record<string, string> = { 'x-switchboard-event': d.event, 'x-switchboard-delivery': d.id };
     if (d.authorizationSealed) headers.authorization = this.o.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
+    if (d.signAccountId !== undefined) {
+      // Read at every attempt, so a rotation also re-signs retries.
+      const secret = await this.o.accountSecrets?.secretFor(d.signAccountId);
+      if (secret === undefined) return 'no signing secret for the account';
+      headers['x-service-signature'] = signatureHeader(secret, d.body);
+    }
+    return headers;
+  }
+
+  async #attempt(d: Delivery): Promise<void> {
     const started = performance.now();
-    const result = await this.o.sender.send(d.url, d.body, headers);
+    const headers = await this.#headers(d).catch((err: unknown) => `could not sign: ${(err as Error).message}`);
+    const result: SendResult = typeof headers === 'string'
+      ? { ok: false, retryable: true, error: headers }
+      : await this.o.sender.send(d.url, d.body, headers);
     const attempted: Delivery = { ...d, attempts: d.attempts + 1 };
     try {
       if (result.ok) {

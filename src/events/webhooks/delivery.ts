@@ -9,6 +9,8 @@ export interface Delivery {
   url: string;
   /** Sealed `Authorization` header value, if the webhook has one. */
   authorizationSealed: string | undefined;
+  /** Account webhooks: the account whose current secret signs the body at each attempt. */
+  signAccountId?: string;
   /** The JSON envelope, exactly as it is POSTed. */
   body: string;
   /** Attempts made so far. */

@@ -13,6 +13,8 @@ import type {
 } from '../records.js';
 import type {
   AccountRepository,
+  AccountWebhookRepository,
+  BillingLedgerRepository,
   ConfigBlock,
   InstanceRepository,
   MessageRepository,
@@ -22,6 +24,7 @@ import type {
 } from '../store.js';
 import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
+import { MongoAccountWebhooks, MongoBillingLedger } from './mongo-billing.js';
 import { MongoDeliveries } from './mongo-deliveries.js';
 import { MongoMessages } from './mongo-messages.js';
 
@@ -126,6 +129,8 @@ export class MongoStore implements Store {
   readonly ownedState: OwnedStateRepository;
   readonly deliveries: MongoDeliveries;
   readonly messages: MessageRepository;
+  readonly accountWebhooks: AccountWebhookRepository;
+  readonly billingLedger: BillingLedgerRepository;
   readonly #client: MongoClient;
   readonly #db: Db;
   #stopPruning: () => void = () => undefined;
@@ -141,6 +146,8 @@ export class MongoStore implements Store {
     this.deliveries = new MongoDeliveries(db);
     const messages = new MongoMessages(db);
     this.messages = messages;
+    this.accountWebhooks = new MongoAccountWebhooks(db);
+    this.billingLedger = new MongoBillingLedger(db);
     this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages);
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
@@ -179,6 +186,7 @@ export class MongoStore implements Store {
       .createIndexes([{ key: { instanceId: 1, namespace: 1, key: 1 }, name: 'instanceId_namespace_key', unique: true }]);
     await MongoDeliveries.createIndexes(db);
     await MongoMessages.createIndexes(db);
+    await MongoBillingLedger.createIndexes(db);
   }
 
   async ping(): Promise<void> {

@@ -79,6 +79,28 @@ const MIGRATIONS: string[] = [
    CREATE INDEX messages_time ON messages (timestamp);`,
   // 4: where each message got to (GET /api/chat/status).
   `ALTER TABLE messages ADD COLUMN status TEXT;`,
+  // 5: account webhooks (Enterprise events) and the billing ledger (one row per emitted billing event).
+  `CREATE TABLE account_webhooks (
+     account_id TEXT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+     url TEXT NOT NULL,
+     events TEXT NOT NULL,
+     enabled INTEGER NOT NULL,
+     secret_sealed TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE billing_ledger (
+     key TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL,
+     event TEXT NOT NULL,
+     description TEXT NOT NULL,
+     data TEXT NOT NULL,
+     lease_until INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     sent_at TEXT
+   );
+   CREATE INDEX billing_ledger_unsent ON billing_ledger (sent_at, lease_until);
+   CREATE INDEX billing_ledger_account ON billing_ledger (account_id, created_at);`,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -13,6 +13,8 @@ import type {
 } from '../records.js';
 import type {
   AccountRepository,
+  AccountWebhookRepository,
+  BillingLedgerRepository,
   ConfigBlock,
   DeliveryRepository,
   DeliveryRow,
@@ -24,6 +26,7 @@ import type {
 } from '../store.js';
 import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
+import { SqliteAccountWebhooks, SqliteBillingLedger } from './sqlite-billing.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { migrate } from './sqlite-migrations.js';
 
@@ -89,6 +92,8 @@ export class SqliteStore implements Store {
   readonly ownedState: OwnedStateRepository;
   readonly deliveries: DeliveryRepository;
   readonly messages: MessageRepository;
+  readonly accountWebhooks: AccountWebhookRepository;
+  readonly billingLedger: BillingLedgerRepository;
   readonly #db: Database.Database;
   readonly #stopPruning: () => void;
 
@@ -107,6 +112,8 @@ export class SqliteStore implements Store {
     this.ownedState = new SqliteOwnedState(this.#db);
     this.deliveries = new SqliteDeliveries(this.#db);
     this.messages = new SqliteMessages(this.#db);
+    this.accountWebhooks = new SqliteAccountWebhooks(this.#db);
+    this.billingLedger = new SqliteBillingLedger(this.#db);
     this.#stopPruning = startMessagePruning(this.messages, options.messageRetentionDays ?? 0);
   }
 

@@ -1,0 +1,80 @@
+import type { Logger } from 'pino';
+import type { AccountWebhookDispatcher } from '../events/webhooks/account-webhook-dispatcher.js';
+import type { BillingLedgerEntry } from '../store/records.js';
+import type { Store } from '../store/store.js';
+import { dueEvents } from './billing-plan.js';
+import type { BillingTerms } from './billing-plan.js';
+
+export interface BillingCronOptions {
+  store: Store;
+  dispatcher: AccountWebhookDispatcher;
+  terms: BillingTerms;
+  tickMs: number;
+  /** The singleton's `holding`: checked before every side effect. */
+  holding: () => boolean;
+  log: Logger;
+  /** An entry recorded by a holder that died before queuing it is queued by another after this. @default 30000 */
+  recoverAfterMs?: number;
+}
+
+/**
+ * The billing cron actor, run as the cluster singleton `billing-cron`. Each tick finds the due events
+ * from stored timestamps, records each in the ledger (a unique key: a second holder's insert is a no-op)
+ * and queues the delivery of those it recorded; entries left unqueued by a dead holder are picked up
+ * once their lease ends. Missed ticks are caught up because due-ness is computed from timestamps.
+ */
+export class BillingCron {
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  /** Keys this process knows are in the ledger: spares the store an insert per tick. */
+  readonly #known = new Set<string>();
+
+  constructor(private readonly o: BillingCronOptions) {}
+
+  start(): void {
+    this.#timer = setInterval(() => this.#schedule(), this.o.tickMs);
+    this.#schedule();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+  }
+
+  #schedule(): void {
+    if (this.#running) return;
+    this.#running = this.tick()
+      .catch((err: unknown) => this.o.log.error({ err }, 'billing tick failed'))
+      .finally(() => (this.#running = undefined));
+  }
+
+  /** One pass; public so tests can drive two holders by hand. */
+  async tick(now = Date.now()): Promise<void> {
+    const recoverAfterMs = this.o.recoverAfterMs ?? 30_000;
+    for (const account of await this.o.store.accounts.list()) {
+      const instances = await this.o.store.instances.listByAccount(account.id);
+      for (const due of dueEvents(account, instances, now, this.o.terms)) {
+        if (this.#known.has(due.key)) continue;
+        if (!this.o.holding()) return;
+        const entry: BillingLedgerEntry = { ...due, data: JSON.stringify(due.data), createdAt: new Date(now).toISOString(), sentAt: undefined };
+        const recorded = await this.o.store.billingLedger.record(entry, Date.now() + recoverAfterMs);
+        this.#known.add(due.key);
+        if (recorded) await this.#publish(entry);
+      }
+    }
+    if (!this.o.holding()) return;
+    for (const entry of await this.o.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs)) await this.#publish(entry);
+  }
+
+  async #publish(entry: BillingLedgerEntry): Promise<void> {
+    if (!this.o.holding()) return;
+    await this.o.dispatcher.dispatch({
+      accountId: entry.accountId,
+      event: entry.event,
+      description: entry.description,
+      data: JSON.parse(entry.data) as Record<string, unknown>,
+    });
+    await this.o.store.billingLedger.markSent(entry.key, new Date().toISOString());
+  }
+}
