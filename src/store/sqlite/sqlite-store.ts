@@ -17,7 +17,6 @@ import type {
   BillingLedgerRepository,
   ConfigBlock,
   DeliveryRepository,
-  DeliveryRow,
   InstanceRepository,
   MessageRepository,
   OwnedStateRepository,
@@ -28,6 +27,7 @@ import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { SqliteAccountWebhooks, SqliteBillingLedger } from './sqlite-billing.js';
 import { SqliteMessages } from './sqlite-messages.js';
+import { SqliteDeliveries } from './sqlite-deliveries.js';
 import { migrate } from './sqlite-migrations.js';
 
 type Row = Record<string, unknown>;
@@ -414,83 +414,5 @@ class SqliteOwnedState implements OwnedStateRepository {
       else this.db.prepare('DELETE FROM owned_state WHERE instance_id = ? AND namespace = ?').run(instanceId, namespace);
     });
     tx.immediate();
-  }
-}
-
-function toDelivery(row: Row): DeliveryRow {
-  return {
-    id: str(row, 'id'),
-    instanceId: str(row, 'instance_id'),
-    payload: str(row, 'payload'),
-    attempts: row.attempts as number,
-    lastError: (row.last_error as string | null) ?? undefined,
-    createdAt: str(row, 'created_at'),
-    updatedAt: str(row, 'updated_at'),
-  };
-}
-
-class SqliteDeliveries implements DeliveryRepository {
-  constructor(private readonly db: Database.Database) {}
-
-  async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
-    const stmt = this.db.prepare(
-      `INSERT INTO webhook_deliveries (id, instance_id, status, due_at, attempts, payload, last_error, created_at, updated_at)
-       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
-    );
-    this.db.transaction(() => {
-      for (const r of rows) stmt.run(r.id, r.instanceId, dueAt, r.attempts, r.payload, r.lastError ?? null, r.createdAt, r.updatedAt);
-    }).immediate();
-  }
-
-  async take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]> {
-    // One statement: the claim and the read cannot interleave with another process's claim.
-    const rows = this.db
-      .prepare(
-        `UPDATE webhook_deliveries SET lease_until = ? WHERE id IN (
-           SELECT id FROM webhook_deliveries WHERE status = 'pending' AND due_at <= ? AND lease_until <= ?
-           ORDER BY due_at, created_at LIMIT ?)
-         RETURNING *`,
-      )
-      .all(now + leaseMs, now, now, max) as Row[];
-    return rows.map(toDelivery).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  }
-
-  async complete(id: string): Promise<void> {
-    this.db.prepare('DELETE FROM webhook_deliveries WHERE id = ?').run(id);
-  }
-
-  async reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void> {
-    this.db
-      .prepare('UPDATE webhook_deliveries SET due_at = ?, lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?')
-      .run(dueAt, attempts, lastError, new Date().toISOString(), id);
-  }
-
-  async bury(id: string, attempts: number, lastError: string): Promise<void> {
-    this.db
-      .prepare("UPDATE webhook_deliveries SET status = 'dead', lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?")
-      .run(attempts, lastError, new Date().toISOString(), id);
-  }
-
-  async listDead(instanceId: string): Promise<DeliveryRow[]> {
-    const rows = this.db
-      .prepare("SELECT * FROM webhook_deliveries WHERE instance_id = ? AND status = 'dead' ORDER BY created_at")
-      .all(instanceId) as Row[];
-    return rows.map(toDelivery);
-  }
-
-  async revive(instanceId: string, ids: string[] | undefined, now: number): Promise<number> {
-    const filter = ids ? ` AND id IN (${ids.map(() => '?').join(',')})` : '';
-    if (ids?.length === 0) return 0;
-    const res = this.db
-      .prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', due_at = ?, lease_until = 0, attempts = 0, updated_at = ?
-         WHERE instance_id = ? AND status = 'dead'${filter}`,
-      )
-      .run(now, new Date(now).toISOString(), instanceId, ...(ids ?? []));
-    return res.changes;
-  }
-
-  async countPending(): Promise<number> {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n;
   }
 }
