@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config/config.js';
 import { startNode } from './node.js';
+import type { RunningNode } from './node.js';
 
 let config;
 try {
@@ -12,19 +13,26 @@ try {
   throw err;
 }
 
-const node = await startNode(config);
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    node.logger.info({ signal }, 'shutting down');
-    node.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        node.logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  });
+// Handlers first: a signal during start-up must still end in a graceful stop, not the default kill.
+let stopSignal: NodeJS.Signals | undefined;
+const started: { node?: RunningNode } = {};
+function stop(signal: NodeJS.Signals): void {
+  if (stopSignal !== undefined) return;
+  stopSignal = signal;
+  if (started.node) shutDown(started.node, signal);
 }
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop(signal));
+
+function shutDown(running: RunningNode, signal: NodeJS.Signals): void {
+  running.logger.info({ signal }, 'shutting down');
+  running.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      running.logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+
+started.node = await startNode(config);
+if (stopSignal !== undefined) shutDown(started.node, stopSignal);

@@ -106,6 +106,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     store,
     dispatcher: accountDispatcher,
     terms: config.billing,
+    cron: config.billing.cron,
     tickMs: config.billing.tickMs,
     holding: () => billing.holding(),
     log: logger.child({ role: 'billing-cron' }),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { DEFAULT_ENTERPRISE_EVENTS, EnterpriseEvent } from '../events/enterprise-events.js';
 import type { AccountWebhookDispatcher } from '../events/webhooks/account-webhook-dispatcher.js';
+import type { DeadLetter } from '../events/webhooks/delivery.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { maskSecret } from '../security/tokens.js';
@@ -26,6 +27,8 @@ const patchBody = z.strictObject({
   events: z.array(z.enum(DEFAULT_ENTERPRISE_EVENTS as [string, ...string[]])).max(16).optional(),
   enabled: z.boolean().optional(),
 });
+
+const redeliverBody = z.strictObject({ ids: z.array(z.string().max(64)).max(1000).optional() });
 
 const newSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64url');
 
@@ -95,5 +98,16 @@ export class AccountWebhookService {
       { accountId, event: EnterpriseEvent.WebhookTest, description: 'Test delivery of the account webhook', data: {} },
       { force: true },
     );
+  }
+
+  deadLetters(accountId: string): Promise<DeadLetter[]> {
+    return this.o.dispatcher.deadLetters(accountId);
+  }
+
+  /** Replays the account's dead letters (`ids`, or all); the count queued again. */
+  async redeliver(accountId: string, raw: unknown): Promise<number> {
+    const parsed = redeliverBody.safeParse(raw ?? {});
+    if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
+    return this.o.dispatcher.redeliver(accountId, parsed.data.ids);
   }
 }

@@ -1,3 +1,5 @@
+import { schedule } from 'node-cron';
+import type { ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { AccountWebhookDispatcher } from '../events/webhooks/account-webhook-dispatcher.js';
 import type { BillingLedgerEntry } from '../store/records.js';
@@ -9,7 +11,10 @@ export interface BillingCronOptions {
   store: Store;
   dispatcher: AccountWebhookDispatcher;
   terms: BillingTerms;
-  tickMs: number;
+  /** node-cron expression of the ticks (seconds resolution allowed). */
+  cron: string;
+  /** A fixed interval used instead of `cron`: node-cron cannot go below one second (tests). */
+  tickMs?: number;
   /** The singleton's `holding`: checked before every side effect. */
   holding: () => boolean;
   log: Logger;
@@ -25,6 +30,7 @@ export interface BillingCronOptions {
  */
 export class BillingCron {
   #timer: NodeJS.Timeout | undefined;
+  #task: ScheduledTask | undefined;
   #running: Promise<void> | undefined;
   /** Keys this process knows are in the ledger: spares the store an insert per tick. */
   readonly #known = new Set<string>();
@@ -32,13 +38,17 @@ export class BillingCron {
   constructor(private readonly o: BillingCronOptions) {}
 
   start(): void {
-    this.#timer = setInterval(() => this.#schedule(), this.o.tickMs);
+    if (this.o.tickMs !== undefined) this.#timer = setInterval(() => this.#schedule(), this.o.tickMs);
+    else this.#task = schedule(this.o.cron, () => this.#schedule(), { name: 'billing-cron' });
+    // At once too: a node taking over the role catches up without waiting for the next tick.
     this.#schedule();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    await this.#task?.destroy();
+    this.#task = undefined;
     await this.#running;
   }
 

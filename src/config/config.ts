@@ -1,3 +1,4 @@
+import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import type { Duration } from './duration.js';
@@ -116,7 +117,16 @@ const envSchema = z.object({
   BILLING_CYCLE: duration('BILLING_CYCLE', '1mo'),
   BILLING_BASE_CENTS: int('BILLING_BASE_CENTS', 0, 0, 1_000_000_000),
   BILLING_INSTANCE_MONTHLY_CENTS: int('BILLING_INSTANCE_MONTHLY_CENTS', 0, 0, 1_000_000_000),
-  BILLING_TICK: duration('BILLING_TICK', '60s'),
+  BILLING_CRON: optionalString,
+  BILLING_TICK: optionalString.transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const d = parseDuration(value);
+    if (!d) {
+      ctx.addIssue({ code: 'custom', message: `BILLING_TICK must be a duration like 500ms or 5s, got "${value}"` });
+      return z.NEVER;
+    }
+    return d;
+  }),
   TEST_PROBE_FILE: optionalString,
   TEST_PROBE_WRITE_MS: int('TEST_PROBE_WRITE_MS', 100, 0, 60_000),
 });
@@ -238,9 +248,14 @@ export interface BillingConfig {
   baseCents: number;
   /** The price of one instance billed for a whole period. @default 0 */
   instanceMonthlyCents: number;
-  /** How often the cron looks for due events (fixed length). @default 60s */
-  tickMs: number;
+  /** When the cron looks for due events (node-cron syntax, seconds allowed). @default every minute */
+  cron: string;
+  /** A fixed interval used instead of `cron`, for sub-second ticks in tests. @default unset */
+  tickMs: number | undefined;
 }
+
+/** node-cron's every-minute expression. */
+export const DEFAULT_BILLING_CRON = '* * * * *';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -279,7 +294,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('MONGO_URL must start with mongodb:// or mongodb+srv://');
   }
   if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS) throw new ConfigError('WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS');
-  if (e.BILLING_TICK.months > 0) throw new ConfigError('BILLING_TICK must be a fixed duration (s, m, h, d), not months');
+  if (e.BILLING_TICK !== undefined && (e.BILLING_TICK.months > 0 || e.BILLING_TICK.ms <= 0)) {
+    throw new ConfigError('BILLING_TICK must be a fixed duration (ms, s, m, h, d), not months');
+  }
+  // An interval replaces the cron expression: setting both would leave one silently ignored.
+  if (e.BILLING_TICK !== undefined && e.BILLING_CRON !== undefined) throw new ConfigError('Set BILLING_CRON or BILLING_TICK, not both');
+  if (e.BILLING_CRON !== undefined && !validCron(e.BILLING_CRON)) {
+    throw new ConfigError(`BILLING_CRON must be a cron expression (5 fields, or 6 with seconds first), got "${e.BILLING_CRON}"`);
+  }
   if (e.NODE_TIMEOUT_MS <= e.HEARTBEAT_MS) throw new ConfigError('NODE_TIMEOUT_MS must be greater than HEARTBEAT_MS');
   if (e.NODE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(e.NODE_ID)) {
     throw new ConfigError('NODE_ID must be 1 to 64 letters, digits, dots, dashes or underscores');
@@ -347,7 +369,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cycle: e.BILLING_CYCLE,
       baseCents: e.BILLING_BASE_CENTS,
       instanceMonthlyCents: e.BILLING_INSTANCE_MONTHLY_CENTS,
-      tickMs: e.BILLING_TICK.ms,
+      cron: e.BILLING_CRON ?? DEFAULT_BILLING_CRON,
+      tickMs: e.BILLING_TICK?.ms,
     },
     testProbe: e.TEST_PROBE_FILE ? { file: e.TEST_PROBE_FILE, writeIntervalMs: e.TEST_PROBE_WRITE_MS } : undefined,
   };

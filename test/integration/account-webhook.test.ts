@@ -163,4 +163,42 @@ describe('account webhook (spec 4.9)', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received.filter((r) => r.path !== '/live')).to.deep.equal([]);
   });
+
+  it('lists the account\'s dead letters and redelivers them, to the account only', async () => {
+    const token = await node.createAccount('aw-dead');
+    const other = await node.createAccount('aw-dead-other');
+    const instanceToken = await node.createInstance(token, { name: 'aw-dead-inst' });
+    const dead = () => node.api.get('/api/account/webhook/deadLetters', { token });
+    expect((await dead()).body).to.deep.equal({ success: true, message: '0 dead letters', deadLetters: [], meta: { total: 0 } });
+    const { secret } = (await patch({ url: `${receiver.url}/dead`, events: [] }, token)).body;
+    // A 400 is not retried: the test event goes straight to the dead letters.
+    receiver.respond = () => ({ status: 400 });
+    await node.api.post('/api/account/webhook/test', undefined, { token });
+    let listed: any;
+    const deadline = Date.now() + 5000;
+    do {
+      listed = (await dead()).body;
+      if (listed.deadLetters.length > 0) break;
+      await new Promise((r) => setTimeout(r, 25));
+    } while (Date.now() < deadline);
+    expect(listed.meta.total).to.equal(1);
+    const [letter] = listed.deadLetters;
+    expect(letter).to.include({ event: 'enterprise.webhook.test', url: `${receiver.url}/dead`, attempts: 1 });
+    expect(letter.envelope).to.include({ event: 'enterprise.webhook.test', account: 'aw-dead' });
+    expect(Object.keys(letter)).to.not.include('label');
+    // Other accounts and instance tokens see none of it; a bad body is refused.
+    expect((await node.api.get('/api/account/webhook/deadLetters', { token: other })).body.deadLetters).to.deep.equal([]);
+    expect((await node.api.get('/api/account/webhook/deadLetters', { token: instanceToken })).status).to.equal(403);
+    expect((await node.api.get('/api/account/webhook/deadLetters?account=aw-dead', { token: ADMIN_TOKEN })).body.meta.total).to.equal(1);
+    expect((await node.api.post('/api/account/webhook/redeliver', { ids: 'all' }, { token })).status).to.equal(400);
+    expect((await node.api.post('/api/account/webhook/redeliver', { ids: ['nope'] }, { token })).body.redelivered).to.equal(0);
+    expect((await node.api.post('/api/account/webhook/redeliver', {}, { token: other })).body.redelivered).to.equal(0);
+    receiver.respond = () => ({ status: 200 });
+    const replay = await node.api.post('/api/account/webhook/redeliver', { ids: [letter.id] }, { token });
+    expect(replay.body).to.deep.equal({ success: true, message: '1 delivery queued again', redelivered: 1 });
+    const got = await until(() => receiver.accepted().find((r) => r.path === '/dead'));
+    expect(got.body).to.deep.equal(letter.envelope);
+    expect(verifySignature(got, secret)).to.equal(true);
+    expect((await dead()).body.deadLetters).to.deep.equal([]);
+  });
 });

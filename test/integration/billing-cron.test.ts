@@ -61,7 +61,7 @@ describe('billing cron (Enterprise events)', () => {
     let sent: AccountEvent[];
     const dispatcher = { dispatch: async (e: AccountEvent) => (sent.push(e), true) } as unknown as AccountWebhookDispatcher;
     const cron = (holding: () => boolean = () => true, recoverAfterMs = 30_000) =>
-      new BillingCron({ store, dispatcher, terms, tickMs: 1000, holding, log: pino({ level: 'silent' }), recoverAfterMs });
+      new BillingCron({ store, dispatcher, terms, cron: '* * * * * *', tickMs: 1000, holding, log: pino({ level: 'silent' }), recoverAfterMs });
 
     beforeEach(async () => {
       dir = mkdtempSync(join(tmpdir(), 'switchboard-billing-'));

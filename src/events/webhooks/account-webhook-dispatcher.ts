@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Store } from '../../store/store.js';
 import type { EnterpriseEnvelope } from '../enterprise-events.js';
-import type { DeliveryQueue } from './delivery.js';
+import type { DeadLetter, DeliveryQueue } from './delivery.js';
+
+/** The queue's per-owner key of an account's deliveries, apart from every instance id. */
+const queueKey = (accountId: string): string => `account:${accountId}`;
 
 export interface AccountEvent {
   accountId: string;
@@ -28,6 +31,18 @@ export class AccountWebhookDispatcher {
     this.#onEnqueue = listener;
   }
 
+  /** The account's deliveries given up on, newest first. */
+  deadLetters(accountId: string): Promise<DeadLetter[]> {
+    return this.queue.deadLetters(queueKey(accountId));
+  }
+
+  /** Queues the given dead letters (all when `ids` is omitted) again; the count queued. */
+  async redeliver(accountId: string, ids?: string[]): Promise<number> {
+    const count = await this.queue.redeliver(queueKey(accountId), ids);
+    if (count > 0) this.#onEnqueue();
+    return count;
+  }
+
   /** True when a delivery was queued. */
   async dispatch(e: AccountEvent, options: { force?: boolean } = {}): Promise<boolean> {
     const webhook = await this.store.accountWebhooks.get(e.accountId);
@@ -39,7 +54,7 @@ export class AccountWebhookDispatcher {
     await this.queue.enqueue([
       {
         id: randomUUID(),
-        instanceId: `account:${e.accountId}`,
+        instanceId: queueKey(e.accountId),
         label: 'account',
         event: e.event,
         url: webhook.url,

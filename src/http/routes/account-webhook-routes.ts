@@ -13,7 +13,7 @@ interface Deps {
   maxBodyBytes: number;
 }
 
-/** The account webhook (spec 4.9): read, configure, rotate the signing secret, send a test event. */
+/** The account webhook (spec 4.9): read, configure, rotate the signing secret, send a test event, dead letters. */
 export function accountWebhookRoutes(deps: Deps) {
   const router = new Router<AppState>({ prefix: '/api/account/webhook' });
   const guard = requireAccountScope(deps.store, deps.auth);
@@ -34,6 +34,31 @@ export function accountWebhookRoutes(deps: Deps) {
   router.post('/test', guard, async (ctx) => {
     await deps.accountWebhooks.sendTest(ctx.state.account!.id);
     ctx.body = { success: true, message: 'Test event queued', event: 'enterprise.webhook.test' };
+  });
+
+  router.get('/deadLetters', guard, async (ctx) => {
+    const letters = await deps.accountWebhooks.deadLetters(ctx.state.account!.id);
+    ctx.body = {
+      success: true,
+      message: `${letters.length} ${letters.length === 1 ? 'dead letter' : 'dead letters'}`,
+      // Same item shape as GET /api/events/deadLetters/:instance.
+      deadLetters: letters.map((l) => ({
+        id: l.id,
+        event: l.event,
+        url: l.url,
+        attempts: l.attempts,
+        lastError: l.lastError ?? null,
+        createdAt: l.createdAt,
+        failedAt: l.failedAt,
+        envelope: JSON.parse(l.body) as unknown,
+      })),
+      meta: { total: letters.length },
+    };
+  });
+
+  router.post('/redeliver', guard, body, async (ctx) => {
+    const count = await deps.accountWebhooks.redeliver(ctx.state.account!.id, bodyOf(ctx));
+    ctx.body = { success: true, message: `${count} ${count === 1 ? 'delivery' : 'deliveries'} queued again`, redelivered: count };
   });
 
   return router;
