@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -28,7 +28,8 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
   let browser: BrowserContext;
   let page: Page;
   let profileDir: string;
-  const artifacts = mkdtempSync(join(tmpdir(), 'switchboard-panel-'));
+  // Kept after the run (git-ignored) so that a person can look at what the panel showed.
+  const artifacts = join(process.cwd(), 'test-artifacts');
 
   before(async () => {
     // Not a skip: CI installs Debian's chromium (.ci/run), so its absence is a broken machine.
@@ -128,6 +129,7 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
     expect(verifySignature(got, rotated)).to.equal(true);
     expect(verifySignature(got, first)).to.equal(false);
 
+    mkdirSync(artifacts, { recursive: true });
     const shot = join(artifacts, 'settings-panel.png');
     await page.screenshot({ path: shot, fullPage: true });
     const png = readFileSync(shot);
