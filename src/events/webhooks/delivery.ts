@@ -26,6 +26,26 @@ export interface DeadLetter extends Delivery {
   failedAt: string;
 }
 
+/** The dead letters as the API lists them (per instance, and per account with `withLabel: false`). */
+export function deadLettersBody(letters: DeadLetter[], withLabel = true) {
+  return {
+    success: true,
+    message: `${letters.length} ${letters.length === 1 ? 'dead letter' : 'dead letters'}`,
+    deadLetters: letters.map((l) => ({
+      id: l.id,
+      ...(withLabel ? { label: l.label } : {}),
+      event: l.event,
+      url: l.url,
+      attempts: l.attempts,
+      lastError: l.lastError ?? null,
+      createdAt: l.createdAt,
+      failedAt: l.failedAt,
+      envelope: JSON.parse(l.body) as unknown,
+    })),
+    meta: { total: letters.length },
+  };
+}
+
 /**
  * The durable queue behind webhooks: an event counts as emitted once its deliveries are appended here.
  * Any node may take a delivery; a taken delivery that is neither completed, rescheduled nor buried in

@@ -5,6 +5,7 @@ import type { AppState } from '../app-state.js';
 import { requireAccountScope } from '../auth.js';
 import type { Authenticator } from '../auth.js';
 import { bodyOf, jsonBody } from '../json-body.js';
+import { deadLettersBody } from '../../events/webhooks/delivery.js';
 
 interface Deps {
   store: Store;
@@ -37,23 +38,8 @@ export function accountWebhookRoutes(deps: Deps) {
   });
 
   router.get('/deadLetters', guard, async (ctx) => {
-    const letters = await deps.accountWebhooks.deadLetters(ctx.state.account!.id);
-    ctx.body = {
-      success: true,
-      message: `${letters.length} ${letters.length === 1 ? 'dead letter' : 'dead letters'}`,
-      // Same item shape as GET /api/events/deadLetters/:instance.
-      deadLetters: letters.map((l) => ({
-        id: l.id,
-        event: l.event,
-        url: l.url,
-        attempts: l.attempts,
-        lastError: l.lastError ?? null,
-        createdAt: l.createdAt,
-        failedAt: l.failedAt,
-        envelope: JSON.parse(l.body) as unknown,
-      })),
-      meta: { total: letters.length },
-    };
+    // Same item shape as GET /api/events/deadLetters/:instance, without the per-instance webhook label.
+    ctx.body = deadLettersBody(await deps.accountWebhooks.deadLetters(ctx.state.account!.id), false);
   });
 
   router.post('/redeliver', guard, body, async (ctx) => {

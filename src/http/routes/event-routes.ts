@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { isEventName } from '../../events/event-names.js';
+import { deadLettersBody } from '../../events/webhooks/delivery.js';
 import type { DeliveryQueue } from '../../events/webhooks/delivery.js';
 import type { WebhookDispatcher } from '../../events/webhooks/webhook-dispatcher.js';
 import { SecretPurpose } from '../../security/secret-box.js';
@@ -145,23 +146,7 @@ export function eventRoutes(deps: Deps) {
   });
 
   router.get('/deadLetters/:instance', guard, async (ctx) => {
-    const letters = await deps.queue.deadLetters(ctx.state.instance!.id);
-    ctx.body = {
-      success: true,
-      message: `${letters.length} ${letters.length === 1 ? 'dead letter' : 'dead letters'}`,
-      deadLetters: letters.map((l) => ({
-        id: l.id,
-        label: l.label,
-        event: l.event,
-        url: l.url,
-        attempts: l.attempts,
-        lastError: l.lastError ?? null,
-        createdAt: l.createdAt,
-        failedAt: l.failedAt,
-        envelope: JSON.parse(l.body) as unknown,
-      })),
-      meta: { total: letters.length },
-    };
+    ctx.body = deadLettersBody(await deps.queue.deadLetters(ctx.state.instance!.id));
   });
 
   router.post('/redeliver/:instance', guard, body, async (ctx) => {
