@@ -43,11 +43,18 @@ export class RedisTransport implements Transport {
     set.add(handler);
     return async () => {
       const current = this.#handlers.get(channel);
-      current?.delete(handler);
-      if (current?.size === 0) {
-        this.#handlers.delete(channel);
+      if (current?.size === 1 && current.has(handler)) {
+        // The handler stays until Redis confirms: messages published before the UNSUBSCRIBE still arrive
+        // ahead of its reply, and dropping them would leave a routed call waiting for its deadline.
         await this.#sub.unsubscribe(channel).catch(() => undefined);
+        current.delete(handler);
+        // Read again after the await (TypeScript kept the size narrowed from before it).
+        if ((current as Set<unknown>).size < 1) this.#handlers.delete(channel);
+        // Someone subscribed to the channel meanwhile: it must keep receiving.
+        else await this.#sub.subscribe(channel).catch(() => undefined);
+        return;
       }
+      current?.delete(handler);
     };
   }
 

@@ -253,6 +253,29 @@ describe('Redis coordination', function () {
     });
   });
 
+  describe('RedisTransport unsubscribe', () => {
+    it('still delivers a message published before the UNSUBSCRIBE reached Redis', async () => {
+      // Through a proxy that delays Redis' replies, the message is on its way when unsubscribe() is called:
+      // a routed call published to a node that is stopping must be answered, not lost until its deadline.
+      const proxy = await delayingProxy(server.port, 150);
+      cleanups.push(() => proxy.close());
+      const pub = new Redis(proxy.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+      pub.on('error', () => undefined);
+      clients.push(pub);
+      await pub.ping();
+      const t = new RedisTransport(pub, log);
+      cleanups.push(() => t.close());
+      const channel = unique('leaving');
+      const got: string[] = [];
+      const unsubscribe = await t.subscribe(channel, (m) => got.push(m));
+      const direct = await adminClient();
+      expect(await direct.publish(channel, 'last call')).to.equal(1);
+      await unsubscribe();
+      expect(got).to.deep.equal(['last call']);
+      expect(await direct.publish(channel, 'after')).to.equal(0);
+    });
+  });
+
   describe('RedisMembership', () => {
     const ids = (nodes: NodeInfo[]) => nodes.map((n) => n.nodeId);
 
