@@ -1,8 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { IncomingMessage, RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
-import type { LookupFunction } from 'node:net';
+import { pinnedLookup } from '../security/pinned-lookup.js';
 import { AppError, ErrorCode, ValidationError } from '../errors.js';
 import { checkUrl } from '../security/url-policy.js';
 import type { Resolver } from '../security/url-policy.js';
@@ -93,22 +92,6 @@ function resolveLocation(location: string, base: URL): string {
   } catch {
     throw new FetchRefusedError('redirect to an invalid URL');
   }
-}
-
-/** A lookup that answers only with the checked addresses, whatever the name (Node asks it for each connect). */
-function pinnedLookup(addresses: string[]): LookupFunction {
-  const entries = addresses.map((address) => ({ address, family: isIP(address) }));
-  return (_hostname, options, callback) => {
-    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
-    const usable = family === 4 || family === 6 ? entries.filter((e) => e.family === family) : entries;
-    const first = usable[0];
-    if (!first) {
-      callback(Object.assign(new Error('no checked address of the requested family'), { code: 'ENOTFOUND' }), '', 0);
-      return;
-    }
-    if (options.all) callback(null, usable);
-    else callback(null, first.address, first.family);
-  };
 }
 
 function get(url: URL, addresses: string[], o: SafeFetchOptions, signal: AbortSignal): Promise<IncomingMessage> {

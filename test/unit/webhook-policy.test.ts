@@ -41,6 +41,9 @@ describe('webhook policy', () => {
     expect(matches(hook({ events: ['message.exchange'] }), 'call.update')).to.equal(false);
     expect(matches(hook({ events: ['call.update'] }), 'call.update')).to.equal(true);
     expect(matches(hook({ enabled: false }), 'call.update')).to.equal(false);
+    // Enterprise events reach an instance webhook only when it lists them (spec section 6).
+    expect(matches(hook(), 'enterprise.trial.started')).to.equal(false);
+    expect(matches(hook({ events: ['enterprise.trial.started'] }), 'enterprise.trial.started')).to.equal(true);
   });
 
   it('appends the event name with byEvents', () => {

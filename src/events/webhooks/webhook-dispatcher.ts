@@ -3,6 +3,7 @@ import type { InstanceEventSink } from '../../actors/messaging-behavior.js';
 import type { InstanceRecord, WebhookRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { EnvelopeBuilder } from '../envelope-builder.js';
+import { wantsEvent } from '../event-filter.js';
 import type { InstanceEvent } from '../instance-events.js';
 import type { Delivery, DeliveryQueue } from './delivery.js';
 
@@ -17,9 +18,9 @@ export function deliveryUrl(webhook: Pick<WebhookRecord, 'url' | 'byEvents'>, ev
   return url.toString();
 }
 
-/** An event matches an enabled webhook whose events list is empty (all) or names it. */
+/** An event goes to an enabled webhook whose events list wants it (the same rule as WebSockets). */
 export function matches(webhook: WebhookRecord, event: string): boolean {
-  return webhook.enabled && webhook.url !== '' && (webhook.events.length === 0 || webhook.events.includes(event));
+  return webhook.enabled && webhook.url !== '' && wantsEvent(webhook.events, event);
 }
 
 /**

@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { ValidationError } from '../../errors.js';
-import { describeIssue } from '../../validation.js';
 import type { AppContext, AppState } from '../app-state.js';
 import { requireInstance } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
+import { jsonBody } from '../json-body.js';
+import { parseBody } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -44,12 +43,6 @@ const schemas = {
   }),
 };
 
-function parse<T extends z.ZodType>(schema: T, ctx: AppContext): z.infer<T> {
-  const r = schema.safeParse(bodyOf(ctx));
-  if (!r.success) throw new ValidationError(`Invalid request body: ${describeIssue(r.error)}`);
-  return r.data;
-}
-
 const digits = (n: string) => n.replace(/^\+/, '').replace(/@s\.whatsapp\.net$/, '');
 
 /**
@@ -64,13 +57,13 @@ export function sandboxRoutes(deps: Deps) {
   const id = (ctx: AppContext) => ctx.state.instance!.id;
 
   router.post('/link/:instance', guard, body, async (ctx) => {
-    const { number: n } = parse(schemas.link, ctx);
+    const { number: n } = parseBody(ctx, schemas.link);
     const { numberJid } = await call.call(id(ctx), 'sandbox.link', n ? { number: digits(n) } : {}, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Instance linked', numberJid };
   });
 
   router.post('/inbound/:instance', guard, body, async (ctx) => {
-    const b = parse(schemas.inbound, ctx);
+    const b = parseBody(ctx, schemas.inbound);
     const { messageId } = await call.call(
       id(ctx),
       'sandbox.inbound',
@@ -88,7 +81,7 @@ export function sandboxRoutes(deps: Deps) {
   });
 
   router.post('/call/:instance', guard, body, async (ctx) => {
-    const b = parse(schemas.call, ctx);
+    const b = parseBody(ctx, schemas.call);
     const { callId } = await call.call(id(ctx), 'sandbox.call', { from: `${digits(b.from)}@s.whatsapp.net`, isVideo: b.isVideo ?? false }, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Call offered to the instance', callId };
   });
@@ -106,7 +99,7 @@ export function sandboxRoutes(deps: Deps) {
   });
 
   router.post('/group/:instance', guard, body, async (ctx) => {
-    const b = parse(schemas.group, ctx);
+    const b = parseBody(ctx, schemas.group);
     const group = await call.call(
       id(ctx),
       'sandbox.group',
@@ -118,13 +111,13 @@ export function sandboxRoutes(deps: Deps) {
   });
 
   router.post('/labels/:instance', guard, body, async (ctx) => {
-    const b = parse(schemas.labels, ctx);
+    const b = parseBody(ctx, schemas.labels);
     const { chat } = await call.call(id(ctx), 'sandbox.labels', { chat: `${digits(b.chat)}@s.whatsapp.net`, labels: b.labels }, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Labels set', chat, labels: b.labels };
   });
 
   router.post('/fault/:instance', guard, body, async (ctx) => {
-    const b = parse(schemas.fault, ctx);
+    const b = parseBody(ctx, schemas.fault);
     const { operation } = await call.call(id(ctx), 'sandbox.fault', b, deps.callTimeoutMs);
     ctx.body = { success: true, message: `The next ${operation} fails`, operation };
   });
