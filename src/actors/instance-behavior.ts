@@ -46,8 +46,8 @@ function probeBehavior(probe: TestProbe): ActorBehavior {
 
 /** What every instance actor does on its owner node: messaging, plus the probe in tests. */
 export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => ActorBehavior {
-  return () => {
-    const parts = [messagingBehavior(deps.messaging), ...(deps.probe ? [probeBehavior(deps.probe)] : [])];
+  return (instanceId) => {
+    const parts = [messagingBehavior(deps.messaging, instanceId), ...(deps.probe ? [probeBehavior(deps.probe)] : [])];
     return {
       async onActivate(ctx) {
         for (const p of parts) await p.onActivate?.(ctx);

@@ -3,7 +3,7 @@ import { NotOwnerError, UnavailableError, ValidationError } from '../errors.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { InstanceEvent } from '../events/instance-events.js';
 import type { MsgNetDriver, MsgNetSession, ProxySettings } from '../msgnet/msgnet-driver.js';
-import type { MsgNetEvent } from '../msgnet/msgnet-events.js';
+import type { MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
 import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
@@ -11,6 +11,7 @@ import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord, InstanceSettings, MessageStatus } from '../store/records.js';
 import type { ActorCallKind } from './actor-calls.js';
 import type { ActorBehavior, ActorContext, CallHandler } from './instance-actor.js';
+import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 import { historyRecord, remember } from './message-history.js';
 import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
@@ -24,6 +25,14 @@ export interface MessagingDeps {
   driver: MsgNetDriver;
   secrets: SecretBox;
   sink: InstanceEventSink;
+  /** Modules that run beside messaging in every actor (chatbot, helpdesk). */
+  extensions?: InstanceExtensionFactory[];
+}
+
+interface RunningExtension {
+  extension: InstanceExtension;
+  /** This extension's message queue: in order, independent of the others. */
+  chain: Promise<void>;
 }
 
 type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
@@ -40,8 +49,25 @@ export class MessagingBehavior {
   #chain: Promise<void> = Promise.resolve();
   #ctx!: ActorContext;
   #stopped = false;
+  readonly #extensions: RunningExtension[];
+  readonly #env: ExtensionEnv;
 
-  constructor(private readonly deps: MessagingDeps) {}
+  constructor(
+    private readonly deps: MessagingDeps,
+    instanceId: string,
+  ) {
+    this.#extensions = (deps.extensions ?? []).map((create) => ({ extension: create(instanceId), chain: Promise.resolve() }));
+    const ctx = () => this.#ctx;
+    this.#env = {
+      get ctx() {
+        return ctx();
+      },
+      session: () => this.#session_(),
+      instance: () => this.#instance,
+      settings: () => this.#settings,
+      emit: (event) => this.#emit(event),
+    };
+  }
 
   get log(): Logger {
     return this.#ctx.log;
@@ -66,11 +92,28 @@ export class MessagingBehavior {
     if (state === 'qr' || state === 'connecting') this.#enqueue({ type: 'connection', state: 'disconnected', reason: 'owner changed' });
     await this.#session.resume();
     await this.#drained();
+    for (const e of this.#extensions) await e.extension.onActivate?.(this.#env);
   }
 
   async onStop(): Promise<void> {
     this.#stopped = true;
+    for (const e of this.#extensions) {
+      await e.extension.onStop?.();
+      await e.chain;
+    }
     await this.#session?.close();
+  }
+
+  /** Hands a message to every extension's own queue (a failure there is logged, never thrown here). */
+  #notify(message: NormalizedMessage): void {
+    for (const e of this.#extensions) {
+      if (!e.extension.onMessage) continue;
+      e.chain = e.chain
+        .then(() => (this.#stopped ? undefined : e.extension.onMessage?.(message, this.#env)))
+        .catch((err: unknown) => {
+          if (!(err instanceof NotOwnerError)) this.log.error({ err, message: message.id }, 'extension failed on a message');
+        });
+    }
   }
 
   #proxy(instance: InstanceRecord): ProxySettings | undefined {
@@ -147,6 +190,7 @@ export class MessagingBehavior {
         // Stored before the event leaves, so that a client reacting to it finds it in the history.
         await remember(this.#ctx.store, historyRecord(this.#ctx.instanceId, m), this.log);
         await this.#emit(toInstanceEvent(e, 'api'));
+        this.#notify(m);
         if (!m.fromMe && this.#settings.autoReadMessages && m.chat.type !== 'status') {
           await session.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
           await this.#recordStatus([m.id], 'read');
@@ -178,9 +222,11 @@ export class MessagingBehavior {
     });
   }
 
-  /** The calls this behaviour answers (merged into the actor's handler table). */
+  /** The calls this behaviour and its extensions answer (merged into the actor's handler table). */
   handlers(): Handlers {
+    const extensionHandlers: Handlers = Object.assign({}, ...this.#extensions.map((e) => e.extension.handlers ?? {})) as Handlers;
     return {
+      ...extensionHandlers,
       ...networkHandlers({
         session: () => this.#session_(),
         instance: () => this.#instance,
@@ -213,6 +259,8 @@ export class MessagingBehavior {
         if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
           await session.setPresence(this.#settings.keepOnlineStatus);
         }
+        this.#instance = { ...this.#instance, config: instance.config };
+        for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
         return { applied: true };
       },
       'sandbox.link': async (_ctx, { number }) => {
@@ -250,9 +298,9 @@ export class MessagingBehavior {
   }
 }
 
-/** Composes the messaging behaviour into an actor behaviour. */
-export function messagingBehavior(deps: MessagingDeps): ActorBehavior {
-  const messaging = new MessagingBehavior(deps);
+/** Composes the messaging behaviour and its extensions into an actor behaviour. */
+export function messagingBehavior(deps: MessagingDeps, instanceId: string): ActorBehavior {
+  const messaging = new MessagingBehavior(deps, instanceId);
   return {
     onActivate: (ctx) => messaging.onActivate(ctx),
     onStop: () => messaging.onStop(),

@@ -1,0 +1,38 @@
+import type { InstanceEvent } from '../events/instance-events.js';
+import type { MsgNetSession } from '../msgnet/msgnet-driver.js';
+import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
+import type { InstanceRecord, InstanceSettings } from '../store/records.js';
+import type { ActorCallKind } from './actor-calls.js';
+import type { ActorContext, CallHandler } from './instance-actor.js';
+
+/** What an extension may use while its actor runs: the owner's context and the open network session. */
+export interface ExtensionEnv {
+  readonly ctx: ActorContext;
+  /** @throws UnavailableError when the session is not open. */
+  session(): MsgNetSession;
+  /** The instance as the actor last saw it (configuration blocks re-read on `settings.apply`). */
+  instance(): InstanceRecord;
+  settings(): InstanceSettings;
+  /** Emits an API event for this instance (webhooks, WebSockets). */
+  emit(event: InstanceEvent): Promise<void>;
+}
+
+/**
+ * A module that runs inside each instance actor beside messaging (the chatbot, the helpdesk bridge).
+ * Messages reach it in order on its own queue, so a slow third party delays only this extension, never
+ * the instance's events or the other extensions.
+ */
+export interface InstanceExtension {
+  /** Called once messaging has opened the session (a saved link is resuming). */
+  onActivate?(env: ExtensionEnv): Promise<void>;
+  /** Every message the instance receives or sends, after its event was emitted. */
+  onMessage?(message: NormalizedMessage, env: ExtensionEnv): Promise<void>;
+  /** Called when the instance's configuration changed (the `settings.apply` call). */
+  onConfigChanged?(env: ExtensionEnv): Promise<void>;
+  /** Must end every timer and side effect before it resolves; runs before the session closes. */
+  onStop?(): Promise<void>;
+  handlers?: { [K in ActorCallKind]?: CallHandler<K> };
+}
+
+/** Creates one extension per actor activation. */
+export type InstanceExtensionFactory = (instanceId: string) => InstanceExtension;
