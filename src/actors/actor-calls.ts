@@ -105,7 +105,15 @@ export interface SandboxInbound {
   pushName?: string;
   groupJid?: string;
   buttonReplyId?: string;
-  media?: { kind: 'image' | 'video' | 'audio' | 'document' | 'sticker'; mimetype: string; fileName?: string; caption?: string; size?: number };
+  media?: {
+    kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
+    mimetype: string;
+    fileName?: string;
+    caption?: string;
+    size?: number;
+    /** The file's bytes, which the instance can then download. */
+    base64?: string;
+  };
 }
 
 export type ActorCallKind = keyof ActorCallMap;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ConnectionState, InstanceSettings, ProxyProtocol } from '../store/records.js';
-import type { MsgNetEvent } from './msgnet-events.js';
+import type { MsgNetEvent, NormalizedMessage } from './msgnet-events.js';
 
 /**
  * The one seam between Switchboard and the messaging network. A driver opens one session per instance on
@@ -57,6 +57,13 @@ export type LinkChallenge =
   | { status: 'connected'; numberJid: string };
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
+
+/** A received message's media, as downloaded by its owner node. */
+export interface ReceivedMedia {
+  data: Buffer;
+  mimetype: string;
+  fileName?: string;
+}
 
 export interface OutgoingMedia {
   kind: MediaKind;
@@ -198,6 +205,11 @@ export interface MsgNetSession {
   lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }>;
   /** The linked number's profile (no `jid`), or a contact's; undefined when the contact is not on the network. */
   getProfile(jid?: string): Promise<ProfileInfo | undefined>;
+  /**
+   * The bytes of a received message's media, while the session still holds that message (recent messages
+   * of this activation only). @throws NotFoundError when it does not, PayloadTooLargeError past `maxBytes`.
+   */
+  downloadMedia(message: NormalizedMessage, maxBytes: number): Promise<ReceivedMedia>;
   /** Shows "typing…" (`composing`) in a chat, or stops it (`paused`). */
   sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void>;
   /** Every label of the account, including those on no chat. */

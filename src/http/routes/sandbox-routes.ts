@@ -24,6 +24,7 @@ const schemas = {
         fileName: z.string().max(256).optional(),
         caption: z.string().max(4096).optional(),
         size: z.number().int().min(0).optional(),
+        base64: z.base64('expected the file as base64').optional(),
       })
       .optional(),
   }),

@@ -3,6 +3,7 @@ import type { MsgNetDriver, MsgNetSession, SessionOptions } from '../msgnet-driv
 import { BaileysSession } from './baileys-session.js';
 import type { BaileysSessionDeps } from './connection-manager.js';
 import type { BackoffOptions } from './disconnect-policy.js';
+import type { MediaDownloader } from './media-download.js';
 import type { ProxyAgents } from './proxy-agents.js';
 import type { SharedCaches } from './socket-config.js';
 import type { SocketFactory } from './socket-port.js';
@@ -15,6 +16,7 @@ export interface BaileysDriverOptions {
   random?: () => number;
   linkTimeoutMs?: number;
   proxyAgents?: (proxy: NonNullable<SessionOptions['proxy']>) => ProxyAgents;
+  downloadMedia?: MediaDownloader;
 }
 
 /** TTLs follow Baileys' own defaults for these caches (Defaults/index.ts). */
@@ -44,6 +46,7 @@ export class BaileysDriver implements MsgNetDriver {
       ...(options.random ? { random: options.random } : {}),
       ...(options.linkTimeoutMs ? { linkTimeoutMs: options.linkTimeoutMs } : {}),
       ...(options.proxyAgents ? { proxyAgents: options.proxyAgents } : {}),
+      ...(options.downloadMedia ? { downloadMedia: options.downloadMedia } : {}),
     };
   }
 

@@ -16,6 +16,7 @@ import type {
   PrivacySettings,
   ProfileInfo,
   ProfileChanges,
+  ReceivedMedia,
   SentMessage,
   SessionOptions,
   StatusPost,
@@ -24,7 +25,10 @@ import { ConnectionManager } from './connection-manager.js';
 import type { BaileysSessionDeps } from './connection-manager.js';
 import { buttonsContent, eventCardContent, paymentContent } from './interactive-content.js';
 import { STATUS_JID, digitsOf, toJid } from './jids.js';
+import { downloadFromNetwork, readBounded } from './media-download.js';
 import * as out from './outgoing.js';
+import type { NormalizedMessage } from '../msgnet-events.js';
+import type { WAMessage } from '@whiskeysockets/baileys';
 
 export type { BaileysSessionDeps };
 
@@ -37,6 +41,7 @@ export const OFFER_CALL_UNSUPPORTED = 'Ring-and-drop calls are not supported by 
 export class BaileysSession implements MsgNetSession {
   readonly #conn: ConnectionManager;
   readonly #log: Logger;
+  readonly #deps: BaileysSessionDeps;
 
   constructor(
     o: SessionOptions,
@@ -45,6 +50,7 @@ export class BaileysSession implements MsgNetSession {
     private readonly onClosed?: () => void,
   ) {
     this.#log = o.log.child({ instanceId: o.instanceId, driver: 'baileys' });
+    this.#deps = deps;
     this.#conn = new ConnectionManager(o, deps, this.#log);
   }
 
@@ -130,6 +136,14 @@ export class BaileysSession implements MsgNetSession {
     // A status revoke reaches only the list the status was sent to.
     const options = jid === STATUS_JID ? { statusJidList: this.#conn.link!.audience.recipients(out.ownJid(sock)) } : undefined;
     await sock.sendMessage(jid, { delete: { remoteJid: jid, id: messageId, fromMe } }, options);
+  }
+
+  async downloadMedia(message: NormalizedMessage, maxBytes: number): Promise<ReceivedMedia> {
+    const raw = this.#conn.mediaMessages.get<WAMessage>(message.id);
+    if (!raw || !message.media) throw new NotFoundError('Media not available');
+    const download = this.#deps.downloadMedia ?? downloadFromNetwork;
+    const data = await readBounded(await download(raw, this.#conn.socket(), this.#log), maxBytes);
+    return { data, mimetype: message.media.mimetype, ...(message.media.fileName ? { fileName: message.media.fileName } : {}) };
   }
 
   async markRead(chatJid: string, messageIds: string[], participant?: string): Promise<void> {

@@ -16,6 +16,7 @@ import type { SessionLink } from './session-link.js';
 import { socketConfig } from './socket-config.js';
 import type { SharedCaches } from './socket-config.js';
 import { bindSocketEvents } from './socket-events.js';
+import type { MediaDownloader } from './media-download.js';
 import type { BaileysSocket, SocketFactory } from './socket-port.js';
 import { TtlCache } from './ttl-cache.js';
 
@@ -30,6 +31,8 @@ export interface BaileysSessionDeps {
   linkTimeoutMs?: number;
   /** @default buildProxyAgents */
   proxyAgents?: (proxy: ProxySettings) => ProxyAgents;
+  /** @default downloadFromNetwork */
+  downloadMedia?: MediaDownloader;
 }
 
 /**
@@ -55,6 +58,8 @@ export class ConnectionManager {
   readonly groupCache = new TtlCache({ ttlMs: 5 * 60_000, maxEntries: 1_000 });
   /** Raw caller address per ringing call id (events report the phone number). */
   readonly callers = new Map<string, string>();
+  /** Recent received messages that carry media, by id: downloading needs the raw message's keys. */
+  readonly mediaMessages = new TtlCache({ ttlMs: 60 * 60_000, maxEntries: 256 });
 
   constructor(
     private readonly o: SessionOptions,
@@ -182,6 +187,7 @@ export class ConnectionManager {
       audience: link.audience,
       groupCache: this.groupCache,
       callers: this.callers,
+      mediaMessages: this.mediaMessages,
       emit: (event) => this.emit(event),
       log: this.log,
       now: Date.now,

@@ -19,6 +19,8 @@ export interface SocketEventContext {
   groupCache: TtlCache;
   /** Raw caller address per call id, for `rejectCall` (events report the phone number when known). */
   callers: Map<string, string>;
+  /** Raw received messages with media, kept for `downloadMedia`. */
+  mediaMessages: TtlCache;
   emit: (event: MsgNetEvent) => void;
   log: Logger;
   now: () => number;
@@ -120,6 +122,7 @@ function emitMessages(ctx: SocketEventContext, sock: BaileysSocket, messages: WA
     if (message.chat.type === 'private') ctx.audience.add([message.chat.jid]);
     if (settings.ignoreGroupMessages && message.chat.type === 'group') continue;
     if (settings.ignoreStatus && message.chat.type === 'status') continue;
+    if (message.media && !message.fromMe) ctx.mediaMessages.set(message.id, msg);
     ctx.emit({ type: 'message', message });
   }
 }

@@ -34,6 +34,7 @@ export type BaileysSocket = Pick<
   | 'getBusinessProfile'
   | 'removeChatLabel'
   | 'onWhatsApp'
+  | 'updateMediaMessage'
 > & {
   /** Baileys' buffered emitter; only `on`/`off` are used, so a plain EventEmitter can stand in. */
   ev: Pick<BaileysEventEmitter, 'on' | 'off'>;

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Transport } from '../../cluster/transport.js';
-import { ConflictError, MediaUploadError, NotConnectedError, ValidationError } from '../../errors.js';
+import { ConflictError, MediaUploadError, NotConnectedError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { channels } from '../../redis/keys.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
@@ -18,6 +18,7 @@ import type {
   PrivacySettings,
   ProfileInfo,
   ProfileChanges,
+  ReceivedMedia,
   SendOptions,
   SentMessage,
   SessionOptions,
@@ -27,6 +28,9 @@ import type { NormalizedMessage } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
 import type { SandboxProfile } from './sandbox-phone.js';
 import type { OutboxEntry, SandboxGroup, SandboxWire } from './sandbox-wire.js';
+
+/** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
+const RECEIVED_MEDIA_KEPT = 256;
 
 const newMessageId = () => `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
 
@@ -44,6 +48,8 @@ export class SandboxSession implements MsgNetSession {
   readonly #timers = new Set<NodeJS.Timeout>();
   /** Failures to simulate, by operation, each used once (in memory: a failover forgets them). */
   readonly #faults = new Map<string, string>();
+  /** Bytes of recently received media by message id, as a phone keeps them until they are downloaded. */
+  readonly #receivedMedia = new Map<string, ReceivedMedia>();
   readonly #phone: SandboxPhone;
   #sent = 0;
 
@@ -184,6 +190,17 @@ export class SandboxSession implements MsgNetSession {
   }
 
   #receive(wire: Extract<SandboxWire, { t: 'msg' }>): void {
+    let media: NormalizedMessage['media'];
+    if (wire.media) {
+      const { base64, ...meta } = wire.media;
+      media = meta;
+      if (base64 !== undefined) {
+        const data = Buffer.from(base64, 'base64');
+        this.#receivedMedia.set(wire.id, { data, mimetype: meta.mimetype, ...(meta.fileName ? { fileName: meta.fileName } : {}) });
+        if (this.#receivedMedia.size > RECEIVED_MEDIA_KEPT) this.#receivedMedia.delete(this.#receivedMedia.keys().next().value!);
+        media = { ...meta, size: meta.size ?? data.length };
+      }
+    }
     const message: NormalizedMessage = {
       id: wire.id,
       fromMe: false,
@@ -192,7 +209,7 @@ export class SandboxSession implements MsgNetSession {
       sender: { jid: wire.from, ...(wire.pushName ? { name: wire.pushName } : {}) },
       type: wire.buttonReplyId ? 'buttons_response' : wire.media ? 'media' : 'text',
       text: wire.text,
-      ...(wire.media ? { media: wire.media } : {}),
+      ...(media ? { media } : {}),
       ...(wire.buttonReplyId ? { selectedButtonId: wire.buttonReplyId } : {}),
     };
     this.o.emit({ type: 'message', message });
@@ -237,6 +254,14 @@ export class SandboxSession implements MsgNetSession {
     this.o.emit({ type: 'delivery', chatJid: to, recipient: to, status: 'sent', messageIds: [entry.messageId], timestamp: entry.timestamp });
     await this.#send(to, wire).catch(() => 0);
     return { messageId: entry.messageId, timestamp: entry.timestamp };
+  }
+
+  async downloadMedia(message: NormalizedMessage, maxBytes: number): Promise<ReceivedMedia> {
+    this.#failIf('downloadMedia');
+    const media = this.#receivedMedia.get(message.id);
+    if (!media) throw new NotFoundError('Media not available');
+    if (media.data.length > maxBytes) throw new PayloadTooLargeError(`Media larger than ${maxBytes} bytes`);
+    return media;
   }
 
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {

@@ -13,7 +13,8 @@ export type SandboxWire =
       timestamp: number;
       text: string;
       groupJid?: string;
-      media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number };
+      /** `base64`: the file itself, when the contact sends one (a received media's bytes). */
+      media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number; base64?: string };
       buttonReplyId?: string;
     }
   | { t: 'receipt'; from: string; status: 'delivered' | 'read'; ids: string[]; timestamp: number }
