@@ -56,7 +56,7 @@ describe('operator console at /console, in headless Chromium', function () {
     if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   });
 
-  it('serves a page, a script and a stylesheet of its own, under a CSP without inline code', async () => {
+  it('serves a page, its scripts and a stylesheet of its own, under a CSP without inline code', async () => {
     const res = await fetch(`${node.url}/console`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^text\/html/);
@@ -69,9 +69,12 @@ describe('operator console at /console, in headless Chromium', function () {
     expect(html).to.not.match(/<script(?![^>]*\bsrc=)[^>]*>/i);
     expect(html).to.not.match(/<style/i).and.not.match(/\son[a-z]+=/i).and.not.match(/\sstyle=/i);
     for (const [, url] of html.matchAll(/\s(?:src|href)="([^"]*)"/g)) expect(url).to.match(/^(\/console\/|data:,$)/);
-    const js = await fetch(`${node.url}/console/console.js`);
-    expect(js.headers.get('content-type')).to.match(/^text\/javascript/);
-    expect(await js.text()).to.not.match(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|localStorage|sessionStorage|document\.cookie/);
+    for (const file of ['console.js', 'console-view.js', 'console-events.js']) {
+      const js = await fetch(`${node.url}/console/${file}`);
+      expect(js.status, file).to.equal(200);
+      expect(js.headers.get('content-type')).to.match(/^text\/javascript/);
+      expect(await js.text(), file).to.not.match(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|localStorage|sessionStorage|document\.cookie/);
+    }
     const css = await fetch(`${node.url}/console/console.css`);
     expect(css.headers.get('content-type')).to.match(/^text\/css/);
     expect(await css.text()).to.not.match(/url\(|@import/);

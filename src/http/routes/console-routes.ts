@@ -7,10 +7,12 @@ import type { AppState } from '../app-state.js';
 /** Copied next to the compiled routes by `npm run build`, like the settings panel. */
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'static');
 
-/** The console's three files: path → (file, content type). */
+/** The console's files: path → (file, content type). The page loads console.js, which imports the others. */
 const FILES: ReadonlyArray<readonly [path: string, file: string, type: string]> = [
   ['/console', 'console.html', 'text/html; charset=utf-8'],
   ['/console/console.js', 'console.js', 'text/javascript; charset=utf-8'],
+  ['/console/console-view.js', 'console-view.js', 'text/javascript; charset=utf-8'],
+  ['/console/console-events.js', 'console-events.js', 'text/javascript; charset=utf-8'],
   ['/console/console.css', 'console.css', 'text/css; charset=utf-8'],
 ];
 

@@ -3,14 +3,13 @@
 // instance of the account. Everything shown is set with textContent: nothing from the server is parsed as
 // HTML.
 
-const $ = (id) => document.getElementById(id);
+import { createEventLog } from './console-events.js';
+import { $, el, formatTime, numberOf, setBadge, stateOf } from './console-view.js';
 
 const SETTINGS = ['autoRejectCalls', 'callRejectMessage', 'ignoreGroupMessages', 'keepOnlineStatus', 'autoReadMessages', 'disableHistorySync', 'ignoreStatus'];
-const MAX_EVENTS = 300;
 const POLL_MS = 15_000;
 const QR_REFRESH_MS = 20_000;
 const QR_REFRESHES = 6;
-const STATE_LABELS = { connected: 'Connected', connecting: 'Connecting', qr: 'Waiting for link', disconnected: 'Disconnected', loggedout: 'Logged out' };
 
 /**
  * Everything the page knows. The token lives only here: never in cookies, storage or the page address
@@ -22,8 +21,6 @@ const session = {
   /** name → instance as GET /api/instance/list returns it */
   instances: new Map(),
   selected: '',
-  /** newest last */
-  events: [],
   stream: null,
   retries: 0,
   reconnectTimer: 0,
@@ -36,14 +33,7 @@ const session = {
   epoch: 0,
 };
 
-// ---------- small helpers ----------
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = String(text);
-  return node;
-}
+// ---------- messages and API calls ----------
 
 const flash = { timer: 0 };
 function say(text) {
@@ -93,24 +83,8 @@ async function run(action) {
 
 const pathOf = (name) => encodeURIComponent(name);
 
-function numberOf(jid) {
-  if (typeof jid !== 'string' || !jid) return '';
-  const user = jid.split('@')[0].split(':')[0];
-  return /^\d+$/.test(user) ? '+' + user : jid;
-}
-
-function stateOf(instance) {
-  return (instance && instance.connection && instance.connection.state) || 'disconnected';
-}
-
-function setBadge(node, state) {
-  node.dataset.state = state;
-  node.textContent = STATE_LABELS[state] || state;
-}
-
-function formatTime(ms) {
-  return new Date(ms).toLocaleTimeString(undefined, { hour12: false });
-}
+/** Recent events, filtered to the selected instance when the box is ticked. */
+const events = createEventLog((ev) => !$('events-selected-only').checked || ev.instance === session.selected);
 
 // ---------- sign in and out ----------
 
@@ -160,7 +134,7 @@ function signOut(message, asError = true) {
   stopQr();
   session.instances.clear();
   session.selected = '';
-  session.events = [];
+  events.clear();
   session.retries = 0;
   session.settingsDirty = false;
   $('account-name').textContent = '';
@@ -170,7 +144,6 @@ function signOut(message, asError = true) {
   $('pairing').hidden = true;
   renderList();
   renderDetail();
-  renderEvents();
   $('workspace').hidden = true;
   $('session').hidden = true;
   $('signin').hidden = false;
@@ -247,7 +220,7 @@ function onFrame(frame) {
   }
   if (!frame || typeof frame.event !== 'string' || !frame.instanceData) return;
   const name = String(frame.instanceData.instance || '');
-  addEvent({ at: Date.now(), instance: name, event: frame.event, data: frame.data });
+  events.add({ at: Date.now(), instance: name, event: frame.event, data: frame.data });
   if (frame.event === 'instance.state' && frame.data) onState(name, String(frame.data.state || ''));
 }
 
@@ -342,7 +315,7 @@ function select(name) {
   session.selected = name;
   renderList();
   renderDetail();
-  if ($('events-selected-only').checked) renderEvents();
+  if ($('events-selected-only').checked) events.render();
 }
 
 function renderDetail() {
@@ -542,70 +515,5 @@ $('settings-form').addEventListener('submit', (e) => {
 
 // ---------- events ----------
 
-function summarize(ev) {
-  const d = ev.data && typeof ev.data === 'object' ? ev.data : {};
-  switch (ev.event) {
-    case 'instance.state':
-      return 'State: ' + (STATE_LABELS[d.state] || String(d.state || '?'));
-    case 'message.exchange': {
-      const m = d.message && typeof d.message === 'object' ? d.message : {};
-      const content = typeof m.content === 'string' && m.content ? m.content : '[' + String(m.type || 'message') + ']';
-      if (d.direction === 'outgoing') return '→ ' + numberOf(d.recipient) + ': ' + content;
-      const sender = d.sender && typeof d.sender === 'object' ? d.sender : {};
-      return '← ' + [sender.name, numberOf(sender.jid)].filter(Boolean).join(' ') + ': ' + content;
-    }
-    case 'message.status': {
-      const ids = Array.isArray(d.messageIds) ? d.messageIds.length : 0;
-      return String(d.status || '?') + ': ' + ids + (ids === 1 ? ' message to ' : ' messages to ') + numberOf(d.recipient);
-    }
-    case 'call.update':
-      return 'Call ' + String(d.status || '?') + ' from ' + numberOf(d.from) + (d.isVideo ? ' (video)' : '');
-    case 'group.flow':
-      return 'Group ' + String(d.groupName || d.groupJid || '?') + ': ' + String(d.type || '?');
-    case 'label.update': {
-      const labels = Array.isArray(d.labels) ? d.labels.map((l) => String(l && l.name)).join(', ') : '';
-      return 'Labels ' + String(d.action || '?') + ' on ' + numberOf(d.chat) + (labels ? ': ' + labels : '');
-    }
-    default:
-      return ev.event;
-  }
-}
-
-function eventItem(ev) {
-  const li = el('li', 'event');
-  const details = el('details');
-  const summary = el('summary');
-  const type = el('span', 'type', ev.event);
-  type.dataset.event = ev.event;
-  const text = summarize(ev);
-  summary.append(el('span', 'time', formatTime(ev.at)), el('span', 'instance', ev.instance), type, el('span', 'text', text.length > 280 ? text.slice(0, 279) + '…' : text));
-  details.append(summary, el('pre', '', JSON.stringify(ev.data, null, 2)));
-  li.append(details);
-  return li;
-}
-
-function eventShown(ev) {
-  return !$('events-selected-only').checked || ev.instance === session.selected;
-}
-
-function addEvent(ev) {
-  session.events.push(ev);
-  if (session.events.length > MAX_EVENTS) session.events.splice(0, session.events.length - MAX_EVENTS);
-  if (!eventShown(ev)) return;
-  const list = $('event-list');
-  list.prepend(eventItem(ev));
-  while (list.children.length > MAX_EVENTS) list.lastElementChild.remove();
-  $('no-events').hidden = true;
-}
-
-function renderEvents() {
-  const shown = session.events.filter(eventShown);
-  $('event-list').replaceChildren(...shown.reverse().map(eventItem));
-  $('no-events').hidden = shown.length > 0;
-}
-
-$('events-selected-only').addEventListener('change', () => renderEvents());
-$('events-clear').addEventListener('click', () => {
-  session.events = [];
-  renderEvents();
-});
+$('events-selected-only').addEventListener('change', () => events.render());
+$('events-clear').addEventListener('click', () => events.clear());
