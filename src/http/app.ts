@@ -31,6 +31,7 @@ import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { settingsPanelRoutes } from './routes/settings-panel-routes.js';
+import { consoleRoutes } from './routes/console-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
 import { instanceRoutes } from './routes/instance-routes.js';
@@ -100,6 +101,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
   for (const router of [
     settingsPanelRoutes(),
+    consoleRoutes(),
     adminRoutes({ ...common, accounts: deps.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
     instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
