@@ -126,10 +126,10 @@ export class ReceivedMediaPipeline {
     let url: string | null = null;
     let stored: StoredObject | undefined;
     if (storage) {
-      const target = storageTarget(storage, this.deps.secrets);
       const key = objectKey(storage.pathPrefix, instance.id, m.id, m.media, m.timestamp);
-      const bucket = this.deps.storage.for(target);
       try {
+        const target = storageTarget(storage, this.deps.secrets);
+        const bucket = this.deps.storage.for(target);
         await bucket.put(key, file.data, m.media.mimetype, m.media.fileName);
         url = await bucket.url(key);
         stored = { bucket: target.bucket, key, ...(target.endpoint ? { endpoint: target.endpoint } : {}) };
@@ -137,7 +137,7 @@ export class ReceivedMediaPipeline {
         await this.#recordStatus(fresh, undefined, log);
       } catch (err) {
         this.deps.counters.add('uploadFailed');
-        log.warn({ err, messageId: m.id, bucket: target.bucket, reason: reasonOf(err) }, 'could not store received media');
+        log.warn({ err, messageId: m.id, bucket: storage.bucket, reason: reasonOf(err) }, 'could not store received media');
         errors.push(`storage failed: ${reasonOf(err)}`);
         await this.#recordStatus(fresh, reasonOf(err), log);
       }

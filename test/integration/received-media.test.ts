@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { hashToken } from '../../src/security/tokens.js';
 import { pngImage } from '../helpers/media-fixtures.js';
+import { freePort } from '../helpers/redis-server.js';
 import { LocalS3, S3_ACCESS_KEY, S3_SECRET_KEY } from '../helpers/s3-server.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { startNetworkNode } from './network-support.js';
@@ -175,6 +176,15 @@ describe('received media: object storage, base64 in events, storage and proxy en
     expect(n.node.mediaCounters.snapshot().uploadFailed - before.uploadFailed).to.equal(1);
     const summary = await api().get(`/api/instance/getS3/${name}`, { token });
     expect(summary.body.s3).to.include({ status: 'error', error: 'bucket "no-such-bucket" does not exist (NoSuchBucket)' });
+  });
+
+  it('still delivers the event when the store cannot be reached', async () => {
+    const closed = await freePort();
+    const name = fresh('unreachable');
+    const { token } = await linked(name, { ...storageBody({ s3Endpoint: `http://127.0.0.1:${closed}` }), webhookEnabled: true, webhookURL: plain.url, webhookEvents: ['message.exchange'] });
+    const messageId = await sendImage(name, token);
+    await until(() => !!exchange(plain, messageId), 'the event');
+    expect(exchange(plain, messageId)!.body.data.message.media.error).to.equal(`storage failed: cannot reach 127.0.0.1:${closed}: connection refused`);
   });
 
   it('notes a failed download in the event and emits it all the same', async () => {
