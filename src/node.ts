@@ -31,7 +31,12 @@ import { createAuthenticator } from './http/auth.js';
 import { createWebSocketGateway } from './http/ws/websocket-gateway.js';
 import type { WebSocketGateway } from './http/ws/websocket-gateway.js';
 import { isLoopbackHost } from './http/https-only.js';
+import { BlockSettings } from './instances/block-settings.js';
 import { InstanceService } from './instances/instance-service.js';
+import { RedisMediaBlobs, StoreMediaBlobs } from './media/media-blobs.js';
+import { MediaCounters } from './media/media-counters.js';
+import { ObjectStorageClients } from './media/object-storage.js';
+import { ReceivedMediaPipeline } from './media/received-media.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
@@ -49,6 +54,8 @@ export interface RunningNode {
   server: Server;
   /** GET /ws/:instance on `server`. */
   websockets: WebSocketGateway;
+  /** What happened to received media on this node (downloads, uploads, kept copies), for metrics. */
+  mediaCounters: MediaCounters;
   /** Graceful stop: no new requests, every actor handed off, leases released, connections closed. */
   close(): Promise<void>;
 }
@@ -86,6 +93,26 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   // Webhooks: a durable queue (Redis Streams across nodes, or the store's outbox in embedded mode).
   const queue: DeliveryQueue = runtime.redis ? new RedisDeliveryQueue(runtime.redis, nodeId, logger) : new OutboxDeliveryQueue(store.deliveries);
   const dispatcher = new WebhookDispatcher(store, queue, envelopes);
+  // Received media: one kept copy per file (Redis in cluster mode, else the store), buckets per instance.
+  const mediaCounters = new MediaCounters();
+  const mediaBlobs = runtime.redis ? new RedisMediaBlobs(runtime.redis) : new StoreMediaBlobs(store.mediaBlobs);
+  const objectStorage = new ObjectStorageClients({
+    allowPrivateUrls: config.allowPrivateUrls,
+    timeoutMs: config.receivedMedia.storageTimeoutMs,
+    urlExpirySeconds: config.receivedMedia.urlExpirySeconds,
+    publicUrls: config.receivedMedia.publicUrls,
+  });
+  const receivedMedia = new ReceivedMediaPipeline({
+    store,
+    secrets,
+    blobs: mediaBlobs,
+    storage: objectStorage,
+    counters: mediaCounters,
+    webhooks: (instanceId) => dispatcher.webhooks(instanceId),
+    maxBytes: config.media.maxBytes,
+    downloadTimeoutMs: config.media.fetchTimeoutMs,
+    blobTtlMs: config.receivedMedia.blobTtlMs,
+  });
   const worker = new DeliveryWorker({
     queue,
     sender: new WebhookSender({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.webhooks.timeoutMs }),
@@ -96,6 +123,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     leaseMs: config.webhooks.leaseMs,
     pollMs: 100,
     accountSecrets: storeSecretSource(store, secrets),
+    mediaBlobs,
+    mediaCounters,
   });
   dispatcher.onEnqueue(() => worker.nudge());
   const accountDispatcher = new AccountWebhookDispatcher(store, queue);
@@ -114,7 +143,12 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const billingSingleton = runtime.singleton('billing-cron', billingCron);
   billing.holding = () => billingSingleton.holding;
   late.behavior = instanceBehavior({
-    messaging: { driver, secrets, sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]) },
+    messaging: {
+      driver,
+      secrets,
+      sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]),
+      media: receivedMedia,
+    },
     probe,
   });
   const accounts = new AccountService(store, config.defaultInstanceQuota);
@@ -150,6 +184,11 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
     media: config.media,
+    receivedMedia: {
+      blocks: new BlockSettings({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, storage: objectStorage, logger }),
+      blobs: mediaBlobs,
+      storage: objectStorage,
+    },
     healthChecks: [
       { name: 'store', check: () => store.ping() },
       ...(runtime.mode === 'cluster' ? [{ name: 'redis', check: () => runtime.ping() }] : []),
@@ -193,6 +232,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     logger,
     server,
     websockets,
+    mediaCounters,
     close() {
       closing ??= (async () => {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -201,6 +241,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
         await runtime.stop();
         await worker.stop();
         await driver.close();
+        objectStorage.close();
         // Requests still open after the handoff get a short grace, then their connections are cut.
         await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 5000).unref())]);
         server.closeAllConnections();

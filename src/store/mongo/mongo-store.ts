@@ -17,6 +17,7 @@ import type {
   BillingLedgerRepository,
   ConfigBlock,
   InstanceRepository,
+  MediaBlobRepository,
   MessageRepository,
   OwnedStateRepository,
   Store,
@@ -26,6 +27,7 @@ import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { MongoAccountWebhooks, MongoBillingLedger } from './mongo-billing.js';
 import { MongoDeliveries } from './mongo-deliveries.js';
+import { MongoMediaBlobs } from './mongo-media-blobs.js';
 import { MongoMessages } from './mongo-messages.js';
 
 /** `instanceCount` is reserved before an instance insert so the quota check is atomic. */
@@ -131,6 +133,7 @@ export class MongoStore implements Store {
   readonly messages: MessageRepository;
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
+  readonly mediaBlobs: MediaBlobRepository;
   readonly #client: MongoClient;
   readonly #db: Db;
   #stopPruning: () => void = () => undefined;
@@ -148,7 +151,9 @@ export class MongoStore implements Store {
     this.messages = messages;
     this.accountWebhooks = new MongoAccountWebhooks(db);
     this.billingLedger = new MongoBillingLedger(db);
-    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages);
+    const mediaBlobs = new MongoMediaBlobs(db);
+    this.mediaBlobs = mediaBlobs;
+    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages, mediaBlobs);
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
   }
@@ -187,6 +192,7 @@ export class MongoStore implements Store {
     await MongoDeliveries.createIndexes(db);
     await MongoMessages.createIndexes(db);
     await MongoBillingLedger.createIndexes(db);
+    await MongoMediaBlobs.createIndexes(db);
   }
 
   async ping(): Promise<void> {
@@ -252,6 +258,7 @@ class MongoInstances implements InstanceRepository {
     private readonly ownedState: Collection<OwnedStateDoc>,
     private readonly deliveries: MongoDeliveries,
     private readonly messages: MongoMessages,
+    private readonly mediaBlobs: MongoMediaBlobs,
   ) {}
 
   async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
@@ -353,6 +360,7 @@ class MongoInstances implements InstanceRepository {
     await this.webhooks.deleteMany({ instanceId: id });
     await this.deliveries.forgetDead(id);
     await this.messages.forgetInstance(id);
+    await this.mediaBlobs.forgetInstance(id);
     if (!doc) return false;
     await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });
     return true;

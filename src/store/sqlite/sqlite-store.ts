@@ -18,6 +18,7 @@ import type {
   ConfigBlock,
   DeliveryRepository,
   InstanceRepository,
+  MediaBlobRepository,
   MessageRepository,
   OwnedStateRepository,
   Store,
@@ -26,6 +27,7 @@ import type {
 import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { SqliteAccountWebhooks, SqliteBillingLedger } from './sqlite-billing.js';
+import { SqliteMediaBlobs } from './sqlite-media-blobs.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { SqliteDeliveries } from './sqlite-deliveries.js';
 import { migrate } from './sqlite-migrations.js';
@@ -94,6 +96,7 @@ export class SqliteStore implements Store {
   readonly messages: MessageRepository;
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
+  readonly mediaBlobs: MediaBlobRepository;
   readonly #db: Database.Database;
   readonly #stopPruning: () => void;
 
@@ -114,6 +117,7 @@ export class SqliteStore implements Store {
     this.messages = new SqliteMessages(this.#db);
     this.accountWebhooks = new SqliteAccountWebhooks(this.#db);
     this.billingLedger = new SqliteBillingLedger(this.#db);
+    this.mediaBlobs = new SqliteMediaBlobs(this.#db);
     this.#stopPruning = startMessagePruning(this.messages, options.messageRetentionDays ?? 0);
   }
 
