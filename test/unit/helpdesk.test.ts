@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { ChatwootError, ChatwootHttp } from '../../src/integrations/helpdesk/chatwoot-http.js';
-import { parseHelpdeskPatch } from '../../src/integrations/helpdesk/helpdesk-settings.js';
+import { mergeHelpdeskPatch, parseHelpdeskPatch } from '../../src/integrations/helpdesk/helpdesk-settings.js';
+import type { HelpdeskConfig } from '../../src/store/records.js';
 import { markdownToWhatsapp, signed, whatsappToMarkdown } from '../../src/integrations/helpdesk/message-format.js';
 import { parseChatwootWebhook } from '../../src/integrations/helpdesk/webhook-payload.js';
 import { SecretBox, SecretPurpose } from '../../src/security/secret-box.js';
@@ -115,6 +116,40 @@ describe('helpdesk: the set body', () => {
     expect(refusal({ ignoreGroups: 'yes' })).to.match(/^Invalid request body: field 'ignoreGroups'/);
     expect(refusal({ baseUrl: 'http://192.168.1.10' })).to.equal('Invalid request body: baseUrl: URLs pointing to internal networks are not allowed');
     expect(refusal([])).to.equal('Invalid request body: expected a JSON object');
+  });
+});
+
+describe('helpdesk: merging a set into the stored integration', () => {
+  const stored: HelpdeskConfig = {
+    enabled: true,
+    baseUrl: 'https://cw.example.com/',
+    accountId: 4,
+    apiTokenSealed: 'sealed',
+    inboxName: 'Sales',
+    signMessages: true,
+    ignoreGroups: false,
+    startAsPending: false,
+    reopenResolved: false,
+    inboxId: 9,
+    status: 'error',
+    lastError: 'down',
+    webhookSecretSealed: 'secret',
+  };
+
+  it('keeps what the set does not send, re-checks the inbox and clears the last error', () => {
+    expect(mergeHelpdeskPatch(stored, { reopenResolved: true })).to.deep.equal({ ...stored, reopenResolved: true, inboxId: undefined, status: 'active', lastError: undefined });
+  });
+
+  it('keeps a paused integration paused unless told, and activates a block sent disabled', () => {
+    expect(mergeHelpdeskPatch({ ...stored, status: 'paused' }, {}).status).to.equal('paused');
+    expect(mergeHelpdeskPatch({ ...stored, status: 'paused' }, { paused: false }).status).to.equal('active');
+    expect(mergeHelpdeskPatch({ ...stored, enabled: false, status: 'paused' }, {})).to.include({ enabled: true, status: 'active' });
+  });
+
+  it('needs baseUrl, accountId and apiToken for a new integration', () => {
+    expect(() => mergeHelpdeskPatch(undefined, { baseUrl: 'https://x.example.com/', accountId: 1 })).to.throw('Invalid request body: apiToken is required');
+    expect(() => mergeHelpdeskPatch(undefined, {})).to.throw('Invalid request body: baseUrl is required');
+    expect(mergeHelpdeskPatch(undefined, { baseUrl: 'https://x.example.com/', accountId: 1, apiTokenSealed: 's' })).to.include({ inboxName: 'Switchboard', status: 'active' });
   });
 });
 

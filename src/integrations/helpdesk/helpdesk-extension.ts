@@ -14,8 +14,9 @@ import { ChatwootClient } from './chatwoot-client.js';
 import { ChatwootError } from './chatwoot-http.js';
 import { deliverToWhatsapp } from './chatwoot-to-whatsapp.js';
 import type { HelpdeskCallMap, HelpdeskInbound, HelpdeskPatch } from './helpdesk-calls.js';
-import { DEFAULT_INBOX_NAME, helpdeskWebhookUrl } from './helpdesk-settings.js';
+import { helpdeskWebhookUrl, mergeHelpdeskPatch } from './helpdesk-settings.js';
 import { ensureInbox } from './inbox-setup.js';
+import { SerialWorker } from './serial-worker.js';
 import { forwardToChatwoot, forwardable } from './whatsapp-to-chatwoot.js';
 
 export interface HelpdeskBridgeDeps {
@@ -37,12 +38,6 @@ const OWN_SENDS_KEPT = 2_000;
 const PRUNE_EVERY_MS = 6 * 3600_000;
 
 type Handlers = { [K in keyof HelpdeskCallMap]: (ctx: ActorContext, payload: HelpdeskCallMap[K]['payload']) => Promise<HelpdeskCallMap[K]['result']> };
-
-interface ControlJob {
-  run: () => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-}
 
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const isOwnershipLoss = (err: unknown) => err instanceof AppError && (err.code === ErrorCode.NotOwner || err.code === ErrorCode.Fenced);
@@ -73,17 +68,15 @@ class HelpdeskBridge implements InstanceExtension {
   readonly #state: BridgeState;
   #outbound: OutboundEntry[] = [];
   #inbound: InboundEntry[] = [];
-  #controls: ControlJob[] = [];
   readonly #ownSends = new Set<string>();
   readonly #groupNames = new Map<string, string>();
-  #loop: Promise<void> | undefined;
+  readonly #worker: SerialWorker;
   /** Cuts short the Chatwoot request of a forward in flight (an operator change preempts it). */
   #abort: AbortController | undefined;
   #retryAt = 0;
   #retryTimer: NodeJS.Timeout | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
   #failures = 0;
-  #stopped = false;
   #client: { key: string; client: ChatwootClient } | undefined;
 
   constructor(
@@ -91,6 +84,12 @@ class HelpdeskBridge implements InstanceExtension {
     private readonly instanceId: string,
   ) {
     this.#state = new BridgeState(() => this.#ctx());
+    this.#worker = new SerialWorker({
+      next: () => this.#nextJob(),
+      fatal: isOwnershipLoss,
+      onError: (err) => this.#log.error({ err }, 'helpdesk worker failed'),
+      stoppedError: () => new NotOwnerError(instanceId),
+    });
     this.handlers = {
       'helpdesk.set': (_ctx, patch) => this.#control(() => this.#set(patch), true),
       'helpdesk.activate': () => this.#control(() => this.#activate(), true),
@@ -128,7 +127,7 @@ class HelpdeskBridge implements InstanceExtension {
     this.#pruneTimer = setInterval(() => {
       void this.#control(() => this.#state.pruneSeen(), false).catch(() => undefined);
     }, PRUNE_EVERY_MS);
-    this.#kick();
+    this.#worker.kick();
   }
 
   async onMessage(message: NormalizedMessage, env: ExtensionEnv): Promise<void> {
@@ -142,7 +141,7 @@ class HelpdeskBridge implements InstanceExtension {
     const { entry, op } = this.#state.outboundEntry(message);
     await env.ctx.writeOwned([op]);
     this.#outbound.push(entry);
-    this.#kick();
+    this.#worker.kick();
   }
 
   async onConfigChanged(): Promise<void> {
@@ -152,27 +151,19 @@ class HelpdeskBridge implements InstanceExtension {
   }
 
   async onStop(): Promise<void> {
-    this.#stopped = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#pruneTimer);
     this.#abort?.abort();
-    for (const job of this.#controls.splice(0)) job.reject(new NotOwnerError(this.instanceId));
-    await this.#loop;
+    await this.#worker.stop();
   }
 
   // ---- the worker -------------------------------------------------------------------------------
 
   /** Runs `run` on the worker, before any queued message; `preempt` cuts short a forward in flight. */
   #control<T>(run: () => Promise<T>, preempt: boolean): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.#stopped) {
-        reject(new NotOwnerError(this.instanceId));
-        return;
-      }
-      this.#controls.push({ run, resolve: resolve as (v: unknown) => void, reject });
-      if (preempt) this.#abort?.abort();
-      this.#kick();
-    });
+    const done = this.#worker.control(run);
+    if (preempt) this.#abort?.abort();
+    return done;
   }
 
   #runnable(): boolean {
@@ -180,51 +171,19 @@ class HelpdeskBridge implements InstanceExtension {
     return !!c?.enabled && (c.status === 'active' || c.status === 'error');
   }
 
-  #hasWork(): boolean {
-    if (this.#stopped) return false;
-    if (this.#controls.length > 0) return true;
-    if (!this.#runnable()) return false;
-    return this.#inbound.length > 0 || (this.#outbound.length > 0 && Date.now() >= this.#retryAt);
-  }
-
-  #kick(): void {
-    if (this.#loop || !this.#hasWork()) return;
-    this.#loop = this.#drain()
-      .catch((err: unknown) => {
-        // The actor is stopping (its onStop follows): no more work here.
-        if (isOwnershipLoss(err)) this.#stopped = true;
-        else this.#log.error({ err }, 'helpdesk worker failed');
-      })
-      .finally(() => {
-        this.#loop = undefined;
-        this.#kick();
-      });
-  }
-
-  async #drain(): Promise<void> {
-    while (!this.#stopped) {
-      const control = this.#controls.shift();
-      if (control) {
-        try {
-          control.resolve(await control.run());
-        } catch (err) {
-          control.reject(err);
-          if (isOwnershipLoss(err)) throw err;
-        }
-        continue;
-      }
-      if (!this.#runnable()) return;
-      if (this.#inbound.length > 0) await this.#deliverNext();
-      else if (this.#outbound.length > 0 && Date.now() >= this.#retryAt) await this.#forwardNext();
-      else return;
-    }
+  /** Agent messages first (they do not wait on Chatwoot), then what waits for Chatwoot unless held off. */
+  #nextJob(): (() => Promise<void>) | undefined {
+    if (!this.#runnable()) return undefined;
+    if (this.#inbound.length > 0) return () => this.#deliverNext();
+    if (this.#outbound.length > 0 && Date.now() >= this.#retryAt) return () => this.#forwardNext();
+    return undefined;
   }
 
   /** Leaves the queued messages for HELPDESK_RETRY_INTERVAL_MS (Chatwoot is unreachable or refuses us). */
   #holdOff(): void {
     this.#retryAt = Date.now() + this.deps.options.retryIntervalMs;
     clearTimeout(this.#retryTimer);
-    this.#retryTimer = setTimeout(() => this.#kick(), this.deps.options.retryIntervalMs);
+    this.#retryTimer = setTimeout(() => this.#worker.kick(), this.deps.options.retryIntervalMs);
   }
 
   // ---- WhatsApp → Chatwoot ----------------------------------------------------------------------
@@ -322,7 +281,7 @@ class HelpdeskBridge implements InstanceExtension {
     const { entry, ops } = this.#state.inboundEntry(inbound);
     await this.#state.write(ops);
     this.#inbound.push(entry);
-    this.#kick();
+    this.#worker.kick();
     return { accepted: true };
   }
 
@@ -465,29 +424,8 @@ class HelpdeskBridge implements InstanceExtension {
   /** POST /api/helpdesk/set: merge, check with Chatwoot (inbox created or reused), save. */
   async #set(patch: HelpdeskPatch): Promise<{ config: HelpdeskConfig; warning?: string }> {
     const current = await this.#storedConfig();
-    const paused = patch.paused ?? (current?.enabled === true && current.status === 'paused');
-    const merged: HelpdeskConfig = this.#withSecret({
-      enabled: true,
-      baseUrl: patch.baseUrl ?? current?.baseUrl ?? '',
-      accountId: patch.accountId ?? current?.accountId ?? 0,
-      apiTokenSealed: patch.apiTokenSealed ?? current?.apiTokenSealed ?? '',
-      inboxName: patch.inboxName ?? current?.inboxName ?? DEFAULT_INBOX_NAME,
-      signMessages: patch.signMessages ?? current?.signMessages ?? false,
-      ignoreGroups: patch.ignoreGroups ?? current?.ignoreGroups ?? false,
-      startAsPending: patch.startAsPending ?? current?.startAsPending ?? false,
-      reopenResolved: patch.reopenResolved ?? current?.reopenResolved ?? false,
-      inboxId: undefined,
-      status: paused ? 'paused' : 'active',
-      lastError: undefined,
-      ...(current?.webhookSecretSealed ? { webhookSecretSealed: current.webhookSecretSealed } : {}),
-    });
-    for (const [field, missing] of [
-      ['baseUrl', !merged.baseUrl],
-      ['accountId', !merged.accountId],
-      ['apiToken', !merged.apiTokenSealed],
-    ] as const) {
-      if (missing) throw new ValidationError(`Invalid request body: ${field} is required`);
-    }
+    const merged = this.#withSecret(mergeHelpdeskPatch(current, patch));
+    const paused = merged.status === 'paused';
     const elsewhere = !current || current.baseUrl !== merged.baseUrl || current.accountId !== merged.accountId;
     let warning: string | undefined;
     try {

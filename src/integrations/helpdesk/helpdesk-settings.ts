@@ -85,6 +85,35 @@ export function parseHelpdeskPatch(raw: unknown, o: { secrets: SecretBox; allowP
 }
 
 /**
+ * The configuration a set makes of the stored one (if any) and the patch: unsent fields keep their
+ * values; a new integration needs baseUrl, accountId and apiToken. Unless `paused` is sent, a paused
+ * integration stays paused, and anything else (a creation block sent disabled, one in error) is
+ * activated. The inbox is looked up again (`inboxId` unset) and `lastError` cleared.
+ * @throws ValidationError naming the first missing field
+ */
+export function mergeHelpdeskPatch(current: HelpdeskConfig | undefined, patch: HelpdeskPatch): HelpdeskConfig {
+  const paused = patch.paused ?? (current?.enabled === true && current.status === 'paused');
+  const merged: HelpdeskConfig = {
+    enabled: true,
+    baseUrl: patch.baseUrl ?? current?.baseUrl ?? '',
+    accountId: patch.accountId ?? current?.accountId ?? 0,
+    apiTokenSealed: patch.apiTokenSealed ?? current?.apiTokenSealed ?? '',
+    inboxName: patch.inboxName ?? current?.inboxName ?? DEFAULT_INBOX_NAME,
+    signMessages: patch.signMessages ?? current?.signMessages ?? false,
+    ignoreGroups: patch.ignoreGroups ?? current?.ignoreGroups ?? false,
+    startAsPending: patch.startAsPending ?? current?.startAsPending ?? false,
+    reopenResolved: patch.reopenResolved ?? current?.reopenResolved ?? false,
+    inboxId: undefined,
+    status: paused ? 'paused' : 'active',
+    lastError: undefined,
+    ...(current?.webhookSecretSealed ? { webhookSecretSealed: current.webhookSecretSealed } : {}),
+  };
+  const missing = !merged.baseUrl ? 'baseUrl' : !merged.accountId ? 'accountId' : !merged.apiTokenSealed ? 'apiToken' : undefined;
+  if (missing) throw invalid(`${missing} is required`);
+  return merged;
+}
+
+/**
  * The integration as the set and list endpoints show it. Only the list (the spec's read endpoint) adds
  * the API token in plaintext and the inbox's webhook URL, which carries the webhook secret.
  */
