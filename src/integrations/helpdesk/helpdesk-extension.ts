@@ -112,6 +112,9 @@ class HelpdeskBridge implements InstanceExtension {
   async onActivate(env: ExtensionEnv): Promise<void> {
     this.#env = env;
     this.#config = env.instance().config.helpdesk;
+    this.#pruneTimer = setInterval(() => {
+      void this.#control(() => this.#state.pruneSeen(), false).catch(() => undefined);
+    }, PRUNE_EVERY_MS);
     if (!this.#config) return;
     const { outbound, inbound } = await this.#state.loadQueues();
     // Loaded entries may have reached Chatwoot before the previous owner stopped: check before posting.
@@ -124,9 +127,6 @@ class HelpdeskBridge implements InstanceExtension {
       } else this.#inbound.push(entry);
     }
     if (this.#config.status === 'pending') void this.#control(() => this.#activate(), false).catch(() => undefined);
-    this.#pruneTimer = setInterval(() => {
-      void this.#control(() => this.#state.pruneSeen(), false).catch(() => undefined);
-    }, PRUNE_EVERY_MS);
     this.#worker.kick();
   }
 
@@ -471,13 +471,14 @@ class HelpdeskBridge implements InstanceExtension {
   async #remove(): Promise<{ removed: boolean; inboxId: number | null }> {
     const block = await this.#storedConfig();
     if (!block) return { removed: false, inboxId: null };
+    // First, so that no message is queued meanwhile.
+    this.#config = undefined;
     this.#outbound = [];
     this.#inbound = [];
     await this.#state.clear(true);
     const ctx = this.#ctx();
     ctx.assertOwner();
     await ctx.store.instances.updateConfigBlock(ctx.instanceId, 'helpdesk', undefined);
-    this.#config = undefined;
     return { removed: true, inboxId: block.inboxId ?? null };
   }
 }
