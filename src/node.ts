@@ -37,6 +37,8 @@ import { RedisMediaBlobs, StoreMediaBlobs } from './media/media-blobs.js';
 import { MediaCounters } from './media/media-counters.js';
 import { ObjectStorageClients } from './media/object-storage.js';
 import { ReceivedMediaPipeline } from './media/received-media.js';
+import { helpdeskExtension } from './integrations/helpdesk/helpdesk-extension.js';
+import { HelpdeskService } from './integrations/helpdesk/helpdesk-service.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
@@ -142,17 +144,36 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   });
   const billingSingleton = runtime.singleton('billing-cron', billingCron);
   billing.holding = () => billingSingleton.holding;
+  const publicBaseUrl = () => config.publicBaseUrl ?? url;
+  // The helpdesk (Chatwoot) bridge runs in every actor when its module is on.
+  const helpdeskExtensions = config.helpdesk.enabled
+    ? [helpdeskExtension({ secrets, options: config.helpdesk, media: config.media, allowPrivateUrls: config.allowPrivateUrls, publicBaseUrl })]
+    : [];
   late.behavior = instanceBehavior({
     messaging: {
       driver,
       secrets,
       sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]),
       media: receivedMedia,
+      extensions: [
+        ...helpdeskExtensions,
+      ],
     },
     probe,
   });
+  const helpdesk = config.helpdesk.enabled
+    ? new HelpdeskService({
+        store,
+        secrets,
+        router: runtime.router,
+        allowPrivateUrls: config.allowPrivateUrls,
+        callTimeoutMs: config.cluster.callTimeoutMs,
+        publicBaseUrl,
+        log: logger.child({ module: 'helpdesk' }),
+      })
+    : undefined;
   const accounts = new AccountService(store, config.defaultInstanceQuota);
-  const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger });
+  const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger, helpdesk });
 
   if (config.embedded) {
     const token = await accounts.ensureFirstAccount();
@@ -189,6 +210,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       blobs: mediaBlobs,
       storage: objectStorage,
     },
+    helpdesk: { service: helpdesk, webhookRatePerMinute: config.helpdesk.webhookRatePerMinute },
     healthChecks: [
       { name: 'store', check: () => store.ping() },
       ...(runtime.mode === 'cluster' ? [{ name: 'redis', check: () => runtime.ping() }] : []),

@@ -131,6 +131,12 @@ const envSchema = z.object({
     }
     return d;
   }),
+  HELPDESK_ENABLED: bool('HELPDESK_ENABLED', true),
+  HELPDESK_TIMEOUT_MS: int('HELPDESK_TIMEOUT_MS', 10_000, 50, 300_000),
+  HELPDESK_RETRIES: int('HELPDESK_RETRIES', 2, 0, 10),
+  HELPDESK_ERROR_AFTER: int('HELPDESK_ERROR_AFTER', 3, 1, 1000),
+  HELPDESK_RETRY_INTERVAL_MS: int('HELPDESK_RETRY_INTERVAL_MS', 30_000, 50, 3_600_000),
+  HELPDESK_WEBHOOK_RATE_PER_MINUTE: int('HELPDESK_WEBHOOK_RATE_PER_MINUTE', 1200, 1, 1_000_000),
   TEST_PROBE_FILE: optionalString,
   TEST_PROBE_WRITE_MS: int('TEST_PROBE_WRITE_MS', 100, 0, 60_000),
 });
@@ -181,6 +187,7 @@ export interface Config {
   cluster: ClusterOptions;
   webhooks: WebhookOptions;
   billing: BillingConfig;
+  helpdesk: HelpdeskOptions;
   /** Test-only write probe (TEST_PROBE_FILE): records accepted owned writes for the cluster tests. */
   testProbe: { file: string; writeIntervalMs: number } | undefined;
 }
@@ -198,6 +205,22 @@ export interface WebhookOptions {
   concurrency: number;
   /** A delivery taken by a node that died is taken again after this. @default 30000 */
   leaseMs: number;
+}
+
+/** The helpdesk (Chatwoot) integration: the module switch and how its calls to Chatwoot behave. */
+export interface HelpdeskOptions {
+  /** Off: the /api/helpdesk endpoints answer 503 and creation blocks report `enabled: false`. @default true */
+  enabled: boolean;
+  /** One request to Chatwoot, connect to last byte. @default 10000 */
+  timeoutMs: number;
+  /** Further attempts of a request that failed with a network error, a timeout, 429 or 5xx. @default 2 */
+  retries: number;
+  /** Consecutive failed Chatwoot operations that turn the integration's status to `error`. @default 3 */
+  errorAfter: number;
+  /** How long messages waiting for an unreachable Chatwoot wait before the next attempt. @default 30000 */
+  retryIntervalMs: number;
+  /** Chatwoot webhook requests a minute per client address (their own bucket, apart from the API's). @default 1200 */
+  webhookRatePerMinute: number;
 }
 
 /** What the service downloads for clients (media and profile-picture URLs), through safe fetch. */
@@ -400,6 +423,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       instanceMonthlyCents: e.BILLING_INSTANCE_MONTHLY_CENTS,
       cron: e.BILLING_CRON ?? DEFAULT_BILLING_CRON,
       tickMs: e.BILLING_TICK?.ms,
+    },
+    helpdesk: {
+      enabled: e.HELPDESK_ENABLED,
+      timeoutMs: e.HELPDESK_TIMEOUT_MS,
+      retries: e.HELPDESK_RETRIES,
+      errorAfter: e.HELPDESK_ERROR_AFTER,
+      retryIntervalMs: e.HELPDESK_RETRY_INTERVAL_MS,
+      webhookRatePerMinute: e.HELPDESK_WEBHOOK_RATE_PER_MINUTE,
     },
     testProbe: e.TEST_PROBE_FILE ? { file: e.TEST_PROBE_FILE, writeIntervalMs: e.TEST_PROBE_WRITE_MS } : undefined,
   };

@@ -12,6 +12,7 @@ import type { BlockSettings } from '../instances/block-settings.js';
 import type { InstanceService } from '../instances/instance-service.js';
 import type { MediaBlobStore } from '../media/media-blobs.js';
 import type { ObjectStorageClients } from '../media/object-storage.js';
+import type { HelpdeskService } from '../integrations/helpdesk/helpdesk-service.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, AppState } from './app-state.js';
@@ -24,6 +25,7 @@ import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { callRoutes } from './routes/call-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
+import { helpdeskRoutes } from './routes/helpdesk-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { labelRoutes } from './routes/label-routes.js';
 import { profileRoutes } from './routes/profile-routes.js';
@@ -72,6 +74,8 @@ export interface AppDeps {
   accountWebhooks: AccountWebhookService;
   /** Received media: the storage and proxy endpoints, GET /api/chat/media. */
   receivedMedia: { blocks: BlockSettings; blobs: MediaBlobStore; storage: ObjectStorageClients };
+  /** The helpdesk module; undefined when HELPDESK_ENABLED is off (its endpoints answer 503). */
+  helpdesk: { service: HelpdeskService | undefined; webhookRatePerMinute: number };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -100,7 +104,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   });
   app.use(errorEnvelope);
   app.use(healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks }).routes());
-  app.use(rateLimit(deps.rateLimiter, auth, { perMinute: deps.rateLimitPerMinute, createPerMinute: deps.rateLimitCreatePerMinute }));
+  app.use(
+    rateLimit(deps.rateLimiter, auth, {
+      perMinute: deps.rateLimitPerMinute,
+      createPerMinute: deps.rateLimitCreatePerMinute,
+      helpdeskWebhookPerMinute: deps.helpdesk.webhookRatePerMinute,
+    }),
+  );
   if (deps.requireHttps) app.use(httpsOnly());
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
@@ -124,6 +134,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     labelRoutes(actorRoutes),
     historyRoutes(actorRoutes),
     callRoutes(actorRoutes),
+    ...helpdeskRoutes({ ...common, store: deps.store, helpdesk: deps.helpdesk.service }),
     websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),

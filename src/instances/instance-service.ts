@@ -5,7 +5,7 @@ import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { generateToken, hashToken } from '../security/tokens.js';
 import { DEFAULT_SETTINGS } from '../store/records.js';
-import type { AccountRecord, InstanceRecord, InstanceSettings, WebhookRecord } from '../store/records.js';
+import type { AccountRecord, HelpdeskConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { describeIssue, isPlainObject } from '../validation.js';
 import { parseCreationBody } from './creation-body.js';
@@ -34,6 +34,13 @@ export interface InstanceServiceOptions {
   secrets: SecretBox;
   allowPrivateUrls: boolean;
   logger: Logger;
+  /** The helpdesk module; undefined when it is off (a helpdesk block is then ignored: `enabled: false`). */
+  helpdesk?: HelpdeskActivation;
+}
+
+/** Activates a created instance's helpdesk block; returns the block as it then is. */
+export interface HelpdeskActivation {
+  activate(instance: InstanceRecord): Promise<HelpdeskConfig | undefined>;
 }
 
 const valueOf = <T>(r: BlockResult<T>): T | undefined => (r && 'value' in r ? r.value : undefined);
@@ -53,7 +60,7 @@ export class InstanceService {
       proxy: proxyBlock(body, ctx),
       webhook: webhookBlock(body, ctx),
       websocket: websocketBlock(body),
-      helpdesk: helpdeskBlock(body, ctx),
+      helpdesk: this.o.helpdesk ? helpdeskBlock(body, ctx) : undefined,
       chatbot: chatbotBlock(body, ctx),
       storage: storageBlock(body, ctx),
     };
@@ -94,11 +101,17 @@ export class InstanceService {
       proxy: failed(blocks.proxy) ?? proxySummary(config),
       webhook: failed(blocks.webhook) ?? webhookSummary(webhooks[0]),
       websocket: failed(blocks.websocket) ?? websocketSummary(config),
-      helpdesk: failed(blocks.helpdesk, true) ?? helpdeskSummary(config),
+      helpdesk: failed(blocks.helpdesk, true) ?? (await this.#activateHelpdesk(instance)),
       chatbot: failed(blocks.chatbot, true) ?? chatbotSummary(config),
       settings: config.settings,
       s3: failed(blocks.storage) ?? storageSummary(config),
     };
+  }
+
+  /** The creation block once the module has activated it (inbox created: `active`, or `error`). */
+  async #activateHelpdesk(instance: InstanceRecord) {
+    if (!this.o.helpdesk || !instance.config.helpdesk) return helpdeskSummary(instance.config);
+    return helpdeskSummary({ ...instance.config, helpdesk: await this.o.helpdesk.activate(instance) });
   }
 
   /** The account's instances (or only `own` for a TokenInstance); `names` filters and never widens. */

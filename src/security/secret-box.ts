@@ -43,6 +43,7 @@ export const SecretPurpose = {
   ProxyPassword: 'instance.proxy.password',
   StorageSecretKey: 'instance.storage.secretKey',
   HelpdeskApiToken: 'instance.helpdesk.apiToken',
+  HelpdeskWebhookSecret: 'instance.helpdesk.webhookSecret',
   WebhookAuthorization: 'instance.webhook.authorization',
   AccountWebhookSecret: 'account.webhook.secret',
 } as const;

@@ -5,3 +5,12 @@ export const AUTH_NAMESPACE = 'auth';
 
 /** What the instance last applied to its profile (picture digest, About text), to tell what a change changed. */
 export const PROFILE_NAMESPACE = 'profile';
+
+/** The helpdesk bridge's cache: each chat's Chatwoot contact and conversation, each conversation's chat. */
+export const HELPDESK_NAMESPACE = 'helpdesk';
+
+/** Messages waiting to go to Chatwoot, and agent messages waiting to go to WhatsApp (in arrival order). */
+export const HELPDESK_QUEUE_NAMESPACE = 'helpdesk-queue';
+
+/** What the helpdesk bridge already handled, both ways, so that a retry or a redelivery does not repeat it. */
+export const HELPDESK_SEEN_NAMESPACE = 'helpdesk-seen';

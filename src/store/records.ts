@@ -65,6 +65,8 @@ export interface HelpdeskConfig {
   /** `active | paused | error`; `pending` until the helpdesk module has activated the block. */
   status: 'pending' | 'active' | 'paused' | 'error';
   lastError: string | undefined;
+  /** The secret in the inbox's webhook URL (what authenticates Chatwoot's calls), sealed. */
+  webhookSecretSealed?: string;
 }
 
 export type ChatbotTriggerType = 'all' | 'keyword';

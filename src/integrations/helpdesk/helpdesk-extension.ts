@@ -1,0 +1,484 @@
+import type { ActorContext } from '../../actors/instance-actor.js';
+import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
+import type { HelpdeskOptions, MediaConfig } from '../../config/config.js';
+import { AppError, ErrorCode, NotFoundError, NotOwnerError, ValidationError } from '../../errors.js';
+import type { MsgNetSession } from '../../msgnet/msgnet-driver.js';
+import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
+import { SecretPurpose } from '../../security/secret-box.js';
+import type { SecretBox } from '../../security/secret-box.js';
+import { generateToken } from '../../security/tokens.js';
+import type { HelpdeskConfig } from '../../store/records.js';
+import { BridgeState } from './bridge-state.js';
+import type { AgentMessage, InboundEntry, OutboundEntry } from './bridge-state.js';
+import { ChatwootClient } from './chatwoot-client.js';
+import { ChatwootError } from './chatwoot-http.js';
+import { deliverToWhatsapp } from './chatwoot-to-whatsapp.js';
+import type { HelpdeskCallMap, HelpdeskInbound, HelpdeskPatch } from './helpdesk-calls.js';
+import { helpdeskWebhookUrl, mergeHelpdeskPatch } from './helpdesk-settings.js';
+import { ensureInbox } from './inbox-setup.js';
+import { SerialWorker } from './serial-worker.js';
+import { forwardToChatwoot, forwardable } from './whatsapp-to-chatwoot.js';
+
+export interface HelpdeskBridgeDeps {
+  secrets: SecretBox;
+  options: HelpdeskOptions;
+  media: MediaConfig;
+  allowPrivateUrls: boolean;
+  /** The service's public address, for the inbox's webhook URL. */
+  publicBaseUrl(): string;
+  /** First backoff between attempts of one Chatwoot operation. @default 250 */
+  retryBaseMs?: number;
+}
+
+/** Messages waiting for Chatwoot beyond this are not queued (logged): an outage must not fill the store. */
+const MAX_OUTBOUND = 10_000;
+/** Our own recent sends to WhatsApp, whose echoes must not go back to Chatwoot. */
+const OWN_SENDS_KEPT = 2_000;
+/** How often the seen records are pruned. */
+const PRUNE_EVERY_MS = 6 * 3600_000;
+
+type Handlers = { [K in keyof HelpdeskCallMap]: (ctx: ActorContext, payload: HelpdeskCallMap[K]['payload']) => Promise<HelpdeskCallMap[K]['result']> };
+
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const isOwnershipLoss = (err: unknown) => err instanceof AppError && (err.code === ErrorCode.NotOwner || err.code === ErrorCode.Fenced);
+const aborted = (err: unknown) => err instanceof ChatwootError && err.failure === 'aborted';
+
+/** The WhatsApp ↔ Chatwoot bridge of every instance actor (only when HELPDESK_ENABLED). */
+export function helpdeskExtension(deps: HelpdeskBridgeDeps): InstanceExtensionFactory {
+  return (instanceId) => new HelpdeskBridge(deps, instanceId);
+}
+
+/**
+ * One instance's bridge, on its owner node. Everything that talks to Chatwoot runs on one serial worker,
+ * so each conversation's order holds; what waits for it (WhatsApp messages for Chatwoot, agent messages
+ * for WhatsApp) is queued in owned state first, so a new owner resumes it after a failover. Operator
+ * changes (set, delete) go first and cut short a Chatwoot request in flight.
+ *
+ * Status (persisted in the configuration block, see docs/helpdesk.md):
+ * - `pending` → `active` | `error` | `paused` when the creation block is activated;
+ * - `active` → `error` after HELPDESK_ERROR_AFTER consecutive failed Chatwoot operations, or at once when
+ *   Chatwoot refuses the token (401/403);
+ * - `error` → `active` on the next operation that succeeds;
+ * - any → `paused` by set with `paused: true` (nothing forwarded either way), back by `paused: false`.
+ */
+class HelpdeskBridge implements InstanceExtension {
+  readonly handlers: Handlers;
+  #env: ExtensionEnv | undefined;
+  #config: HelpdeskConfig | undefined;
+  readonly #state: BridgeState;
+  #outbound: OutboundEntry[] = [];
+  #inbound: InboundEntry[] = [];
+  readonly #ownSends = new Set<string>();
+  readonly #groupNames = new Map<string, string>();
+  readonly #worker: SerialWorker;
+  /** Cuts short the Chatwoot request of a forward in flight (an operator change preempts it). */
+  #abort: AbortController | undefined;
+  #retryAt = 0;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #pruneTimer: NodeJS.Timeout | undefined;
+  #failures = 0;
+  #client: { key: string; client: ChatwootClient } | undefined;
+
+  constructor(
+    private readonly deps: HelpdeskBridgeDeps,
+    private readonly instanceId: string,
+  ) {
+    this.#state = new BridgeState(() => this.#ctx());
+    this.#worker = new SerialWorker({
+      next: () => this.#nextJob(),
+      fatal: isOwnershipLoss,
+      onError: (err) => this.#log.error({ err }, 'helpdesk worker failed'),
+      stoppedError: () => new NotOwnerError(instanceId),
+    });
+    this.handlers = {
+      'helpdesk.set': (_ctx, patch) => this.#control(() => this.#set(patch), true),
+      'helpdesk.activate': () => this.#control(() => this.#activate(), true),
+      'helpdesk.delete': () => this.#control(() => this.#remove(), true),
+      'helpdesk.inbound': (_ctx, inbound) => this.#accept(inbound),
+    };
+  }
+
+  #ctx(): ActorContext {
+    if (!this.#env) throw new NotOwnerError(this.instanceId);
+    return this.#env.ctx;
+  }
+
+  get #log() {
+    return this.#ctx().log;
+  }
+
+  // ---- lifecycle --------------------------------------------------------------------------------
+
+  async onActivate(env: ExtensionEnv): Promise<void> {
+    this.#env = env;
+    this.#config = env.instance().config.helpdesk;
+    this.#pruneTimer = setInterval(() => {
+      void this.#control(() => this.#state.pruneSeen(), false).catch(() => undefined);
+    }, PRUNE_EVERY_MS);
+    if (!this.#config) return;
+    const { outbound, inbound } = await this.#state.loadQueues();
+    // Loaded entries may have reached Chatwoot before the previous owner stopped: check before posting.
+    this.#outbound = outbound.map((e) => ({ ...e, attempts: Math.max(1, e.attempts) }));
+    for (const entry of inbound) {
+      // A send cut short by a crash may or may not have left: say so rather than risk sending it twice.
+      if ((await this.#state.chatwootSeen(entry.message.messageId)) === 'sending') {
+        await this.#state.write([this.#state.dequeue(entry.key), this.#state.seenChatwoot(entry.message.messageId, 'failed')]);
+        void this.#control(() => this.#note(entry.message.conversationId, 'This message may not have reached WhatsApp: the service restarted while sending it.'), false).catch(() => undefined);
+      } else this.#inbound.push(entry);
+    }
+    if (this.#config.status === 'pending') void this.#control(() => this.#activate(), false).catch(() => undefined);
+    this.#worker.kick();
+  }
+
+  async onMessage(message: NormalizedMessage, env: ExtensionEnv): Promise<void> {
+    const config = this.#config;
+    if (!config?.enabled || config.status === 'paused' || !forwardable(message, config)) return;
+    if (message.fromMe && this.#ownSends.has(message.id)) return;
+    if (this.#outbound.length >= MAX_OUTBOUND) {
+      this.#log.warn({ messageId: message.id }, 'helpdesk: too many messages waiting for Chatwoot; this one is not forwarded');
+      return;
+    }
+    const { entry, op } = this.#state.outboundEntry(message);
+    await env.ctx.writeOwned([op]);
+    this.#outbound.push(entry);
+    this.#worker.kick();
+  }
+
+  async onConfigChanged(): Promise<void> {
+    void this.#control(async () => {
+      this.#config = await this.#storedConfig();
+    }, false).catch(() => undefined);
+  }
+
+  async onStop(): Promise<void> {
+    clearTimeout(this.#retryTimer);
+    clearInterval(this.#pruneTimer);
+    this.#abort?.abort();
+    await this.#worker.stop();
+  }
+
+  // ---- the worker -------------------------------------------------------------------------------
+
+  /** Runs `run` on the worker, before any queued message; `preempt` cuts short a forward in flight. */
+  #control<T>(run: () => Promise<T>, preempt: boolean): Promise<T> {
+    const done = this.#worker.control(run);
+    if (preempt) this.#abort?.abort();
+    return done;
+  }
+
+  #runnable(): boolean {
+    const c = this.#config;
+    return !!c?.enabled && (c.status === 'active' || c.status === 'error');
+  }
+
+  /** Agent messages first (they do not wait on Chatwoot), then what waits for Chatwoot unless held off. */
+  #nextJob(): (() => Promise<void>) | undefined {
+    if (!this.#runnable()) return undefined;
+    if (this.#inbound.length > 0) return () => this.#deliverNext();
+    if (this.#outbound.length > 0 && Date.now() >= this.#retryAt) return () => this.#forwardNext();
+    return undefined;
+  }
+
+  /** Leaves the queued messages for HELPDESK_RETRY_INTERVAL_MS (Chatwoot is unreachable or refuses us). */
+  #holdOff(): void {
+    this.#retryAt = Date.now() + this.deps.options.retryIntervalMs;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => this.#worker.kick(), this.deps.options.retryIntervalMs);
+  }
+
+  // ---- WhatsApp → Chatwoot ----------------------------------------------------------------------
+
+  async #forwardNext(): Promise<void> {
+    const entry = this.#outbound[0]!;
+    const id = entry.message.id;
+    if (this.#ownSends.has(id) || (await this.#state.whatsappSeen(id)) !== undefined) {
+      await this.#state.write([this.#state.dequeue(entry.key)]);
+      this.#outbound.shift();
+      return;
+    }
+    const abort = new AbortController();
+    this.#abort = abort;
+    try {
+      const config = await this.#withInbox(abort.signal);
+      await forwardToChatwoot(
+        {
+          client: this.#clientFor(config),
+          config,
+          state: this.#state,
+          session: this.#session(),
+          mediaMaxBytes: this.deps.media.maxBytes,
+          signal: abort.signal,
+          log: this.#log,
+          groupName: (jid) => this.#groupName(jid),
+        },
+        entry.message,
+        entry.attempts > 0,
+      );
+      await this.#state.write([this.#state.dequeue(entry.key), this.#state.seenWhatsapp(id, 'posted')]);
+      this.#outbound.shift();
+      await this.#succeeded();
+    } catch (err) {
+      entry.attempts++;
+      if (aborted(err) || isOwnershipLoss(err)) {
+        if (isOwnershipLoss(err)) throw err;
+        return;
+      }
+      // Worth waiting for: an outage, or settings the operator must fix; anything else is this message's.
+      const wait = err instanceof ChatwootError && (err.retryable || err.rejectsCredentials || err.failure === 'refused');
+      if (wait) this.#holdOff();
+      else {
+        this.#log.warn({ err, messageId: id }, 'helpdesk: message not forwarded to Chatwoot');
+        await this.#state.write([this.#state.dequeue(entry.key), this.#state.seenWhatsapp(id, 'dropped')]);
+        this.#outbound.shift();
+      }
+      await this.#failed(err);
+    } finally {
+      if (this.#abort === abort) this.#abort = undefined;
+    }
+  }
+
+  /** The configuration with its inbox, creating or finding the inbox first when activation could not. */
+  async #withInbox(signal: AbortSignal): Promise<HelpdeskConfig & { inboxId: number }> {
+    const config = this.#config!;
+    if (config.inboxId !== undefined) return config as HelpdeskConfig & { inboxId: number };
+    const secured = this.#withSecret(config);
+    const inboxId = await ensureInbox(this.#clientFor(secured), secured.inboxName, this.#webhookUrl(secured), signal);
+    const next = { ...secured, inboxId };
+    await this.#save(next);
+    return next;
+  }
+
+  #session(): MsgNetSession | undefined {
+    try {
+      return this.#env!.session();
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #groupName(jid: string): Promise<string | undefined> {
+    if (!this.#groupNames.has(jid)) {
+      const groups = await this.#session()
+        ?.listGroups(false)
+        .catch(() => []);
+      for (const g of groups ?? []) this.#groupNames.set(g.jid, g.name);
+    }
+    return this.#groupNames.get(jid);
+  }
+
+  // ---- Chatwoot → WhatsApp ----------------------------------------------------------------------
+
+  /** A webhook the edge authenticated: queued (once per Chatwoot message id) for the worker. */
+  async #accept(inbound: HelpdeskInbound): Promise<{ accepted: boolean }> {
+    const c = this.#config;
+    if (!c?.enabled || c.status === 'paused' || c.status === 'pending' || c.inboxId !== inbound.inboxId) return { accepted: false };
+    if (inbound.kind === 'conversation-status') {
+      void this.#control(() => this.#conversationStatus(inbound.conversationId, inbound.status), false).catch(() => undefined);
+      return { accepted: true };
+    }
+    if (this.#inbound.some((e) => e.message.messageId === inbound.messageId)) return { accepted: false };
+    if ((await this.#state.chatwootSeen(inbound.messageId)) !== undefined) return { accepted: false };
+    const { entry, ops } = this.#state.inboundEntry(inbound);
+    await this.#state.write(ops);
+    this.#inbound.push(entry);
+    this.#worker.kick();
+    return { accepted: true };
+  }
+
+  #rememberOwnSend(id: string): void {
+    this.#ownSends.add(id);
+    if (this.#ownSends.size > OWN_SENDS_KEPT) this.#ownSends.delete(this.#ownSends.values().next().value!);
+  }
+
+  async #deliverNext(): Promise<void> {
+    const entry = this.#inbound[0]!;
+    const m: AgentMessage = entry.message;
+    await this.#state.write([this.#state.seenChatwoot(m.messageId, 'sending')]);
+    const sent: string[] = [];
+    try {
+      const session = this.#env!.session();
+      await deliverToWhatsapp(
+        {
+          session,
+          config: this.#config!,
+          state: this.#state,
+          media: this.deps.media,
+          onSent: (id) => {
+            sent.push(id);
+            this.#rememberOwnSend(id);
+          },
+        },
+        m,
+      );
+      await this.#state.write([
+        this.#state.dequeue(entry.key),
+        this.#state.seenChatwoot(m.messageId, 'sent'),
+        ...sent.map((id) => this.#state.seenWhatsapp(id, 'agent')),
+      ]);
+      this.#inbound.shift();
+    } catch (err) {
+      if (isOwnershipLoss(err)) throw err;
+      this.#log.info({ err, chatwootMessage: m.messageId }, 'helpdesk: agent message not sent to WhatsApp');
+      await this.#state.write([
+        this.#state.dequeue(entry.key),
+        this.#state.seenChatwoot(m.messageId, 'failed'),
+        ...sent.map((id) => this.#state.seenWhatsapp(id, 'agent')),
+      ]);
+      this.#inbound.shift();
+      await this.#note(m.conversationId, `Message not delivered to WhatsApp: ${reasonOf(err)}`);
+    }
+  }
+
+  /** A private note in the conversation (what agents see when their message did not leave). */
+  async #note(conversationId: number, content: string): Promise<void> {
+    const config = this.#config;
+    if (!config?.enabled) return;
+    const client = this.#clientFor(config);
+    const abort = new AbortController();
+    this.#abort = abort;
+    try {
+      await client.retrying(() => client.createMessage(conversationId, { content, messageType: 'outgoing', private: true }, abort.signal), abort.signal);
+      await this.#succeeded();
+    } catch (err) {
+      if (isOwnershipLoss(err)) throw err;
+      if (aborted(err)) return;
+      this.#log.warn({ err, conversationId }, 'helpdesk: could not post a private note');
+      await this.#failed(err);
+    } finally {
+      if (this.#abort === abort) this.#abort = undefined;
+    }
+  }
+
+  /** Chatwoot resolved (or reopened) a conversation: the next message follows `reopenResolved`. */
+  async #conversationStatus(conversationId: number, status: string): Promise<void> {
+    const jid = await this.#state.chatOfConversation(conversationId);
+    if (!jid) return;
+    const link = await this.#state.chatLink(jid);
+    if (link?.conversationId !== conversationId) return;
+    const resolved = status === 'resolved';
+    if ((link.resolved ?? false) !== resolved) await this.#state.saveChatLink(jid, { ...link, resolved, checkedAt: Date.now() });
+  }
+
+  // ---- configuration and status -----------------------------------------------------------------
+
+  async #storedConfig(): Promise<HelpdeskConfig | undefined> {
+    const ctx = this.#ctx();
+    const instance = await ctx.store.instances.findById(ctx.instanceId);
+    if (!instance) throw new NotFoundError('Instance not found');
+    return instance.config.helpdesk;
+  }
+
+  /** Writes the block (only the owner writes it once an actor runs, so read-modify-write is safe). */
+  async #save(next: HelpdeskConfig): Promise<void> {
+    const ctx = this.#ctx();
+    ctx.assertOwner();
+    await ctx.store.instances.updateConfigBlock(ctx.instanceId, 'helpdesk', next);
+    this.#config = next;
+  }
+
+  #withSecret(config: HelpdeskConfig): HelpdeskConfig {
+    if (config.webhookSecretSealed) return config;
+    return { ...config, webhookSecretSealed: this.deps.secrets.seal(generateToken(), SecretPurpose.HelpdeskWebhookSecret) };
+  }
+
+  #webhookUrl(config: HelpdeskConfig): string {
+    const secret = this.deps.secrets.open(config.webhookSecretSealed!, SecretPurpose.HelpdeskWebhookSecret);
+    return helpdeskWebhookUrl(this.deps.publicBaseUrl(), this.instanceId, secret);
+  }
+
+  #clientFor(config: HelpdeskConfig): ChatwootClient {
+    const key = `${config.baseUrl}\n${config.accountId}\n${config.apiTokenSealed}`;
+    if (this.#client?.key !== key) {
+      const o = this.deps.options;
+      const client = new ChatwootClient({
+        baseUrl: config.baseUrl,
+        accountId: config.accountId,
+        apiToken: this.deps.secrets.open(config.apiTokenSealed, SecretPurpose.HelpdeskApiToken),
+        timeoutMs: o.timeoutMs,
+        retries: o.retries,
+        allowPrivateUrls: this.deps.allowPrivateUrls,
+        ...(this.deps.retryBaseMs !== undefined ? { retryBaseMs: this.deps.retryBaseMs } : {}),
+      });
+      this.#client = { key, client };
+    }
+    return this.#client.client;
+  }
+
+  async #succeeded(): Promise<void> {
+    this.#failures = 0;
+    const c = this.#config;
+    if (c?.status === 'error') await this.#save({ ...c, status: 'active' });
+  }
+
+  async #failed(err: unknown): Promise<void> {
+    this.#failures++;
+    const c = this.#config;
+    if (!c) return;
+    const lastError = reasonOf(err);
+    const credentials = err instanceof ChatwootError && err.rejectsCredentials;
+    const toError = c.status === 'active' && (credentials || this.#failures >= this.deps.options.errorAfter);
+    if (toError) await this.#save({ ...c, status: 'error', lastError });
+    else if (c.lastError !== lastError) await this.#save({ ...c, lastError });
+  }
+
+  /** POST /api/helpdesk/set: merge, check with Chatwoot (inbox created or reused), save. */
+  async #set(patch: HelpdeskPatch): Promise<{ config: HelpdeskConfig; warning?: string }> {
+    const current = await this.#storedConfig();
+    const merged = this.#withSecret(mergeHelpdeskPatch(current, patch));
+    const paused = merged.status === 'paused';
+    const elsewhere = !current || current.baseUrl !== merged.baseUrl || current.accountId !== merged.accountId;
+    let warning: string | undefined;
+    try {
+      merged.inboxId = await ensureInbox(this.#clientFor(merged), merged.inboxName, this.#webhookUrl(merged));
+    } catch (err) {
+      if (!(err instanceof ChatwootError) || !err.retryable) {
+        throw new ValidationError(`Helpdesk settings refused: ${reasonOf(err)}`, { cause: err });
+      }
+      warning = reasonOf(err);
+      merged.lastError = warning;
+      if (!paused) merged.status = 'error';
+      if (current && !elsewhere && merged.inboxName === current.inboxName) merged.inboxId = current.inboxId;
+    }
+    // Contacts and conversations of another installation or account mean nothing here.
+    if (elsewhere) await this.#state.clear(false);
+    await this.#save(merged);
+    this.#failures = 0;
+    this.#retryAt = 0;
+    return { config: merged, ...(warning ? { warning } : {}) };
+  }
+
+  /** A creation block (`pending`): activated like set, but a failure only sets `error` (spec section 3). */
+  async #activate(): Promise<{ config: HelpdeskConfig | null }> {
+    const block = await this.#storedConfig();
+    if (!block) return { config: null };
+    if (block.status !== 'pending') return { config: block };
+    if (!block.enabled) {
+      await this.#save({ ...block, status: 'paused' });
+      return { config: this.#config! };
+    }
+    const secured = this.#withSecret(block);
+    try {
+      const inboxId = await ensureInbox(this.#clientFor(secured), secured.inboxName, this.#webhookUrl(secured));
+      await this.#save({ ...secured, inboxId, status: 'active', lastError: undefined });
+    } catch (err) {
+      if (isOwnershipLoss(err)) throw err;
+      await this.#save({ ...secured, status: 'error', lastError: reasonOf(err) });
+    }
+    return { config: this.#config! };
+  }
+
+  /** DELETE: the block and everything the bridge kept go; the Chatwoot inbox stays. */
+  async #remove(): Promise<{ removed: boolean; inboxId: number | null }> {
+    const block = await this.#storedConfig();
+    if (!block) return { removed: false, inboxId: null };
+    // First, so that no message is queued meanwhile.
+    this.#config = undefined;
+    this.#outbound = [];
+    this.#inbound = [];
+    await this.#state.clear(true);
+    const ctx = this.#ctx();
+    ctx.assertOwner();
+    await ctx.store.instances.updateConfigBlock(ctx.instanceId, 'helpdesk', undefined);
+    return { removed: true, inboxId: block.inboxId ?? null };
+  }
+}

@@ -1,0 +1,82 @@
+import type { Logger } from 'pino';
+import type { Router } from '../../cluster/router.js';
+import { NotFoundError } from '../../errors.js';
+import { SecretPurpose } from '../../security/secret-box.js';
+import type { SecretBox } from '../../security/secret-box.js';
+import { safeEqual } from '../../security/tokens.js';
+import type { HelpdeskConfig, InstanceRecord } from '../../store/records.js';
+import type { Store } from '../../store/store.js';
+import { helpdeskView, helpdeskWebhookUrl, parseHelpdeskPatch } from './helpdesk-settings.js';
+import { parseChatwootWebhook } from './webhook-payload.js';
+
+export interface HelpdeskServiceOptions {
+  store: Store;
+  secrets: SecretBox;
+  /** Reaches the instance's actor: every Chatwoot call runs there. */
+  router: Router;
+  allowPrivateUrls: boolean;
+  callTimeoutMs: number;
+  publicBaseUrl(): string;
+  log: Logger;
+}
+
+export const INTEGRATION_NOT_FOUND = 'Helpdesk integration not found';
+
+const WEBHOOK_REFUSED = 'Not found';
+
+/**
+ * The edge's side of the helpdesk integration, on any node: validates requests and hands them to the
+ * instance's actor (set, delete, creation blocks, Chatwoot webhooks); reads are served from the store.
+ */
+export class HelpdeskService {
+  constructor(private readonly o: HelpdeskServiceOptions) {}
+
+  /** Activates a creation block; the block as it then is (a failed call leaves it as stored). */
+  async activate(instance: InstanceRecord): Promise<HelpdeskConfig | undefined> {
+    try {
+      const { config } = await this.o.router.call(instance.id, 'helpdesk.activate', {}, this.o.callTimeoutMs);
+      return config ?? undefined;
+    } catch (err) {
+      this.o.log.warn({ err, instance: instance.name }, 'helpdesk block not activated at creation; its actor activates it later');
+      return (await this.o.store.instances.findById(instance.id))?.config.helpdesk;
+    }
+  }
+
+  async set(instance: InstanceRecord, body: unknown) {
+    const patch = parseHelpdeskPatch(body, { secrets: this.o.secrets, allowPrivateUrls: this.o.allowPrivateUrls });
+    const { config, warning } = await this.o.router.call(instance.id, 'helpdesk.set', patch, this.o.callTimeoutMs);
+    return { view: helpdeskView(config), warning };
+  }
+
+  /** The integration with its token in plaintext (the spec's read endpoint). @throws NotFoundError */
+  async list(instance: InstanceRecord) {
+    const config = instance.config.helpdesk;
+    if (!config) throw new NotFoundError(INTEGRATION_NOT_FOUND);
+    const apiToken = config.apiTokenSealed ? this.o.secrets.open(config.apiTokenSealed, SecretPurpose.HelpdeskApiToken) : '';
+    const secret = config.webhookSecretSealed ? this.o.secrets.open(config.webhookSecretSealed, SecretPurpose.HelpdeskWebhookSecret) : undefined;
+    return helpdeskView(config, { apiToken, webhookUrl: secret ? helpdeskWebhookUrl(this.o.publicBaseUrl(), instance.id, secret) : null });
+  }
+
+  /** @throws NotFoundError when there is no integration */
+  async remove(instance: InstanceRecord): Promise<{ inboxId: number | null }> {
+    if (!instance.config.helpdesk) throw new NotFoundError(INTEGRATION_NOT_FOUND);
+    const { removed, inboxId } = await this.o.router.call(instance.id, 'helpdesk.delete', {}, this.o.callTimeoutMs);
+    if (!removed) throw new NotFoundError(INTEGRATION_NOT_FOUND);
+    return { inboxId };
+  }
+
+  /**
+   * A Chatwoot webhook: the path's secret must be the instance's (compared in constant time; any mismatch
+   * is a plain 404). What concerns WhatsApp goes to the owner; the rest is acknowledged and dropped.
+   */
+  async webhook(instanceId: string, secret: string, body: unknown): Promise<{ accepted: boolean }> {
+    const instance = /^[\w-]{1,64}$/.test(instanceId) ? await this.o.store.instances.findById(instanceId) : undefined;
+    const sealed = instance?.config.helpdesk?.webhookSecretSealed;
+    if (!sealed || !safeEqual(secret, this.o.secrets.open(sealed, SecretPurpose.HelpdeskWebhookSecret))) {
+      throw new NotFoundError(WEBHOOK_REFUSED);
+    }
+    const inbound = parseChatwootWebhook(body);
+    if (!inbound) return { accepted: false };
+    return this.o.router.call(instanceId, 'helpdesk.inbound', inbound, this.o.callTimeoutMs);
+  }
+}
