@@ -37,6 +37,18 @@ describe('BaileysSession: downloading received media', () => {
     expect(downloads).to.include('IMG1');
   });
 
+  it('downloads a file once when several readers ask for it (media pipeline, then the helpdesk bridge)', async () => {
+    const { h, message } = await received('IMG3');
+    await h.session.downloadMedia(message, 1024);
+    const again = await h.session.downloadMedia(message, 1024);
+    expect(again.data.toString()).to.equal('abcd');
+    expect(downloads.filter((id) => id === 'IMG3')).to.have.length(1);
+    await h.session.downloadMedia(message, 3).then(
+      () => expect.fail('expected a refusal'),
+      (err: Error) => expect(err.name).to.equal('PayloadTooLargeError'),
+    );
+  });
+
   it('refuses media past the size limit, and a message it does not hold', async () => {
     const { h, message } = await received('IMG2');
     await h.session.downloadMedia(message, 3).then(

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { NotConnectedError, NotFoundError, UnavailableError } from '../../errors.js';
+import { NotConnectedError, NotFoundError, PayloadTooLargeError, UnavailableError } from '../../errors.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
   Button,
@@ -27,6 +27,7 @@ import { buttonsContent, eventCardContent, paymentContent } from './interactive-
 import { STATUS_JID, digitsOf, toJid } from './jids.js';
 import { downloadFromNetwork, readBounded } from './media-download.js';
 import * as out from './outgoing.js';
+import { TtlCache } from './ttl-cache.js';
 import type { NormalizedMessage } from '../msgnet-events.js';
 import type { WAMessage } from '@whiskeysockets/baileys';
 
@@ -42,6 +43,8 @@ export class BaileysSession implements MsgNetSession {
   readonly #conn: ConnectionManager;
   readonly #log: Logger;
   readonly #deps: BaileysSessionDeps;
+  /** Files just downloaded: the media pipeline and the helpdesk bridge read one message's file once from the CDN. */
+  readonly #downloaded = new TtlCache({ ttlMs: 2 * 60_000, maxEntries: 8 });
 
   constructor(
     o: SessionOptions,
@@ -141,8 +144,13 @@ export class BaileysSession implements MsgNetSession {
   async downloadMedia(message: NormalizedMessage, maxBytes: number, signal?: AbortSignal): Promise<ReceivedMedia> {
     const raw = this.#conn.mediaMessages.get<WAMessage>(message.id);
     if (!raw || !message.media) throw new NotFoundError('Media not available');
-    const download = this.#deps.downloadMedia ?? downloadFromNetwork;
-    const data = await readBounded(await download(raw, this.#conn.socket(), this.#log, this.#conn.downloadOptions()), maxBytes, signal);
+    let data = this.#downloaded.get<Buffer>(message.id);
+    if (data && data.length > maxBytes) throw new PayloadTooLargeError(`Media larger than ${maxBytes} bytes`);
+    if (!data) {
+      const download = this.#deps.downloadMedia ?? downloadFromNetwork;
+      data = await readBounded(await download(raw, this.#conn.socket(), this.#log, this.#conn.downloadOptions()), maxBytes, signal);
+      this.#downloaded.set(message.id, data);
+    }
     return { data, mimetype: message.media.mimetype, ...(message.media.fileName ? { fileName: message.media.fileName } : {}) };
   }
 
