@@ -106,7 +106,10 @@ describe('BaileysSession: media downloads go through the instance proxy', () => 
     expect(h.factory.last.config.agent).to.deep.equal({ name: 'agent-proxy-b.example.com' });
     expect(h.factory.last.config.options).to.deep.equal({ dispatcher: { name: 'dispatcher-proxy-b.example.com' } });
     h.factory.last.open();
-    await h.session.downloadMedia(message, 1024);
+    h.factory.last.emit('messages.upsert', { type: 'notify', messages: [image('PX2')] });
+    const later = (h.events.filter((e) => e.type === 'message').at(-1) as { message: NormalizedMessage }).message;
+    expect(later.id).to.equal('PX2');
+    await h.session.downloadMedia(later, 1024);
     expect(seen).to.deep.equal(['dispatcher-proxy-a.example.com', 'dispatcher-proxy-b.example.com']);
     expect(closed).to.deep.equal(['proxy-a.example.com']);
   });
