@@ -2,6 +2,8 @@ import type {
   AccountRecord,
   AccountWebhookRecord,
   BillingLedgerEntry,
+  ChatbotBotRecord,
+  ChatbotLinkRecord,
   InstanceConfig,
   MessageStatus,
   ConnectionInfo,
@@ -37,6 +39,8 @@ export interface Store {
   readonly accountWebhooks: AccountWebhookRepository;
   /** The billing events recorded once each (the cron's idempotency ledger). */
   readonly billingLedger: BillingLedgerRepository;
+  /** Chatbot bots and each instance's integration link (configuration; deleted with the instance). */
+  readonly chatbots: ChatbotRepository;
   /** Resolves when the store answers; used by /health. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -170,4 +174,25 @@ export interface BillingLedgerRepository {
   markSent(key: string, at: string): Promise<void>;
   /** Every entry of the account, oldest first (for tests and support). */
   list(accountId: string): Promise<BillingLedgerEntry[]>;
+}
+
+/**
+ * Chatbot bots and integration links. A bot whose trigger key (chatbotTriggerKey) is already taken in its
+ * instance is refused with ConflictError, on insert and on update alike.
+ */
+export interface ChatbotRepository {
+  /** The instance's bots, oldest first. */
+  listBots(instanceId: string): Promise<ChatbotBotRecord[]>;
+  getBot(instanceId: string, botId: string): Promise<ChatbotBotRecord | undefined>;
+  /** @throws ConflictError when the bot id or its trigger key is taken. */
+  insertBot(bot: ChatbotBotRecord): Promise<void>;
+  /** Replaces the bot with the same (instance, botId). False when there is none. @throws ConflictError */
+  updateBot(bot: ChatbotBotRecord): Promise<boolean>;
+  deleteBot(instanceId: string, botId: string): Promise<boolean>;
+  /** Deletes every bot of the instance; returns how many. */
+  deleteAllBots(instanceId: string): Promise<number>;
+  getLink(instanceId: string): Promise<ChatbotLinkRecord | undefined>;
+  /** Inserts or replaces the instance's link. */
+  saveLink(link: ChatbotLinkRecord): Promise<void>;
+  deleteLink(instanceId: string): Promise<boolean>;
 }

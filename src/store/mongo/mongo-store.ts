@@ -15,6 +15,7 @@ import type {
   AccountRepository,
   AccountWebhookRepository,
   BillingLedgerRepository,
+  ChatbotRepository,
   ConfigBlock,
   InstanceRepository,
   MessageRepository,
@@ -25,6 +26,7 @@ import type {
 import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { MongoAccountWebhooks, MongoBillingLedger } from './mongo-billing.js';
+import { MongoChatbots } from './mongo-chatbots.js';
 import { MongoDeliveries } from './mongo-deliveries.js';
 import { MongoMessages } from './mongo-messages.js';
 
@@ -131,6 +133,7 @@ export class MongoStore implements Store {
   readonly messages: MessageRepository;
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
+  readonly chatbots: ChatbotRepository;
   readonly #client: MongoClient;
   readonly #db: Db;
   #stopPruning: () => void = () => undefined;
@@ -148,7 +151,9 @@ export class MongoStore implements Store {
     this.messages = messages;
     this.accountWebhooks = new MongoAccountWebhooks(db);
     this.billingLedger = new MongoBillingLedger(db);
-    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages);
+    const chatbots = new MongoChatbots(db);
+    this.chatbots = chatbots;
+    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages, chatbots);
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
   }
@@ -187,6 +192,7 @@ export class MongoStore implements Store {
     await MongoDeliveries.createIndexes(db);
     await MongoMessages.createIndexes(db);
     await MongoBillingLedger.createIndexes(db);
+    await MongoChatbots.createIndexes(db);
   }
 
   async ping(): Promise<void> {
@@ -252,6 +258,7 @@ class MongoInstances implements InstanceRepository {
     private readonly ownedState: Collection<OwnedStateDoc>,
     private readonly deliveries: MongoDeliveries,
     private readonly messages: MongoMessages,
+    private readonly chatbots: MongoChatbots,
   ) {}
 
   async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
@@ -353,6 +360,7 @@ class MongoInstances implements InstanceRepository {
     await this.webhooks.deleteMany({ instanceId: id });
     await this.deliveries.forgetDead(id);
     await this.messages.forgetInstance(id);
+    await this.chatbots.forgetInstance(id);
     if (!doc) return false;
     await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });
     return true;

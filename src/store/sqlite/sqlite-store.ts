@@ -15,6 +15,7 @@ import type {
   AccountRepository,
   AccountWebhookRepository,
   BillingLedgerRepository,
+  ChatbotRepository,
   ConfigBlock,
   DeliveryRepository,
   InstanceRepository,
@@ -26,6 +27,7 @@ import type {
 import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { SqliteAccountWebhooks, SqliteBillingLedger } from './sqlite-billing.js';
+import { SqliteChatbots } from './sqlite-chatbots.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { SqliteDeliveries } from './sqlite-deliveries.js';
 import { migrate } from './sqlite-migrations.js';
@@ -94,6 +96,7 @@ export class SqliteStore implements Store {
   readonly messages: MessageRepository;
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
+  readonly chatbots: ChatbotRepository;
   readonly #db: Database.Database;
   readonly #stopPruning: () => void;
 
@@ -114,6 +117,7 @@ export class SqliteStore implements Store {
     this.messages = new SqliteMessages(this.#db);
     this.accountWebhooks = new SqliteAccountWebhooks(this.#db);
     this.billingLedger = new SqliteBillingLedger(this.#db);
+    this.chatbots = new SqliteChatbots(this.#db);
     this.#stopPruning = startMessagePruning(this.messages, options.messageRetentionDays ?? 0);
   }
 
