@@ -32,6 +32,9 @@ import { createWebSocketGateway } from './http/ws/websocket-gateway.js';
 import type { WebSocketGateway } from './http/ws/websocket-gateway.js';
 import { isLoopbackHost } from './http/https-only.js';
 import { InstanceService } from './instances/instance-service.js';
+import { chatbotExtension } from './integrations/chatbot/chatbot-extension.js';
+import { ChatbotService } from './integrations/chatbot/chatbot-service.js';
+import { TypebotClient } from './integrations/chatbot/typebot-client.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
@@ -113,12 +116,20 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   });
   const billingSingleton = runtime.singleton('billing-cron', billingCron);
   billing.holding = () => billingSingleton.holding;
+  // The chatbot module (CHATBOT_ENABLED): bots in the store, conversations in each instance's actor.
+  const chatbot = config.chatbot.enabled ? new ChatbotService({ store, allowPrivateUrls: config.allowPrivateUrls, log: logger.child({ module: 'chatbot' }) }) : undefined;
+  const typebot = new TypebotClient({ timeoutMs: config.chatbot.timeoutMs, allowPrivateUrls: config.allowPrivateUrls });
   late.behavior = instanceBehavior({
-    messaging: { driver, secrets, sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]) },
+    messaging: {
+      driver,
+      secrets,
+      sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]),
+      extensions: chatbot ? [chatbotExtension({ service: chatbot, client: typebot, media: config.media })] : [],
+    },
     probe,
   });
   const accounts = new AccountService(store, config.defaultInstanceQuota);
-  const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger });
+  const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger, ...(chatbot ? { chatbot } : {}) });
 
   if (config.embedded) {
     const token = await accounts.ensureFirstAccount();
@@ -147,6 +158,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     sandbox: driver.name === 'sandbox',
     webhooks: { queue, dispatcher },
     accountWebhooks: new AccountWebhookService({ store, secrets, dispatcher: accountDispatcher, allowPrivateUrls: config.allowPrivateUrls }),
+    ...(chatbot ? { chatbot } : {}),
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
     media: config.media,

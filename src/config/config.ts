@@ -127,6 +127,8 @@ const envSchema = z.object({
     }
     return d;
   }),
+  CHATBOT_ENABLED: bool('CHATBOT_ENABLED', true),
+  CHATBOT_TIMEOUT_MS: int('CHATBOT_TIMEOUT_MS', 15_000, 500, 120_000),
   TEST_PROBE_FILE: optionalString,
   TEST_PROBE_WRITE_MS: int('TEST_PROBE_WRITE_MS', 100, 0, 60_000),
 });
@@ -176,6 +178,7 @@ export interface Config {
   cluster: ClusterOptions;
   webhooks: WebhookOptions;
   billing: BillingConfig;
+  chatbot: ChatbotConfig;
   /** Test-only write probe (TEST_PROBE_FILE): records accepted owned writes for the cluster tests. */
   testProbe: { file: string; writeIntervalMs: number } | undefined;
 }
@@ -252,6 +255,14 @@ export interface BillingConfig {
   cron: string;
   /** A fixed interval used instead of `cron`, for sub-second ticks in tests. @default unset */
   tickMs: number | undefined;
+}
+
+/** The chatbot module (Typebot flows answering on WhatsApp). */
+export interface ChatbotConfig {
+  /** Off: the chatbot endpoints answer 503 `integration gateway not configured` and no bot runs. @default true */
+  enabled: boolean;
+  /** Deadline of one call to a flow (startChat, continueChat). @default 15000 */
+  timeoutMs: number;
 }
 
 /** node-cron's every-minute expression. */
@@ -372,6 +383,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cron: e.BILLING_CRON ?? DEFAULT_BILLING_CRON,
       tickMs: e.BILLING_TICK?.ms,
     },
+    chatbot: { enabled: e.CHATBOT_ENABLED, timeoutMs: e.CHATBOT_TIMEOUT_MS },
     testProbe: e.TEST_PROBE_FILE ? { file: e.TEST_PROBE_FILE, writeIntervalMs: e.TEST_PROBE_WRITE_MS } : undefined,
   };
 }

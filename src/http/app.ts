@@ -9,6 +9,7 @@ import type { RateLimiter } from '../cluster/rate-limiter.js';
 import type { DeliveryQueue } from '../events/webhooks/delivery.js';
 import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
 import type { InstanceService } from '../instances/instance-service.js';
+import type { ChatbotService } from '../integrations/chatbot/chatbot-service.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, AppState } from './app-state.js';
@@ -20,6 +21,7 @@ import { rateLimit } from './rate-limit.js';
 import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { callRoutes } from './routes/call-routes.js';
+import { chatbotRoutes } from './routes/chatbot-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { labelRoutes } from './routes/label-routes.js';
@@ -64,6 +66,8 @@ export interface AppDeps {
   media: MediaConfig;
   webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
   accountWebhooks: AccountWebhookService;
+  /** The chatbot module; absent when CHATBOT_ENABLED is off (its endpoints answer 503). */
+  chatbot?: ChatbotService;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -113,6 +117,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     labelRoutes(actorRoutes),
     historyRoutes(actorRoutes),
     callRoutes(actorRoutes),
+    chatbotRoutes({ ...actorRoutes, chatbot: deps.chatbot }),
     websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),
