@@ -106,6 +106,11 @@ export function checkBot(base: BotSettings | undefined, patch: BotPatch, allowPr
       if (problem) throw new ValidationError(`triggerValue: ${problem}`);
     } else bot.triggerValue = bot.triggerValue.trim();
   }
+  // The body's schema checks these too; the creation block's own schema is wider.
+  for (const [field, max, int] of [['expireMinutes', BOT_LIMITS.expireMinutes, false], ['typingDelayMs', BOT_LIMITS.typingDelayMs, true], ['debounceSeconds', BOT_LIMITS.debounceSeconds, true]] as const) {
+    const value = bot[field];
+    if (!(value >= 0 && value <= max) || (int && !Number.isInteger(value))) throw new ValidationError(`${field} must be ${int ? 'an integer ' : ''}from 0 to ${max}`);
+  }
   bot.keywordFinish = bot.keywordFinish.trim();
   return bot;
 }
