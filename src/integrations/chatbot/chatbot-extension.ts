@@ -73,6 +73,8 @@ export class ChatbotExtension implements InstanceExtension {
   readonly #interrupts = new Map<string, AbortController>();
   /** Controls (start, pause, resume, close) waiting for their chat's lane: replies hold back meanwhile. */
   readonly #controls = new Map<string, number>();
+  /** Aborts the flow calls in flight when the actor stops. */
+  readonly #stopping = new AbortController();
   readonly #ownSends = new RecentIds(2000);
   /** Chats whose lane already holds a job that sends the next reply. */
   readonly #drainQueued = new Set<string>();
@@ -145,6 +147,7 @@ export class ChatbotExtension implements InstanceExtension {
     for (const t of this.#timers.values()) clearTimeout(t);
     this.#timers.clear();
     for (const c of this.#interrupts.values()) c.abort();
+    this.#stopping.abort();
     await this.#lanes.idle();
   }
 
@@ -257,7 +260,9 @@ export class ChatbotExtension implements InstanceExtension {
     return orphans.length;
   }
 
+  /** A failed flow call: recorded on the link, unless it failed because this actor is stopping. */
   async #flowFailed(err: TypebotRequestError): Promise<void> {
+    if (this.#stopped) throw new NotOwnerError(this.instanceId);
     this.#log.warn({ err: err.message }, 'chatbot flow call failed');
     this.#flowHealthy = false;
     await this.deps.service.recordFlowHealth(this.instanceId, err.message).catch((e: unknown) => this.#log.warn({ err: e }, 'could not record the chatbot error'));
@@ -376,9 +381,10 @@ export class ChatbotExtension implements InstanceExtension {
 
   /** startChat; when the flow opens on an input with nothing to say, the contact's text answers it. */
   async #start(session: ChatSession, bot: ChatbotBotRecord, variables: Record<string, string>, input: TypebotMessage | undefined): Promise<Step> {
-    const started = await this.deps.client.startChat(bot.url, { prefilledVariables: this.#variables(session, variables) });
+    const signal = this.#stopping.signal;
+    const started = await this.deps.client.startChat(bot.url, { prefilledVariables: this.#variables(session, variables) }, signal);
     if (input !== undefined && started.messages.length === 0 && started.input) {
-      return { ...flowStep(await this.deps.client.continueChat(bot.url, started.sessionId, input)), sessionId: started.sessionId };
+      return { ...flowStep(await this.deps.client.continueChat(bot.url, started.sessionId, input, signal)), sessionId: started.sessionId };
     }
     return { ...flowStep(started), sessionId: started.sessionId };
   }
@@ -386,7 +392,7 @@ export class ChatbotExtension implements InstanceExtension {
   /** continueChat; a session Typebot no longer has (404) starts the flow again, without the contact's text. */
   async #continue(session: ChatSession, bot: ChatbotBotRecord, input: TypebotMessage): Promise<Step> {
     try {
-      return { ...flowStep(await this.deps.client.continueChat(bot.url, session.flowSessionId!, input)), sessionId: session.flowSessionId! };
+      return { ...flowStep(await this.deps.client.continueChat(bot.url, session.flowSessionId!, input, this.#stopping.signal)), sessionId: session.flowSessionId! };
     } catch (err) {
       if (!(err instanceof TypebotSessionGoneError)) throw err;
       this.#log.info({ chat: session.chatJid, botId: bot.botId }, 'the flow forgot the session; starting it again');
@@ -451,15 +457,18 @@ export class ChatbotExtension implements InstanceExtension {
       if (!(await sleep(reply.seconds * 1000, signal))) return;
       if (reply.dedicated && session.flowSessionId) next = await this.#resumeAfterWait(next, bot, session.flowSessionId);
     } else {
+      const gate = () => this.#env!.ctx.assertOwner();
       if (bot.typingDelayMs > 0) {
+        gate();
         await Promise.resolve()
           .then(() => this.#env!.session().sendChatPresence(chat, 'composing'))
           .catch(() => undefined);
         if (!(await sleep(bot.typingDelayMs, signal))) return;
       }
       try {
-        this.#ownSends.add(await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log));
+        this.#ownSends.add(await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log, gate));
       } catch (err) {
+        if (err instanceof NotOwnerError) throw err;
         if (isNotConnected(err) || err instanceof UnavailableError) {
           this.#retryAt.set(chat, Date.now() + SEND_RETRY_MS);
           return;
@@ -474,7 +483,7 @@ export class ChatbotExtension implements InstanceExtension {
   /** After a `wait` that expects a dedicated reply: continue without a message for the rest of the flow. */
   async #resumeAfterWait(session: ChatSession, bot: ChatbotBotRecord, flowSessionId: string): Promise<ChatSession> {
     try {
-      const step = flowStep(await this.deps.client.continueChat(bot.url, flowSessionId, undefined));
+      const step = flowStep(await this.deps.client.continueChat(bot.url, flowSessionId, undefined, this.#stopping.signal));
       await this.#flowWorked();
       return { ...session, pending: [...step.replies, ...session.pending], choices: step.choices, ended: step.ended };
     } catch (err) {
@@ -487,6 +496,7 @@ export class ChatbotExtension implements InstanceExtension {
 
   /** Sends a notice of the bot (expiry, farewell) outside the flow; best effort. */
   async #notice(chat: string, text: string): Promise<void> {
+    this.#env!.ctx.assertOwner();
     try {
       this.#ownSends.add((await this.#env!.session().sendText(chat, text)).messageId);
     } catch (err) {

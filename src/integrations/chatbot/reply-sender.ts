@@ -11,8 +11,10 @@ export type SendableReply = Exclude<Reply, { kind: 'wait' }>;
 /**
  * Sends one reply of a flow and returns the message id. A media bubble is downloaded through safe fetch
  * and checked like any media sent; when that fails its link is sent as text, so the contact still gets it.
+ * `gate` runs right before the network send (the owner check: it throws when the lease is not ours).
  */
-export async function sendReply(session: MsgNetSession, to: string, reply: SendableReply, media: MediaConfig, log: Logger): Promise<string> {
+export async function sendReply(session: MsgNetSession, to: string, reply: SendableReply, media: MediaConfig, log: Logger, gate: () => void): Promise<string> {
+  if (reply.kind !== 'media') gate();
   switch (reply.kind) {
     case 'text':
       return (await session.sendText(to, reply.text)).messageId;
@@ -32,8 +34,10 @@ export async function sendReply(session: MsgNetSession, to: string, reply: Senda
       } catch (err) {
         if (!(err instanceof AppError) || isNotConnected(err)) throw err;
         log.warn({ err, url: reply.url }, 'chatbot media could not be prepared; sending its link');
+        gate();
         return (await session.sendText(to, reply.url)).messageId;
       }
+      gate();
       const sent = await session.sendMedia(to, {
         kind: reply.media,
         data: prepared.data,

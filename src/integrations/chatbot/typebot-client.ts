@@ -100,32 +100,38 @@ export class TypebotClient {
   constructor(private readonly o: TypebotClientOptions) {}
 
   /** Starts the flow; Typebot answers with the new session's id and the first bubbles. */
-  async startChat(viewerUrl: string, body: { prefilledVariables: Record<string, string>; message?: TypebotMessage }): Promise<TypebotResponse & { sessionId: string }> {
+  async startChat(
+    viewerUrl: string,
+    body: { prefilledVariables: Record<string, string>; message?: TypebotMessage },
+    signal?: AbortSignal,
+  ): Promise<TypebotResponse & { sessionId: string }> {
     const { base, publicId } = flowAddress(viewerUrl);
-    const res = await this.#post(`${base}/api/v1/typebots/${encodeURIComponent(publicId)}/startChat`, {
-      ...body,
-      isStreamEnabled: false,
-      isOnlyRegistering: false,
-      textBubbleContentFormat: 'richText',
-    });
+    const res = await this.#post(
+      `${base}/api/v1/typebots/${encodeURIComponent(publicId)}/startChat`,
+      { ...body, isStreamEnabled: false, isOnlyRegistering: false, textBubbleContentFormat: 'richText' },
+      false,
+      signal,
+    );
     if (!res.sessionId) throw new TypebotRequestError('startChat answered without a sessionId');
     return res as TypebotResponse & { sessionId: string };
   }
 
   /** Continues a session; no message resumes it after a `wait` that expects a dedicated reply. */
-  async continueChat(viewerUrl: string, sessionId: string, message: TypebotMessage | undefined): Promise<TypebotResponse> {
+  async continueChat(viewerUrl: string, sessionId: string, message: TypebotMessage | undefined, signal?: AbortSignal): Promise<TypebotResponse> {
     const { base } = flowAddress(viewerUrl);
-    return this.#post(`${base}/api/v1/sessions/${encodeURIComponent(sessionId)}/continueChat`, {
-      ...(message !== undefined ? { message } : {}),
-      textBubbleContentFormat: 'richText',
-    }, true);
+    return this.#post(
+      `${base}/api/v1/sessions/${encodeURIComponent(sessionId)}/continueChat`,
+      { ...(message !== undefined ? { message } : {}), textBubbleContentFormat: 'richText' },
+      true,
+      signal,
+    );
   }
 
-  async #post(target: string, body: unknown, continuing = false): Promise<TypebotResponse> {
+  async #post(target: string, body: unknown, continuing: boolean, signal: AbortSignal | undefined): Promise<TypebotResponse> {
     const checked = await checkUrl(target, { allowPrivate: this.o.allowPrivateUrls }, this.o.resolve);
     if ('reason' in checked) throw new TypebotRequestError(`URL refused: ${checked.reason}`);
     const payload = JSON.stringify(body);
-    const { status, text } = await this.#send(checked.url, checked.addresses, payload);
+    const { status, text } = await this.#send(checked.url, checked.addresses, payload, signal);
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : undefined;
@@ -142,7 +148,7 @@ export class TypebotClient {
     return parsed.data;
   }
 
-  #send(url: URL, addresses: string[], payload: string): Promise<{ status: number; text: string }> {
+  #send(url: URL, addresses: string[], payload: string, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {
     const limit = this.o.maxResponseBytes ?? 2 * 1024 * 1024;
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
@@ -152,6 +158,7 @@ export class TypebotClient {
           method: 'POST',
           lookup: pinnedLookup(addresses),
           agent: false,
+          ...(signal ? { signal } : {}),
           headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), accept: 'application/json', 'user-agent': 'Switchboard-Chatbot/1' },
         },
         (res) => {
