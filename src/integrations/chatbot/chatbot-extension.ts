@@ -5,18 +5,18 @@ import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '
 import type { MediaConfig } from '../../config/config.js';
 import { ConflictError, NotConnectedError, NotFoundError, NotOwnerError, UnavailableError, ValidationError, isNotConnected } from '../../errors.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
-import { CHATBOT_NAMESPACE } from '../../store/namespaces.js';
-import type { ChatbotBotRecord, OwnedStateOp } from '../../store/records.js';
+import type { ChatbotBotRecord } from '../../store/records.js';
 import { ChatLanes, RecentIds, sleep } from './chat-lanes.js';
 import type { ChatbotService } from './chatbot-service.js';
 import { BOT_NOT_FOUND } from './chatbot-service.js';
 import type { ControlResult, SessionAction } from './chatbot-calls.js';
-import { flowStep } from './flow-replies.js';
-import type { FlowStep } from './flow-replies.js';
+import { ConversationState, OPERATOR_WINDOW_MS } from './conversation-state.js';
+import { FlowRunner } from './flow-runner.js';
+import type { Step } from './flow-runner.js';
 import { sendReply } from './reply-sender.js';
-import { activityKey, inboxKey, manualKey, readChatState, sessionKey, sessionView } from './session-records.js';
+import { sessionView } from './session-records.js';
 import type { ChatInbox, ChatSession, SessionView } from './session-records.js';
-import { TypebotRequestError, TypebotSessionGoneError } from './typebot-client.js';
+import { TypebotRequestError } from './typebot-client.js';
 import type { TypebotClient, TypebotMessage } from './typebot-client.js';
 import { routeMessage } from './trigger-router.js';
 
@@ -29,8 +29,6 @@ export interface ChatbotExtensionDeps {
   botsTtlMs?: number;
 }
 
-/** A chat where the operator wrote in the last 24 hours is theirs: bots with noStartFromMe do not start there. */
-export const OPERATOR_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** An operator's marker is written again at most this often. */
 const MANUAL_REFRESH_MS = 60_000;
 /** A reply that found the instance disconnected is tried again after this. */
@@ -40,7 +38,6 @@ const OVERDUE_DELAY_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
-type Step = FlowStep & { sessionId: string };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const expiry = (bot: ChatbotBotRecord, now: number) => (bot.expireMinutes > 0 ? now + bot.expireMinutes * 60_000 : undefined);
@@ -61,11 +58,8 @@ export class ChatbotExtension implements InstanceExtension {
   #markReady!: () => void;
   readonly #ready = new Promise<void>((resolve) => (this.#markReady = resolve));
   #stopped = false;
-  #bots: ChatbotBotRecord[] = [];
-  #botsAt = 0;
-  readonly #sessions = new Map<string, ChatSession>();
-  readonly #inboxes = new Map<string, ChatInbox>();
-  readonly #manual = new Map<string, number>();
+  #state!: ConversationState;
+  #flow!: FlowRunner;
   readonly #retryAt = new Map<string, number>();
   readonly #timers = new Map<string, NodeJS.Timeout>();
   readonly #lanes = new ChatLanes();
@@ -78,7 +72,6 @@ export class ChatbotExtension implements InstanceExtension {
   readonly #ownSends = new RecentIds(2000);
   /** Chats whose lane already holds a job that sends the next reply. */
   readonly #drainQueued = new Set<string>();
-  #flowHealthy: boolean | undefined;
   readonly handlers: Handlers;
 
   constructor(
@@ -88,18 +81,18 @@ export class ChatbotExtension implements InstanceExtension {
     this.handlers = {
       'chatbot.createBot': async (_ctx, { patch }) => {
         const bot = await deps.service.createBot(instanceId, patch);
-        await this.#loadBots();
+        await this.#state.loadBots();
         return bot;
       },
       'chatbot.updateBot': async (_ctx, { botId, patch }) => {
         const bot = await deps.service.updateBot(instanceId, botId, patch);
-        await this.#loadBots();
+        await this.#state.loadBots();
         await this.#endOrphans();
         return bot;
       },
       'chatbot.sync': async () => {
-        await this.#loadBots();
-        return { bots: this.#bots.length, closedSessions: await this.#endOrphans() };
+        await this.#state.loadBots();
+        return { bots: this.#state.bots.length, closedSessions: await this.#endOrphans() };
       },
       'chatbot.start': async (_ctx, { chatJid, botId, variables }) => this.#startByApi(chatJid, botId, variables),
       'chatbot.control': async (_ctx, { chatJid, action }) => this.#control(chatJid, action),
@@ -114,19 +107,19 @@ export class ChatbotExtension implements InstanceExtension {
 
   async onActivate(env: ExtensionEnv): Promise<void> {
     this.#env = env;
-    await this.#loadBots();
-    const state = readChatState(await env.ctx.store.ownedState.list(this.instanceId, CHATBOT_NAMESPACE));
-    for (const [chat, s] of state.sessions) this.#sessions.set(chat, s);
-    for (const [chat, i] of state.inboxes) this.#inboxes.set(chat, i);
-    const stale: OwnedStateOp[] = [];
-    for (const [chat, at] of state.manual) {
-      if (Date.now() - at < OPERATOR_WINDOW_MS) this.#manual.set(chat, at);
-      else stale.push({ namespace: CHATBOT_NAMESPACE, key: manualKey(chat), value: null });
-    }
-    if (stale.length) await env.ctx.writeOwned(stale);
+    this.#state = new ConversationState(env.ctx);
+    this.#flow = new FlowRunner({
+      instanceId: this.instanceId,
+      client: this.deps.client,
+      service: this.deps.service,
+      log: () => this.#log,
+      variables: (session) => this.#variables(session),
+      stopping: this.#stopping.signal,
+    });
+    await this.#state.load();
     this.#markReady();
     // What the previous owner left: pending replies are sent, deadlines re-armed (a past one fires now).
-    for (const chat of new Set([...this.#sessions.keys(), ...this.#inboxes.keys()])) this.#fire(chat, () => this.#resume(chat));
+    for (const chat of new Set([...this.#state.sessions.keys(), ...this.#state.inboxes.keys()])) this.#fire(chat, () => this.#resume(chat));
   }
 
   async onMessage(message: NormalizedMessage): Promise<void> {
@@ -183,7 +176,7 @@ export class ChatbotExtension implements InstanceExtension {
   #arm(chat: string): void {
     clearTimeout(this.#timers.get(chat));
     this.#timers.delete(chat);
-    const deadlines = [this.#inboxes.get(chat)?.dueAt, this.#sessions.get(chat)?.expiresAt, this.#retryAt.get(chat)].filter((d) => d !== undefined);
+    const deadlines = [this.#state.inboxes.get(chat)?.dueAt, this.#state.sessions.get(chat)?.expiresAt, this.#retryAt.get(chat)].filter((d) => d !== undefined);
     if (deadlines.length === 0) return;
     const wait = Math.min(...deadlines) - Date.now();
     const delay = wait <= 0 ? OVERDUE_DELAY_MS : Math.min(wait, MAX_TIMER_MS);
@@ -198,9 +191,9 @@ export class ChatbotExtension implements InstanceExtension {
 
   async #tick(chat: string): Promise<void> {
     const now = Date.now();
-    const inbox = this.#inboxes.get(chat);
+    const inbox = this.#state.inboxes.get(chat);
     if (inbox && inbox.dueAt <= now) await this.#flush(chat);
-    const session = this.#sessions.get(chat);
+    const session = this.#state.sessions.get(chat);
     if (session?.expiresAt !== undefined && session.expiresAt <= now) await this.#expire(chat);
     const retry = this.#retryAt.get(chat);
     if (retry !== undefined && retry <= now) {
@@ -210,68 +203,29 @@ export class ChatbotExtension implements InstanceExtension {
   }
 
   async #resume(chat: string): Promise<void> {
-    const session = this.#sessions.get(chat);
-    if (session && !this.#bot(session.botId)?.enabled) {
-      await this.#save(chat, { session: null, inbox: null });
+    const session = this.#state.sessions.get(chat);
+    if (session && !this.#state.bot(session.botId)?.enabled) {
+      await this.#state.save(chat, { session: null, inbox: null });
       return;
     }
     await this.#tick(chat);
-    if (this.#sessions.get(chat)?.status === 'opened') this.#scheduleDrain(chat);
+    if (this.#state.sessions.get(chat)?.status === 'opened') this.#scheduleDrain(chat);
   }
 
   // ---- state -----------------------------------------------------------------------------------
 
-  /** One fenced write of a chat's changes (`null` deletes), then the same change in memory. */
-  async #save(chat: string, change: { session?: ChatSession | null; inbox?: ChatInbox | null; manual?: number; activity?: string }): Promise<void> {
-    const ops: OwnedStateOp[] = [];
-    const put = (key: string, value: unknown) => ops.push({ namespace: CHATBOT_NAMESPACE, key, value: value === null ? null : typeof value === 'string' ? value : JSON.stringify(value) });
-    if (change.session !== undefined) put(sessionKey(chat), change.session);
-    if (change.inbox !== undefined) put(inboxKey(chat), change.inbox);
-    if (change.manual !== undefined) put(manualKey(chat), String(change.manual));
-    if (change.activity !== undefined) put(activityKey(change.activity), new Date().toISOString());
-    await this.#env!.ctx.writeOwned(ops);
-    if (change.session === null) this.#sessions.delete(chat);
-    else if (change.session) this.#sessions.set(chat, change.session);
-    if (change.inbox === null) this.#inboxes.delete(chat);
-    else if (change.inbox) this.#inboxes.set(chat, change.inbox);
-    if (change.manual !== undefined) this.#manual.set(chat, change.manual);
-  }
-
-  async #loadBots(): Promise<void> {
-    this.#bots = await this.#env!.ctx.store.chatbots.listBots(this.instanceId);
-    this.#botsAt = Date.now();
-  }
-
-  #bot(botId: string): ChatbotBotRecord | undefined {
-    return this.#bots.find((b) => b.botId === botId);
-  }
-
   /** Ends the sessions whose bot is gone or disabled; returns how many. */
   async #endOrphans(): Promise<number> {
-    const orphans = [...this.#sessions.values()].filter((s) => !this.#bot(s.botId)?.enabled).map((s) => s.chatJid);
+    const orphans = [...this.#state.sessions.values()].filter((s) => !this.#state.bot(s.botId)?.enabled).map((s) => s.chatJid);
     await Promise.all(
       orphans.map((chat) =>
         this.#lane(chat, async () => {
-          const s = this.#sessions.get(chat);
-          if (s && !this.#bot(s.botId)?.enabled) await this.#save(chat, { session: null, inbox: this.#inboxes.has(chat) ? null : undefined });
+          const s = this.#state.sessions.get(chat);
+          if (s && !this.#state.bot(s.botId)?.enabled) await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
         }),
       ),
     );
     return orphans.length;
-  }
-
-  /** A failed flow call: recorded on the link, unless it failed because this actor is stopping. */
-  async #flowFailed(err: TypebotRequestError): Promise<void> {
-    if (this.#stopped) throw new NotOwnerError(this.instanceId);
-    this.#log.warn({ err: err.message }, 'chatbot flow call failed');
-    this.#flowHealthy = false;
-    await this.deps.service.recordFlowHealth(this.instanceId, err.message).catch((e: unknown) => this.#log.warn({ err: e }, 'could not record the chatbot error'));
-  }
-
-  async #flowWorked(): Promise<void> {
-    if (this.#flowHealthy === true) return;
-    this.#flowHealthy = true;
-    await this.deps.service.recordFlowHealth(this.instanceId, undefined).catch((e: unknown) => this.#log.warn({ err: e }, 'could not record the chatbot status'));
   }
 
   // ---- messages --------------------------------------------------------------------------------
@@ -280,13 +234,13 @@ export class ChatbotExtension implements InstanceExtension {
     const chat = m.chat.jid;
     const now = Date.now();
     const replyId = m.type === 'buttons_response' ? m.selectedButtonId : undefined;
-    let session = this.#sessions.get(chat);
+    let session = this.#state.sessions.get(chat);
     const label = replyId ? session?.choices.find((c) => c.id === replyId)?.label : undefined;
     const text = (m.text || label || replyId || '').trim();
     if (!text) return;
-    let bot = session ? this.#bot(session.botId) : undefined;
+    let bot = session ? this.#state.bot(session.botId) : undefined;
     if (session && !bot?.enabled) {
-      await this.#save(chat, { session: null, inbox: this.#inboxes.has(chat) ? null : undefined });
+      await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
       session = undefined;
     } else if (session?.expiresAt !== undefined && session.expiresAt <= now) {
       await this.#expire(chat);
@@ -299,18 +253,18 @@ export class ChatbotExtension implements InstanceExtension {
       }
       if (session.status !== 'opened') {
         // Paused or held: the bot stays silent, but the contact is active.
-        await this.#save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) } });
+        await this.#state.save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) } });
         return;
       }
       await this.#accept(chat, session, bot, text, replyId, now);
       return;
     }
-    if (now - this.#botsAt > (this.deps.botsTtlMs ?? 30_000)) await this.#loadBots();
-    bot = routeMessage(this.#bots, text, m.chat.type === 'group', {
+    if (now - this.#state.botsAt > (this.deps.botsTtlMs ?? 30_000)) await this.#state.loadBots();
+    bot = routeMessage(this.#state.bots, text, m.chat.type === 'group', {
       onTimeout: (b) => this.#log.warn({ botId: b.botId }, 'a regex trigger ran out of time; treated as no match'),
     });
     if (!bot) return;
-    if (bot.noStartFromMe && now - (this.#manual.get(chat) ?? -Infinity) < OPERATOR_WINDOW_MS) return;
+    if (bot.noStartFromMe && now - (this.#state.manual.get(chat) ?? -Infinity) < OPERATOR_WINDOW_MS) return;
     const at = iso(now);
     const fresh: ChatSession = {
       chatJid: chat,
@@ -330,7 +284,7 @@ export class ChatbotExtension implements InstanceExtension {
 
   /** Buffers a fragment (the session too, when it is new) and gives the buffer to the flow when due. */
   async #accept(chat: string, session: ChatSession, bot: ChatbotBotRecord, text: string, replyId: string | undefined, now: number): Promise<void> {
-    const previous = this.#inboxes.get(chat);
+    const previous = this.#state.inboxes.get(chat);
     // A button is a deliberate answer: it goes at once, with what was typed before it.
     const immediate = bot.debounceSeconds <= 0 || replyId !== undefined;
     const inbox: ChatInbox = {
@@ -339,7 +293,7 @@ export class ChatbotExtension implements InstanceExtension {
       replyId: replyId ?? previous?.replyId,
       dueAt: immediate ? now : now + bot.debounceSeconds * 1000,
     };
-    await this.#save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) }, inbox });
+    await this.#state.save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) }, inbox });
     if (immediate) await this.#flush(chat);
   }
 
@@ -347,17 +301,19 @@ export class ChatbotExtension implements InstanceExtension {
   async #operatorMessage(m: NormalizedMessage): Promise<void> {
     const chat = m.chat.jid;
     if (this.#ownSends.has(m.id)) return;
-    const session = this.#sessions.get(chat);
+    const session = this.#state.sessions.get(chat);
     if (session) {
-      if (session.status === 'opened' && this.#bot(session.botId)?.stopBotFromMe) {
-        await this.#save(chat, { session: this.#paused(session), inbox: this.#inboxes.has(chat) ? null : undefined });
+      if (session.status === 'opened' && this.#state.bot(session.botId)?.stopBotFromMe) {
+        await this.#state.save(chat, { session: this.#paused(session), inbox: this.#state.inboxes.has(chat) ? null : undefined });
       }
       return;
     }
     const now = Date.now();
-    if (!this.#bots.some((b) => b.enabled && b.noStartFromMe)) return;
-    if (now - (this.#manual.get(chat) ?? -Infinity) < MANUAL_REFRESH_MS) return;
-    await this.#save(chat, { manual: now });
+    if (!this.#state.bots.some((b) => b.enabled && b.noStartFromMe)) return;
+    if (now - (this.#state.manual.get(chat) ?? -Infinity) < MANUAL_REFRESH_MS) return;
+    // Markers past the window are forgotten along the way, a few at a time.
+    const stale = [...this.#state.manual].filter(([c, at]) => c !== chat && now - at >= OPERATOR_WINDOW_MS).slice(0, 50).map(([c]) => c);
+    await this.#state.save(chat, { manual: now, staleManual: stale });
   }
 
   #paused(session: ChatSession): ChatSession {
@@ -367,7 +323,7 @@ export class ChatbotExtension implements InstanceExtension {
 
   // ---- the flow --------------------------------------------------------------------------------
 
-  #variables(session: ChatSession, extra: Record<string, string>): Record<string, string> {
+  #variables(session: ChatSession): Record<string, string> {
     const env = this.#env!;
     return {
       remoteJid: session.chatJid,
@@ -375,29 +331,7 @@ export class ChatbotExtension implements InstanceExtension {
       pushName: session.pushName ?? '',
       instanceName: env.instance().name,
       ownerJid: env.instance().connection.numberJid ?? '',
-      ...extra,
     };
-  }
-
-  /** startChat; when the flow opens on an input with nothing to say, the contact's text answers it. */
-  async #start(session: ChatSession, bot: ChatbotBotRecord, variables: Record<string, string>, input: TypebotMessage | undefined): Promise<Step> {
-    const signal = this.#stopping.signal;
-    const started = await this.deps.client.startChat(bot.url, { prefilledVariables: this.#variables(session, variables) }, signal);
-    if (input !== undefined && started.messages.length === 0 && started.input) {
-      return { ...flowStep(await this.deps.client.continueChat(bot.url, started.sessionId, input, signal)), sessionId: started.sessionId };
-    }
-    return { ...flowStep(started), sessionId: started.sessionId };
-  }
-
-  /** continueChat; a session Typebot no longer has (404) starts the flow again, without the contact's text. */
-  async #continue(session: ChatSession, bot: ChatbotBotRecord, input: TypebotMessage): Promise<Step> {
-    try {
-      return { ...flowStep(await this.deps.client.continueChat(bot.url, session.flowSessionId!, input, this.#stopping.signal)), sessionId: session.flowSessionId! };
-    } catch (err) {
-      if (!(err instanceof TypebotSessionGoneError)) throw err;
-      this.#log.info({ chat: session.chatJid, botId: bot.botId }, 'the flow forgot the session; starting it again');
-      return this.#start(session, bot, {}, undefined);
-    }
   }
 
   #advance(session: ChatSession, step: Step): ChatSession {
@@ -406,28 +340,26 @@ export class ChatbotExtension implements InstanceExtension {
 
   /** Gives the due buffer to the flow and stores the replies to send. A failed call drops the buffer. */
   async #flush(chat: string): Promise<void> {
-    const inbox = this.#inboxes.get(chat);
+    const inbox = this.#state.inboxes.get(chat);
     if (!inbox || inbox.dueAt > Date.now()) return;
-    const session = this.#sessions.get(chat);
-    const bot = session ? this.#bot(session.botId) : undefined;
+    const session = this.#state.sessions.get(chat);
+    const bot = session ? this.#state.bot(session.botId) : undefined;
     if (!session || !bot || session.status !== 'opened') {
-      await this.#save(chat, { inbox: null });
+      await this.#state.save(chat, { inbox: null });
       return;
     }
     const text = inbox.texts.join('\n');
     const input: TypebotMessage = inbox.replyId ? { type: 'text', text, metadata: { replyId: inbox.replyId } } : text;
     let step: Step;
     try {
-      step = session.flowSessionId ? await this.#continue(session, bot, input) : await this.#start(session, bot, {}, input);
+      step = session.flowSessionId ? await this.#flow.continue(session, bot, input) : await this.#flow.start(session, bot, {}, input);
     } catch (err) {
       if (!(err instanceof TypebotRequestError)) throw err;
-      await this.#flowFailed(err);
       // A session whose flow never started goes too: the contact's next message is routed again.
-      await this.#save(chat, { inbox: null, ...(session.flowSessionId ? {} : { session: null }) });
+      await this.#state.save(chat, { inbox: null, ...(session.flowSessionId ? {} : { session: null }) });
       return;
     }
-    await this.#flowWorked();
-    await this.#save(chat, { inbox: null, session: this.#advance(session, step), activity: bot.botId });
+    await this.#state.save(chat, { inbox: null, session: this.#advance(session, step), activity: bot.botId });
     this.#scheduleDrain(chat);
   }
 
@@ -442,20 +374,20 @@ export class ChatbotExtension implements InstanceExtension {
 
   /** Sends the next pending reply (one per lane job, so controls and messages interleave), then queues the rest. */
   async #drainOne(chat: string): Promise<void> {
-    const session = this.#sessions.get(chat);
+    const session = this.#state.sessions.get(chat);
     if (!session || session.status !== 'opened' || (this.#controls.get(chat) ?? 0) > 0) return;
-    const bot = this.#bot(session.botId);
+    const bot = this.#state.bot(session.botId);
     if (!bot) return;
     const [reply, ...rest] = session.pending;
     if (!reply) {
-      if (session.ended) await this.#save(chat, { session: bot.keepOpen ? { ...session, status: 'held', flowSessionId: undefined, choices: [], ended: false } : null });
+      if (session.ended) await this.#state.save(chat, { session: bot.keepOpen ? { ...session, status: 'held', flowSessionId: undefined, choices: [], ended: false } : null });
       return;
     }
     const signal = this.#signal(chat);
     let next: ChatSession = { ...session, pending: rest };
     if (reply.kind === 'wait') {
       if (!(await sleep(reply.seconds * 1000, signal))) return;
-      if (reply.dedicated && session.flowSessionId) next = await this.#resumeAfterWait(next, bot, session.flowSessionId);
+      if (reply.dedicated && session.flowSessionId) next = await this.#flow.afterWait(next, bot);
     } else {
       const gate = () => this.#env!.ctx.assertOwner();
       if (bot.typingDelayMs > 0) {
@@ -476,22 +408,8 @@ export class ChatbotExtension implements InstanceExtension {
         this.#log.warn({ err, chat, kind: reply.kind }, 'a chatbot reply could not be sent; skipped');
       }
     }
-    await this.#save(chat, { session: next });
+    await this.#state.save(chat, { session: next });
     this.#scheduleDrain(chat);
-  }
-
-  /** After a `wait` that expects a dedicated reply: continue without a message for the rest of the flow. */
-  async #resumeAfterWait(session: ChatSession, bot: ChatbotBotRecord, flowSessionId: string): Promise<ChatSession> {
-    try {
-      const step = flowStep(await this.deps.client.continueChat(bot.url, flowSessionId, undefined, this.#stopping.signal));
-      await this.#flowWorked();
-      return { ...session, pending: [...step.replies, ...session.pending], choices: step.choices, ended: step.ended };
-    } catch (err) {
-      if (!(err instanceof TypebotRequestError)) throw err;
-      if (err instanceof TypebotSessionGoneError) return { ...session, ended: true };
-      await this.#flowFailed(err);
-      return session;
-    }
   }
 
   /** Sends a notice of the bot (expiry, farewell) outside the flow; best effort. */
@@ -505,16 +423,16 @@ export class ChatbotExtension implements InstanceExtension {
   }
 
   async #expire(chat: string): Promise<void> {
-    const session = this.#sessions.get(chat);
+    const session = this.#state.sessions.get(chat);
     if (!session) return;
-    await this.#save(chat, { session: null, inbox: this.#inboxes.has(chat) ? null : undefined });
-    const bot = this.#bot(session.botId);
+    await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+    const bot = this.#state.bot(session.botId);
     // A paused chat is the operator's: the bot does not speak up in it.
     if (bot?.expireMessage && session.status !== 'paused') await this.#notice(chat, bot.expireMessage);
   }
 
   async #finish(chat: string, bot: ChatbotBotRecord): Promise<void> {
-    await this.#save(chat, { session: null, inbox: this.#inboxes.has(chat) ? null : undefined });
+    await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
     if (bot.finishMessage) await this.#notice(chat, bot.finishMessage);
   }
 
@@ -536,7 +454,7 @@ export class ChatbotExtension implements InstanceExtension {
       return await this.#lane(chat, async () => {
         release();
         const result = await job();
-        const after = this.#sessions.get(chat);
+        const after = this.#state.sessions.get(chat);
         if (after?.status === 'opened' && after.pending.length) this.#scheduleDrain(chat);
         return result;
       });
@@ -547,12 +465,12 @@ export class ChatbotExtension implements InstanceExtension {
 
   #pickBot(botId: string | undefined): ChatbotBotRecord {
     if (botId !== undefined) {
-      const bot = this.#bot(botId);
+      const bot = this.#state.bot(botId);
       if (!bot) throw new NotFoundError(BOT_NOT_FOUND);
       return bot;
     }
-    const enabled = this.#bots.filter((b) => b.enabled);
-    const bot = enabled.find((b) => b.triggerType === 'all') ?? enabled.find((b) => b.fallback) ?? (this.#bots.length === 1 ? this.#bots[0] : undefined);
+    const enabled = this.#state.bots.filter((b) => b.enabled);
+    const bot = enabled.find((b) => b.triggerType === 'all') ?? enabled.find((b) => b.fallback) ?? (this.#state.bots.length === 1 ? this.#state.bots[0] : undefined);
     if (!bot) throw new ValidationError('botId is required: the instance has several bots and none answers every message');
     return bot;
   }
@@ -563,7 +481,7 @@ export class ChatbotExtension implements InstanceExtension {
     if (this.#env!.session().state !== 'connected') throw new NotConnectedError();
     return this.#controlLane(chat, async () => {
       const now = Date.now();
-      const existing = this.#sessions.get(chat);
+      const existing = this.#state.sessions.get(chat);
       const fresh: ChatSession = {
         chatJid: chat,
         botId: bot.botId,
@@ -577,37 +495,29 @@ export class ChatbotExtension implements InstanceExtension {
         updatedAt: iso(now),
         expiresAt: expiry(bot, now),
       };
-      let step: Step;
-      try {
-        step = await this.#start(fresh, bot, variables, undefined);
-      } catch (err) {
-        if (err instanceof TypebotRequestError) await this.#flowFailed(err);
-        throw err;
-      }
-      await this.#flowWorked();
-      const session = this.#advance(fresh, step);
-      await this.#save(chat, { session, inbox: this.#inboxes.has(chat) ? null : undefined, activity: bot.botId });
+      const session = this.#advance(fresh, await this.#flow.start(fresh, bot, variables, undefined));
+      await this.#state.save(chat, { session, inbox: this.#state.inboxes.has(chat) ? null : undefined, activity: bot.botId });
       return sessionView(session);
     });
   }
 
   async #control(chat: string, action: SessionAction): Promise<ControlResult> {
     return this.#controlLane(chat, async () => {
-      const session = this.#sessions.get(chat);
+      const session = this.#state.sessions.get(chat);
       if (!session) throw new NotFoundError('Session not found');
-      const clearInbox = this.#inboxes.has(chat) ? null : undefined;
+      const clearInbox = this.#state.inboxes.has(chat) ? null : undefined;
       if (action === 'close') {
-        await this.#save(chat, { session: null, inbox: clearInbox });
+        await this.#state.save(chat, { session: null, inbox: clearInbox });
         return { ...sessionView(session), status: 'closed' };
       }
       let next: ChatSession;
       if (action === 'pause') next = this.#paused(session);
       else {
-        const bot = this.#bot(session.botId);
+        const bot = this.#state.bot(session.botId);
         const now = Date.now();
         next = { ...session, status: 'opened', updatedAt: iso(now), expiresAt: bot ? expiry(bot, now) : session.expiresAt };
       }
-      await this.#save(chat, { session: next, ...(action === 'pause' ? { inbox: clearInbox } : {}) });
+      await this.#state.save(chat, { session: next, ...(action === 'pause' ? { inbox: clearInbox } : {}) });
       return sessionView(next);
     });
   }
