@@ -88,6 +88,26 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
     });
   });
 
+  describe('markup reply buttons', () => {
+    it('a click on a [reply|…] button gives the flow its label as typed input', async () => {
+      const inst = await h.instance('cb-markup', '5511300000008');
+      await inst.bot({
+        url: h.typebot.flow('markup-click', [
+          { messages: [text('Ready? [reply|Yes] [reply|Not yet]')], input: textInput() },
+          { messages: ({ answers }) => [text(`You said: ${answers.at(-1)}`)] },
+        ]),
+        triggerType: 'all',
+      });
+      const from = contact();
+      await inst.say(from, 'go');
+      const [buttons] = await inst.waitSent(jid(from), 1);
+      expect(buttons).to.deep.include({ type: 'buttons', text: 'Ready?', buttons: [{ type: 'reply', id: 'Yes', label: 'Yes' }, { type: 'reply', id: 'Not yet', label: 'Not yet' }] });
+      await inst.say(from, '', { buttonReplyId: 'Not yet' });
+      expect((await inst.waitSent(jid(from), 2))[1].text).to.equal('You said: Not yet');
+      expect(h.typebot.received('markup-click')).to.deep.equal(['Not yet']);
+    });
+  });
+
   describe('routing among bots', () => {
     let inst: ChatbotInstance;
     const flows: Record<string, string> = {};

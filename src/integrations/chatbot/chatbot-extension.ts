@@ -233,10 +233,11 @@ export class ChatbotExtension implements InstanceExtension {
   async #contactMessage(m: NormalizedMessage): Promise<void> {
     const chat = m.chat.jid;
     const now = Date.now();
-    const replyId = m.type === 'buttons_response' ? m.selectedButtonId : undefined;
+    const clicked = m.type === 'buttons_response' ? m.selectedButtonId : undefined;
     let session = this.#state.sessions.get(chat);
-    const label = replyId ? session?.choices.find((c) => c.id === replyId)?.label : undefined;
-    const text = (m.text || label || replyId || '').trim();
+    // A button of the flow's choice input carries its item id; a markup reply button carries its label.
+    const choice = clicked ? session?.choices.find((c) => c.id === clicked) : undefined;
+    const text = (m.text || choice?.label || clicked || '').trim();
     if (!text) return;
     let bot = session ? this.#state.bot(session.botId) : undefined;
     if (session && !bot?.enabled) {
@@ -256,7 +257,7 @@ export class ChatbotExtension implements InstanceExtension {
         await this.#state.save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) } });
         return;
       }
-      await this.#accept(chat, session, bot, text, replyId, now);
+      await this.#accept(chat, session, bot, text, { replyId: choice?.id, button: clicked !== undefined }, now);
       return;
     }
     if (now - this.#state.botsAt > (this.deps.botsTtlMs ?? 30_000)) await this.#state.loadBots();
@@ -279,14 +280,21 @@ export class ChatbotExtension implements InstanceExtension {
       updatedAt: at,
       expiresAt: expiry(bot, now),
     };
-    await this.#accept(chat, fresh, bot, text, replyId, now);
+    await this.#accept(chat, fresh, bot, text, { replyId: undefined, button: clicked !== undefined }, now);
   }
 
   /** Buffers a fragment (the session too, when it is new) and gives the buffer to the flow when due. */
-  async #accept(chat: string, session: ChatSession, bot: ChatbotBotRecord, text: string, replyId: string | undefined, now: number): Promise<void> {
+  async #accept(
+    chat: string,
+    session: ChatSession,
+    bot: ChatbotBotRecord,
+    text: string,
+    { replyId, button }: { replyId: string | undefined; button: boolean },
+    now: number,
+  ): Promise<void> {
     const previous = this.#state.inboxes.get(chat);
     // A button is a deliberate answer: it goes at once, with what was typed before it.
-    const immediate = bot.debounceSeconds <= 0 || replyId !== undefined;
+    const immediate = bot.debounceSeconds <= 0 || button;
     const inbox: ChatInbox = {
       botId: bot.botId,
       texts: [...(previous?.texts ?? []), text],
