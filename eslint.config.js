@@ -19,6 +19,19 @@ export default tseslint.config(
     },
   },
   {
+    // The operator console's browser script: plain JavaScript, outside the TypeScript project.
+    files: ['src/http/static/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['document', 'location', 'fetch', 'WebSocket', 'URL', 'Element', 'confirm', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'].map((g) => [g, 'readonly']),
+      ),
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, 'no-undef': 'error' },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unused-expressions': 'off',

@@ -31,7 +31,12 @@ import { createAuthenticator } from './http/auth.js';
 import { createWebSocketGateway } from './http/ws/websocket-gateway.js';
 import type { WebSocketGateway } from './http/ws/websocket-gateway.js';
 import { isLoopbackHost } from './http/https-only.js';
+import { BlockSettings } from './instances/block-settings.js';
 import { InstanceService } from './instances/instance-service.js';
+import { RedisMediaBlobs, StoreMediaBlobs } from './media/media-blobs.js';
+import { MediaCounters } from './media/media-counters.js';
+import { ObjectStorageClients } from './media/object-storage.js';
+import { ReceivedMediaPipeline } from './media/received-media.js';
 import { chatbotExtension } from './integrations/chatbot/chatbot-extension.js';
 import { ChatbotService } from './integrations/chatbot/chatbot-service.js';
 import { TypebotClient } from './integrations/chatbot/typebot-client.js';
@@ -52,6 +57,8 @@ export interface RunningNode {
   server: Server;
   /** GET /ws/:instance on `server`. */
   websockets: WebSocketGateway;
+  /** What happened to received media on this node (downloads, uploads, kept copies), for metrics. */
+  mediaCounters: MediaCounters;
   /** Graceful stop: no new requests, every actor handed off, leases released, connections closed. */
   close(): Promise<void>;
 }
@@ -89,6 +96,26 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   // Webhooks: a durable queue (Redis Streams across nodes, or the store's outbox in embedded mode).
   const queue: DeliveryQueue = runtime.redis ? new RedisDeliveryQueue(runtime.redis, nodeId, logger) : new OutboxDeliveryQueue(store.deliveries);
   const dispatcher = new WebhookDispatcher(store, queue, envelopes);
+  // Received media: one kept copy per file (Redis in cluster mode, else the store), buckets per instance.
+  const mediaCounters = new MediaCounters();
+  const mediaBlobs = runtime.redis ? new RedisMediaBlobs(runtime.redis) : new StoreMediaBlobs(store.mediaBlobs);
+  const objectStorage = new ObjectStorageClients({
+    allowPrivateUrls: config.allowPrivateUrls,
+    timeoutMs: config.receivedMedia.storageTimeoutMs,
+    urlExpirySeconds: config.receivedMedia.urlExpirySeconds,
+    publicUrls: config.receivedMedia.publicUrls,
+  });
+  const receivedMedia = new ReceivedMediaPipeline({
+    store,
+    secrets,
+    blobs: mediaBlobs,
+    storage: objectStorage,
+    counters: mediaCounters,
+    webhooks: (instanceId) => dispatcher.webhooks(instanceId),
+    maxBytes: config.media.maxBytes,
+    downloadTimeoutMs: config.media.fetchTimeoutMs,
+    blobTtlMs: config.receivedMedia.blobTtlMs,
+  });
   const worker = new DeliveryWorker({
     queue,
     sender: new WebhookSender({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.webhooks.timeoutMs }),
@@ -99,6 +126,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     leaseMs: config.webhooks.leaseMs,
     pollMs: 100,
     accountSecrets: storeSecretSource(store, secrets),
+    mediaBlobs,
+    mediaCounters,
   });
   dispatcher.onEnqueue(() => worker.nudge());
   const accountDispatcher = new AccountWebhookDispatcher(store, queue);
@@ -124,6 +153,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       driver,
       secrets,
       sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]),
+      media: receivedMedia,
       extensions: chatbot ? [chatbotExtension({ service: chatbot, client: typebot, media: config.media })] : [],
     },
     probe,
@@ -162,6 +192,11 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
     media: config.media,
+    receivedMedia: {
+      blocks: new BlockSettings({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, storage: objectStorage, logger }),
+      blobs: mediaBlobs,
+      storage: objectStorage,
+    },
     healthChecks: [
       { name: 'store', check: () => store.ping() },
       ...(runtime.mode === 'cluster' ? [{ name: 'redis', check: () => runtime.ping() }] : []),
@@ -205,6 +240,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     logger,
     server,
     websockets,
+    mediaCounters,
     close() {
       closing ??= (async () => {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -213,6 +249,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
         await runtime.stop();
         await worker.stop();
         await driver.close();
+        objectStorage.close();
         // Requests still open after the handoff get a short grace, then their connections are cut.
         await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 5000).unref())]);
         server.closeAllConnections();

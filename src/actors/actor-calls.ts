@@ -48,6 +48,8 @@ export interface ActorCallMap extends ChatbotCallMap {
   'call.offer': { payload: { to: string; seconds: number }; result: { callId: string } };
   /** Creates a call link and sends the event card that carries it. */
   'call.schedule': { payload: { to: string; card: Omit<EventCard, 'joinLink'> }; result: { messageId: string; token: string; url: string } };
+  /** A received file of the history, downloaded again from the session while it still holds the message. */
+  'media.download': { payload: { messageId: string }; result: { base64: string; mimetype: string; fileName?: string } };
   /** Re-reads the instance's settings from the store and applies what is live (presence). */
   'settings.apply': { payload: Record<string, never>; result: { applied: boolean } };
   'sandbox.link': { payload: { number?: string }; result: { numberJid: string } };

@@ -1,10 +1,13 @@
 import type { Logger } from 'pino';
 import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
-import type { MessageRecord } from '../store/records.js';
+import type { MessageRecord, StoredObject } from '../store/records.js';
 import type { Store } from '../store/store.js';
 
-/** A network message as the chat history keeps it: its description and text, never media bytes. */
-export function historyRecord(instanceId: string, m: NormalizedMessage): MessageRecord {
+/**
+ * A network message as the chat history keeps it: its description and text, never media bytes (`stored`:
+ * where the received-media pipeline uploaded the file).
+ */
+export function historyRecord(instanceId: string, m: NormalizedMessage, stored?: StoredObject): MessageRecord {
   return {
     instanceId,
     id: m.id,
@@ -15,7 +18,7 @@ export function historyRecord(instanceId: string, m: NormalizedMessage): Message
     type: m.media ? m.media.kind : m.type,
     text: m.text,
     media: m.media
-      ? { kind: m.media.kind, mimetype: m.media.mimetype, ...(m.media.fileName ? { fileName: m.media.fileName } : {}), ...(m.media.size !== undefined ? { size: m.media.size } : {}) }
+      ? { kind: m.media.kind, mimetype: m.media.mimetype, ...(m.media.fileName ? { fileName: m.media.fileName } : {}), ...(m.media.size !== undefined ? { size: m.media.size } : {}), ...(stored ? { stored } : {}) }
       : undefined,
     status: m.fromMe ? 'pending' : 'received',
   };

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { NotOwnerError, UnavailableError, ValidationError } from '../errors.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
-import type { InstanceEvent } from '../events/instance-events.js';
+import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
+import { withReceivedMedia } from '../media/received-media.js';
+import type { ReceivedMediaPipeline } from '../media/received-media.js';
 import type { MsgNetDriver, MsgNetSession, ProxySettings } from '../msgnet/msgnet-driver.js';
 import type { MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
 import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
@@ -16,9 +18,10 @@ import { historyRecord, remember } from './message-history.js';
 import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
 
-/** Where the actor's API events go (the event bus now; the durable webhook queue with the events module). */
+/** Where the actor's API events go: the event bus (WebSockets) and the durable webhook queue. */
 export interface InstanceEventSink {
-  emit(instance: InstanceRecord, event: InstanceEvent): Promise<void>;
+  /** `attachments`: what only some consumers get (a received file's bytes, by value or by reference). */
+  emit(instance: InstanceRecord, event: InstanceEvent, attachments?: EventAttachments): Promise<void>;
 }
 
 export interface MessagingDeps {
@@ -27,6 +30,8 @@ export interface MessagingDeps {
   sink: InstanceEventSink;
   /** Modules that run beside messaging in every actor (chatbot, helpdesk). */
   extensions?: InstanceExtensionFactory[];
+  /** Received files: download, object storage, base64 for the consumers that ask (media/received-media.ts). */
+  media?: ReceivedMediaPipeline;
 }
 
 interface RunningExtension {
@@ -82,7 +87,7 @@ export class MessagingBehavior {
     this.#session = await this.deps.driver.open({
       instanceId: ctx.instanceId,
       auth: sessionStore(ctx),
-      proxy: this.#proxy(instance),
+      proxy: () => this.#proxy(this.#instance),
       settings: () => this.#settings,
       emit: (event) => this.#enqueue(event),
       log: ctx.log,
@@ -161,8 +166,8 @@ export class MessagingBehavior {
     await done;
   }
 
-  async #emit(event: InstanceEvent): Promise<void> {
-    await this.deps.sink.emit(this.#instance, event);
+  async #emit(event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
+    await this.deps.sink.emit(this.#instance, event, attachments);
   }
 
   async #handle(e: MsgNetEvent): Promise<void> {
@@ -187,9 +192,12 @@ export class MessagingBehavior {
         const m = e.message;
         if (!m.fromMe && m.chat.type === 'group' && this.#settings.ignoreGroupMessages) return;
         if (m.chat.type === 'status' && this.#settings.ignoreStatus) return;
+        // A received file is downloaded (stored, kept for base64) first; a failure is only noted in the event.
+        const media = await this.deps.media?.receive(this.#instance, m, session, this.log);
         // Stored before the event leaves, so that a client reacting to it finds it in the history.
-        await remember(this.#ctx.store, historyRecord(this.#ctx.instanceId, m), this.log);
-        await this.#emit(toInstanceEvent(e, 'api'));
+        await remember(this.#ctx.store, historyRecord(this.#ctx.instanceId, m, media?.stored), this.log);
+        const event = toInstanceEvent(e, 'api');
+        await this.#emit(media ? withReceivedMedia(event, media) : event, media?.attachments);
         this.#notify(m);
         if (!m.fromMe && this.#settings.autoReadMessages && m.chat.type !== 'status') {
           await session.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
@@ -244,6 +252,11 @@ export class MessagingBehavior {
         await ctx.clearOwned(PROFILE_NAMESPACE);
         await this.#drained();
         return { state: this.#session_().state };
+      },
+      'media.download': async (ctx, { messageId }) => {
+        if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
+        const file = await this.deps.media.downloadRecorded(this.#session_(), await ctx.store.messages.find(ctx.instanceId, messageId));
+        return { base64: file.data.toString('base64'), mimetype: file.mimetype, ...(file.fileName ? { fileName: file.fileName } : {}) };
       },
       'msgnet.reconnect': async () => {
         await this.#session_().reconnect();

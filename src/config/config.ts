@@ -92,6 +92,10 @@ const envSchema = z.object({
   MEDIA_MAX_BYTES: int('MEDIA_MAX_BYTES', 16 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   MEDIA_FETCH_TIMEOUT_MS: int('MEDIA_FETCH_TIMEOUT_MS', 20_000, 1000, 300_000),
   MESSAGE_RETENTION_DAYS: int('MESSAGE_RETENTION_DAYS', 30, 0, 3650),
+  MEDIA_BLOB_TTL: duration('MEDIA_BLOB_TTL', '1h'),
+  S3_URL_EXPIRY: duration('S3_URL_EXPIRY', '7d'),
+  S3_PUBLIC_URLS: bool('S3_PUBLIC_URLS', false),
+  S3_TIMEOUT_MS: int('S3_TIMEOUT_MS', 30_000, 100, 600_000),
   NODE_ID: optionalString,
   LEASE_TTL_MS: int('LEASE_TTL_MS', 5000, 500, 600_000),
   HEARTBEAT_MS: int('HEARTBEAT_MS', 1000, 100, 60_000),
@@ -169,6 +173,7 @@ export interface Config {
   rateLimitCreatePerMinute: number;
   maxBodyBytes: number;
   media: MediaConfig;
+  receivedMedia: ReceivedMediaOptions;
   /** Days a message stays in the chat history (GET /api/chat/history); 0 = forever. @default 30 */
   messageRetentionDays: number;
   /** Stable node id; a random one per process when unset. */
@@ -206,6 +211,18 @@ export interface MediaConfig {
   maxBytes: number;
   /** Deadline of a whole download, redirects included. @default 20000 */
   fetchTimeoutMs: number;
+}
+
+/** What happens to the media an instance receives (docs/events.md, "Received media"). */
+export interface ReceivedMediaOptions {
+  /** How long the one copy kept for base64 deliveries and catch-up lives. @default 1 hour */
+  blobTtlMs: number;
+  /** Lifetime of the presigned object URLs put in events (at most 7 days, SigV4's limit). @default 7 days */
+  urlExpirySeconds: number;
+  /** Put plain object URLs in events instead of presigned ones (the bucket must allow public reads). @default false */
+  publicUrls: boolean;
+  /** Deadline of one object-storage request (upload, check). @default 30000 */
+  storageTimeoutMs: number;
 }
 
 export interface ClusterOptions {
@@ -320,6 +337,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.PUBLIC_BASE_URL !== undefined && !/^https?:\/\/[^/]+/.test(e.PUBLIC_BASE_URL)) {
     throw new ConfigError('PUBLIC_BASE_URL must be an http(s) URL');
   }
+  for (const [name, d] of [['MEDIA_BLOB_TTL', e.MEDIA_BLOB_TTL], ['S3_URL_EXPIRY', e.S3_URL_EXPIRY]] as const) {
+    if (d.months > 0) throw new ConfigError(`${name} must be a fixed duration (s, m, h, d), not months`);
+  }
+  if (e.S3_URL_EXPIRY.ms > 7 * 86_400_000 || e.S3_URL_EXPIRY.ms < 1000) {
+    throw new ConfigError('S3_URL_EXPIRY must be from 1s to 7d (the longest a presigned URL may live)');
+  }
   const encryptionKey = e.ENCRYPTION_KEY === undefined ? undefined : parseKey(e.ENCRYPTION_KEY);
   if (!embedded && encryptionKey === undefined) {
     throw new ConfigError('ENCRYPTION_KEY is required when REDIS_URL or MONGO_URL is set (nodes must share one key)');
@@ -353,6 +376,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: e.MAX_BODY_BYTES,
     media: { allowPrivateUrls: e.ALLOW_PRIVATE_URLS, maxBytes: e.MEDIA_MAX_BYTES, fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS },
     messageRetentionDays: e.MESSAGE_RETENTION_DAYS,
+    receivedMedia: {
+      blobTtlMs: e.MEDIA_BLOB_TTL.ms,
+      urlExpirySeconds: Math.floor(e.S3_URL_EXPIRY.ms / 1000),
+      publicUrls: e.S3_PUBLIC_URLS,
+      storageTimeoutMs: e.S3_TIMEOUT_MS,
+    },
     nodeId: e.NODE_ID,
     embedded,
     cluster: {

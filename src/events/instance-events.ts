@@ -33,6 +33,10 @@ export interface MessageExchangeData {
       mimetype: string;
       fileName: string | null;
       caption: string | null;
+      /** Bytes, when the network reports it. */
+      size: number | null;
+      /** Why `url`/`s3Url`/`base64` are missing where they were expected (a failed download or upload). */
+      error: string | null;
     } | null;
     interactive: { selectedButtonId: string } | null;
   };
@@ -87,6 +91,18 @@ export interface InstanceEventMap {
 
 export type InstanceEvent = { [K in InstanceEventName]: { event: K; data: InstanceEventMap[K] } }[InstanceEventName];
 
+/**
+ * What goes with an event to some consumers only, never in the event itself: a received file's bytes
+ * for the WebSocket (when its `base64` flag is on), and the reference to the one kept copy that base64
+ * webhooks resolve when they are sent (so the durable queue never holds the bytes once per webhook).
+ */
+export interface EventAttachments {
+  /** The file as base64, for the instance's WebSocket clients. */
+  websocketMediaBase64?: string;
+  /** The message id under which the file is kept (MediaBlobStore), for base64 webhooks. */
+  webhookMediaBlob?: string;
+}
+
 /** What every delivery carries (webhook body and WebSocket frame). */
 export interface EventEnvelope {
   event: string;
@@ -118,6 +134,8 @@ export function messageExchange(m: NormalizedMessage, source: string): MessageEx
             mimetype: m.media.mimetype,
             fileName: m.media.fileName ?? null,
             caption: m.media.caption ?? null,
+            size: m.media.size ?? null,
+            error: null,
           }
         : null,
       interactive: m.selectedButtonId ? { selectedButtonId: m.selectedButtonId } : null,

@@ -8,7 +8,10 @@ import type { MediaConfig } from '../config/config.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
 import type { DeliveryQueue } from '../events/webhooks/delivery.js';
 import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
+import type { BlockSettings } from '../instances/block-settings.js';
 import type { InstanceService } from '../instances/instance-service.js';
+import type { MediaBlobStore } from '../media/media-blobs.js';
+import type { ObjectStorageClients } from '../media/object-storage.js';
 import type { ChatbotService } from '../integrations/chatbot/chatbot-service.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
@@ -33,9 +36,12 @@ import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { settingsPanelRoutes } from './routes/settings-panel-routes.js';
+import { consoleRoutes } from './routes/console-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import type { HealthCheck } from './routes/health-routes.js';
+import { instanceBlockRoutes } from './routes/instance-block-routes.js';
 import { instanceRoutes } from './routes/instance-routes.js';
+import { mediaRoutes } from './routes/media-routes.js';
 import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 
@@ -66,6 +72,8 @@ export interface AppDeps {
   media: MediaConfig;
   webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
   accountWebhooks: AccountWebhookService;
+  /** Received media: the storage and proxy endpoints, GET /api/chat/media. */
+  receivedMedia: { blocks: BlockSettings; blobs: MediaBlobStore; storage: ObjectStorageClients };
   /** The chatbot module; absent when CHATBOT_ENABLED is off (its endpoints answer 503). */
   chatbot?: ChatbotService;
 }
@@ -104,9 +112,12 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
   for (const router of [
     settingsPanelRoutes(),
+    consoleRoutes(),
     adminRoutes({ ...common, accounts: deps.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
     instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
+    instanceBlockRoutes({ ...common, store: deps.store, router: deps.runtime.router, callTimeoutMs: deps.callTimeoutMs, blocks: deps.receivedMedia.blocks }),
+    mediaRoutes({ ...actorRoutes, secrets: deps.secrets, blobs: deps.receivedMedia.blobs, storage: deps.receivedMedia.storage }),
     connectionRoutes(actorRoutes),
     eventRoutes({ ...common, store: deps.store, secrets: deps.secrets, allowPrivateUrls: deps.allowPrivateUrls, ...deps.webhooks }),
     messageRoutes(actorRoutes),

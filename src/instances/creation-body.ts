@@ -155,3 +155,49 @@ export function parseCreationBody(raw: unknown): CreationBody {
   }
   return { ...parsed.data, name, settingsPatch: settings.data };
 }
+
+/** The blocks that have their own endpoint besides the creation body (POST /api/instance/s3|proxy). */
+export type BlockPrefix = 's3' | 'proxy';
+
+/** Short spellings accepted by the block endpoints (the names their summaries show). */
+const SHORT_NAMES: Record<BlockPrefix, Record<string, string>> = {
+  s3: {
+    enabled: 's3Enabled',
+    region: 's3Region',
+    bucket: 's3Bucket',
+    accessKey: 's3AccessKey',
+    secretKey: 's3SecretKey',
+    endpoint: 's3Endpoint',
+    pathPrefix: 's3PathPrefix',
+  },
+  proxy: {
+    enabled: 'proxyEnabled',
+    host: 'proxyHost',
+    port: 'proxyPort',
+    protocol: 'proxyProtocol',
+    user: 'proxyUser',
+    username: 'proxyUser',
+    password: 'proxyPassword',
+  },
+};
+
+/**
+ * The body of a block endpoint: the creation body's fields of that block (same types and limits), or
+ * their short spellings (`bucket` for `s3Bucket`). Both spellings of one field, or an unknown field, are
+ * refused; `null` counts as absent; at least one field is required.
+ */
+export function parseBlockBody(raw: Record<string, unknown>, prefix: BlockPrefix): Partial<CreationBody> {
+  const own = Object.entries(fields).filter(([k]) => k.startsWith(prefix));
+  const schema = z.strictObject(Object.fromEntries(own.map(([k, v]) => [k, v.optional()])));
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null) continue;
+    const canonical = SHORT_NAMES[prefix][key] ?? CREATION_ALIASES[key] ?? key;
+    if (body[canonical] !== undefined) throw invalid(`'${key}' and '${canonical}' are the same field; send only one`);
+    body[canonical] = value;
+  }
+  if (Object.keys(body).length === 0) throw new ValidationError('At least one field must be provided');
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw invalid(describeIssue(parsed.error));
+  return parsed.data;
+}

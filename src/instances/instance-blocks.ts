@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isEventName } from '../events/event-names.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
@@ -37,7 +38,12 @@ function block<T>(present: boolean, build: () => T): BlockResult<T> {
   }
 }
 
-const has = (body: CreationBody, prefix: string) => Object.keys(body).some((k) => k.startsWith(prefix));
+const has = (body: object, prefix: string) => Object.keys(body).some((k) => k.startsWith(prefix));
+
+/** The creation body's fields of the proxy block (also the body of POST /api/instance/proxy). */
+export type ProxyFields = Pick<CreationBody, 'proxyEnabled' | 'proxyHost' | 'proxyPort' | 'proxyProtocol' | 'proxyUser' | 'proxyPassword'>;
+/** The creation body's fields of the storage block (also the body of POST /api/instance/s3). */
+export type StorageFields = Pick<CreationBody, 's3Enabled' | 's3Region' | 's3Bucket' | 's3AccessKey' | 's3SecretKey' | 's3Endpoint' | 's3PathPrefix'>;
 
 export interface BlockContext {
   secrets: SecretBox;
@@ -61,12 +67,17 @@ function events(list: string[] | undefined, field: string): string[] {
 const PROXY_PROTOCOLS: readonly ProxyProtocol[] = ['http', 'https', 'socks5'];
 const HOST = /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$/;
 
-export function proxyBlock(body: CreationBody, ctx: BlockContext): BlockResult<ProxyConfig> {
-  return block(has(body, 'proxy'), () => {
-    const enabled = body.proxyEnabled ?? false;
-    const host = body.proxyHost?.trim() ?? '';
-    const port = body.proxyPort?.trim() ?? '';
-    const protocol = (body.proxyProtocol?.trim().toLowerCase() || 'http') as ProxyProtocol;
+/**
+ * The proxy block. With `update` (POST /api/instance/proxy), fields left out keep the current values and
+ * the password is kept unless sent (an empty one removes it).
+ */
+export function proxyBlock(body: ProxyFields, ctx: BlockContext, update?: { current: ProxyConfig | undefined }): BlockResult<ProxyConfig> {
+  const current = update?.current;
+  return block(update !== undefined || has(body, 'proxy'), () => {
+    const enabled = body.proxyEnabled ?? current?.enabled ?? false;
+    const host = (body.proxyHost ?? current?.host ?? '').trim();
+    const port = (body.proxyPort ?? current?.port ?? '').trim();
+    const protocol = ((body.proxyProtocol ?? current?.protocol ?? '').trim().toLowerCase() || 'http') as ProxyProtocol;
     if (enabled && !host) fail('proxyHost is required when the proxy is enabled');
     if (host && !HOST.test(host)) fail(`proxyHost is not a valid host name or IP address`);
     if (enabled && !port) fail('proxyPort is required when the proxy is enabled');
@@ -74,13 +85,15 @@ export function proxyBlock(body: CreationBody, ctx: BlockContext): BlockResult<P
       fail('proxyPort must be a port number from 1 to 65535');
     }
     if (!PROXY_PROTOCOLS.includes(protocol)) fail(`proxyProtocol must be one of: ${PROXY_PROTOCOLS.join(', ')}`);
+    const password = body.proxyPassword;
     return {
       enabled,
       host,
       port,
       protocol,
-      user: body.proxyUser || undefined,
-      passwordSealed: body.proxyPassword ? ctx.secrets.seal(body.proxyPassword, SecretPurpose.ProxyPassword) : undefined,
+      user: body.proxyUser !== undefined ? body.proxyUser || undefined : current?.user,
+      passwordSealed:
+        password !== undefined ? (password ? ctx.secrets.seal(password, SecretPurpose.ProxyPassword) : undefined) : current?.passwordSealed,
     };
   });
 }
@@ -187,23 +200,36 @@ export function chatbotBlock(body: CreationBody, ctx: BlockContext): BlockResult
   });
 }
 
-export function storageBlock(body: CreationBody, ctx: BlockContext): BlockResult<StorageConfig> {
-  return block(has(body, 's3'), () => {
-    const enabled = body.s3Enabled ?? false;
-    const bucket = body.s3Bucket?.trim() ?? '';
+/**
+ * The storage block. With `update` (POST /api/instance/s3), fields left out keep the current values and
+ * the secret key is kept unless sent. Every result gets a new `revision`, which the storage status names.
+ */
+export function storageBlock(body: StorageFields, ctx: BlockContext, update?: { current: StorageConfig | undefined }): BlockResult<StorageConfig> {
+  const current = update?.current;
+  return block(update !== undefined || has(body, 's3'), () => {
+    const enabled = body.s3Enabled ?? current?.enabled ?? false;
+    const bucket = (body.s3Bucket ?? current?.bucket ?? '').trim();
     if (enabled && !bucket) fail('s3Bucket is required when storage is enabled');
     if (bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) fail('s3Bucket is not a valid bucket name');
-    if (enabled && !body.s3AccessKey?.trim()) fail('s3AccessKey is required when storage is enabled');
-    if (enabled && !body.s3SecretKey) fail('s3SecretKey is required when storage is enabled');
-    const endpoint = body.s3Endpoint?.trim() ? publicUrl(body.s3Endpoint, 's3Endpoint', ctx) : undefined;
+    const accessKey = (body.s3AccessKey ?? current?.accessKey ?? '').trim();
+    if (enabled && !accessKey) fail('s3AccessKey is required when storage is enabled');
+    const secret = body.s3SecretKey;
+    const secretKeySealed =
+      secret !== undefined ? (secret ? ctx.secrets.seal(secret, SecretPurpose.StorageSecretKey) : '') : (current?.secretKeySealed ?? '');
+    if (enabled && !secretKeySealed) fail('s3SecretKey is required when storage is enabled');
+    const region = body.s3Region !== undefined ? body.s3Region.trim() || 'us-east-1' : (current?.region ?? 'us-east-1');
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(region)) fail('s3Region is not a valid region name');
+    const endpoint =
+      body.s3Endpoint !== undefined ? (body.s3Endpoint.trim() ? publicUrl(body.s3Endpoint, 's3Endpoint', ctx) : undefined) : current?.endpoint;
     return {
       enabled,
-      region: body.s3Region?.trim() || 'us-east-1',
+      region,
       bucket,
-      accessKey: body.s3AccessKey?.trim() ?? '',
-      secretKeySealed: body.s3SecretKey ? ctx.secrets.seal(body.s3SecretKey, SecretPurpose.StorageSecretKey) : '',
+      accessKey,
+      secretKeySealed,
       endpoint,
-      pathPrefix: (body.s3PathPrefix ?? '').replace(/^\/+/, ''),
+      pathPrefix: body.s3PathPrefix !== undefined ? body.s3PathPrefix.replace(/^\/+/, '') : (current?.pathPrefix ?? ''),
+      revision: randomUUID(),
     };
   });
 }

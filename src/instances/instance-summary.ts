@@ -68,9 +68,15 @@ export function chatbotSummary(config: InstanceConfig) {
   };
 }
 
+/**
+ * `status`: `ok` or `error` (then `error` holds a readable cause) as the last upload or check of this
+ * configuration found it; `unchecked` until then (a status recorded for an earlier configuration no
+ * longer counts).
+ */
 export function storageSummary(config: InstanceConfig) {
   const s = config.storage;
   if (!s) return { enabled: false };
+  const status = config.storageStatus && config.storageStatus.revision === (s.revision ?? '') ? config.storageStatus : undefined;
   return {
     enabled: s.enabled,
     region: s.region,
@@ -79,6 +85,9 @@ export function storageSummary(config: InstanceConfig) {
     secretKey: s.secretKeySealed ? SECRET_MASK : '',
     endpoint: s.endpoint ?? null,
     pathPrefix: s.pathPrefix,
+    status: status?.state ?? ('unchecked' as const),
+    ...(status?.error ? { error: status.error } : {}),
+    checkedAt: status?.checkedAt ?? null,
   };
 }
 

@@ -40,7 +40,8 @@ export interface ProxySettings {
 export interface SessionOptions {
   instanceId: string;
   auth: AuthStore;
-  proxy: ProxySettings | undefined;
+  /** The instance's proxy, read at every new connection: a changed proxy applies on the next reconnect. */
+  proxy: () => ProxySettings | undefined;
   /** Read at connect time (history sync) and on every event (ignore groups, statuses, auto-read…). */
   settings: () => InstanceSettings;
   emit: (event: MsgNetEvent) => void;
@@ -207,9 +208,10 @@ export interface MsgNetSession {
   getProfile(jid?: string): Promise<ProfileInfo | undefined>;
   /**
    * The bytes of a received message's media, while the session still holds that message (recent messages
-   * of this activation only). @throws NotFoundError when it does not, PayloadTooLargeError past `maxBytes`.
+   * of this activation only), through the instance's proxy. `signal` aborts the download (a deadline).
+   * @throws NotFoundError when it does not, PayloadTooLargeError past `maxBytes`.
    */
-  downloadMedia(message: NormalizedMessage, maxBytes: number): Promise<ReceivedMedia>;
+  downloadMedia(message: NormalizedMessage, maxBytes: number, signal?: AbortSignal): Promise<ReceivedMedia>;
   /** Shows "typing…" (`composing`) in a chat, or stops it (`paused`). */
   sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void>;
   /** Every label of the account, including those on no chat. */

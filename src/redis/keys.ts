@@ -19,6 +19,8 @@ export const keys = {
   webhookRetries: () => `${P}:webhooks:retry`,
   /** One instance's dead letters, newest first. */
   webhookDead: (instanceId: string) => `${P}:webhooks:dead:${instanceId}`,
+  /** A received file (raw bytes) kept for base64 deliveries and catch-up, with a TTL of MEDIA_BLOB_TTL. */
+  mediaBlob: (instanceId: string, messageId: string) => `${P}:media:${instanceId}:${messageId}`,
   /** Fixed-window counter of a rate-limit bucket. */
   rate: (bucket: string) => `${P}:rate:${bucket}`,
 } as const;

@@ -141,6 +141,22 @@ export interface StorageConfig {
   secretKeySealed: string;
   endpoint: string | undefined;
   pathPrefix: string;
+  /** Changes with every save of the block: a storage status is current only for the revision it checked. */
+  revision?: string;
+}
+
+/**
+ * The last outcome of using the storage block (an upload, or the check of POST /api/instance/s3). Kept
+ * as its own block so that recording it never overwrites a configuration saved in the meantime.
+ */
+export interface StorageStatus {
+  /** The `StorageConfig.revision` it concerns. */
+  revision: string;
+  /** `ok`: the last upload or check worked; `error`: it failed with `error`. */
+  state: 'ok' | 'error';
+  /** Readable cause of the failure (`the access key id is not known to the store`…). */
+  error: string | undefined;
+  checkedAt: string;
 }
 
 /** Configuration of an instance: any node may read it and write it (no owner epoch needed). */
@@ -151,6 +167,7 @@ export interface InstanceConfig {
   helpdesk: HelpdeskConfig | undefined;
   chatbot: ChatbotBlock | undefined;
   storage: StorageConfig | undefined;
+  storageStatus?: StorageStatus | undefined;
 }
 
 /**
@@ -220,9 +237,17 @@ export interface MessageRecord {
   type: string;
   /** The text, or the media caption. */
   text: string;
-  media: { kind: string; mimetype: string; fileName?: string; size?: number } | undefined;
+  media: { kind: string; mimetype: string; fileName?: string; size?: number; stored?: StoredObject } | undefined;
   /** Where the message got to: set by delivery receipts (ours) or on arrival (theirs). */
   status?: MessageStatus;
+}
+
+/** Where a received file was uploaded (the instance's object storage). */
+export interface StoredObject {
+  bucket: string;
+  key: string;
+  /** The custom endpoint of a compatible store; absent for the standard service. */
+  endpoint?: string;
 }
 
 /** A message's progress; a status never goes back (see MESSAGE_STATUS_RANK). */
@@ -269,4 +294,13 @@ export interface BillingLedgerEntry {
   data: string;
   createdAt: string;
   sentAt: string | undefined;
+}
+
+/** One received file kept for base64 deliveries and catch-up (GET /api/chat/media), until `expiresAt`. */
+export interface MediaBlob {
+  instanceId: string;
+  messageId: string;
+  data: Buffer;
+  /** Unix ms. */
+  expiresAt: number;
 }

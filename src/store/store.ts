@@ -10,6 +10,7 @@ import type {
   InstanceRecord,
   HistoryCursor,
   InstanceSettings,
+  MediaBlob,
   MessageRecord,
   OwnedStateOp,
   WebhookRecord,
@@ -39,6 +40,8 @@ export interface Store {
   readonly accountWebhooks: AccountWebhookRepository;
   /** The billing events recorded once each (the cron's idempotency ledger). */
   readonly billingLedger: BillingLedgerRepository;
+  /** Received files kept for a while for base64 deliveries (when no Redis holds them) and catch-up. */
+  readonly mediaBlobs: MediaBlobRepository;
   /** Chatbot bots and each instance's integration link (configuration; deleted with the instance). */
   readonly chatbots: ChatbotRepository;
   /** Resolves when the store answers; used by /health. */
@@ -174,6 +177,19 @@ export interface BillingLedgerRepository {
   markSent(key: string, at: string): Promise<void>;
   /** Every entry of the account, oldest first (for tests and support). */
   list(accountId: string): Promise<BillingLedgerEntry[]>;
+}
+
+/**
+ * Received media kept until an expiry (the embedded mode's copy for base64 webhook deliveries and
+ * GET /api/chat/media). Deleted with their instance; expired ones are never returned and are pruned.
+ */
+export interface MediaBlobRepository {
+  /** Inserts or replaces the file of (instance, message). */
+  put(blob: MediaBlob): Promise<void>;
+  /** The file unless it expired before `now` (Unix ms). */
+  get(instanceId: string, messageId: string, now: number): Promise<Buffer | undefined>;
+  /** Deletes every file expired before `now`; returns how many. */
+  prune(now: number): Promise<number>;
 }
 
 /**

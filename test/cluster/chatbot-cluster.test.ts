@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { CHATBOT_NAMESPACE } from '../../src/store/namespaces.js';
 import { FakeTypebot, text, textInput } from '../helpers/fake-typebot.js';
-import { ClusterFixture, TEST_TTL_MS, sleep } from './cluster-fixture.js';
+import { ClusterFixture, TEST_TTL_MS, connectAndLink, sleep } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
 
@@ -55,8 +55,7 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
       ...Array.from({ length: 4 }, () => ({ messages: ({ answers }: { answers: string[] }) => [text(`You said: ${answers.at(-1)}`)], input: textInput() })),
     ]);
     expect((await api.post('/api/instance/new', { name: 'ha' }, { token: account })).status).to.equal(201);
-    await api.get('/api/instance/connect/ha', { token: account });
-    expect((await api.post('/api/sandbox/link/ha', { number: '5511400000001' }, { token: account })).status).to.equal(200);
+    await connectAndLink(api, api, 'ha', account, { number: '5511400000001' });
     instanceId = (await c.store.instances.listByAccount((await c.store.accounts.list()).find((a) => a.name === 'chatbot-ha')!.id))[0]!.id;
     const created = await c.nodes[1]!.api.post('/api/chatbot/set/ha', { url, triggerType: 'all', debounceSeconds: 4 }, { token: account });
     expect(created.status, created.text).to.equal(201);

@@ -19,6 +19,22 @@ export const TEST_TTL_MS = 2000;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+type Api = NodeProcess['api'];
+
+/**
+ * Connects an instance and links it on the sandbox phone. A QR waiting on one owner ends when the
+ * instance is placed again (nodes still joining), so a link that finds no QR connects again.
+ */
+export async function connectAndLink(connectVia: Api, linkVia: Api, name: string, token: string, body: { number?: string } = {}): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const connect = await connectVia.get(`/api/instance/connect/${name}`, { token });
+    if (connect.body?.status !== 'qr') throw new Error(`connect ${name}: ${JSON.stringify(connect.body)}`);
+    const link = await linkVia.post(`/api/sandbox/link/${name}`, body, { token });
+    if (link.status === 200) return;
+    if (link.status !== 409 || attempt === 5) throw new Error(`link ${name}: ${link.status} ${JSON.stringify(link.body)}`);
+  }
+}
+
 /**
  * A test cluster: one redis-server and N node processes on one SQLite file, with the write probe on.
  * Nodes can be killed, paused, stopped and added; `check()` reads the probe and returns the stale writes.

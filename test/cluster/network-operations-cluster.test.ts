@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { pngImage, startFileServer } from '../helpers/media-fixtures.js';
 import type { FileServer } from '../helpers/media-fixtures.js';
-import { ClusterFixture } from './cluster-fixture.js';
+import { ClusterFixture, connectAndLink } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
 
@@ -25,8 +25,7 @@ describe('cluster: network operations sent to a node that does not own the insta
     const created = await c.nodes[0]!.api.post('/api/admin/accounts', { name: 'netops' }, { token: CLUSTER_ADMIN_TOKEN });
     account = created.body.account.token as string;
     expect((await c.nodes[0]!.api.post('/api/instance/new', { name: 'shop' }, { token: account })).status).to.equal(201);
-    expect((await c.nodes[0]!.api.get('/api/instance/connect/shop', { token: account })).body.status).to.equal('qr');
-    expect((await c.nodes[0]!.api.post('/api/sandbox/link/shop', { number: '5511900000001' }, { token: account })).status).to.equal(200);
+    await connectAndLink(c.nodes[0]!.api, c.nodes[0]!.api, 'shop', account, { number: '5511900000001' });
     const accountId = (await c.store.accounts.findByName('netops'))!.id;
     const id = (await c.store.instances.findByName(accountId, 'shop'))!.id;
     const [ownerId] = await c.owners([id]);

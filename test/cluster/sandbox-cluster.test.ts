@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import type { EventEnvelope } from '../../src/events/instance-events.js';
 import { channels } from '../../src/redis/keys.js';
-import { ClusterFixture, TEST_TTL_MS, sleep } from './cluster-fixture.js';
+import { ClusterFixture, TEST_TTL_MS, connectAndLink, sleep } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
 
@@ -46,9 +46,7 @@ describe('cluster: sandbox instances across node processes', function () {
     const created = await via.api.post('/api/instance/new', { name }, { token: account });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const token = created.body.instance.token as string;
-    expect((await via.api.get(`/api/instance/connect/${name}`, { token })).body.status).to.equal('qr');
-    const link = await via.api.post(`/api/sandbox/link/${name}`, { number }, { token });
-    expect(link.status, JSON.stringify(link.body)).to.equal(200);
+    await connectAndLink(via.api, via.api, name, token, { number });
     return token;
   }
 

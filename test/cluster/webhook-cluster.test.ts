@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { keys } from '../../src/redis/keys.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { ClusterFixture, sleep } from './cluster-fixture.js';
+import { ClusterFixture, connectAndLink, sleep } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 
 describe('cluster: webhook deliveries through Redis Streams', function () {
@@ -36,8 +36,7 @@ describe('cluster: webhook deliveries through Redis Streams', function () {
     const account = (await api.post('/api/admin/accounts', { name: 'hooks' }, { token: CLUSTER_ADMIN_TOKEN })).body.account.token as string;
     const created = await api.post('/api/instance/new', { name: 'shop', webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] }, { token: account });
     const token = created.body.instance.token as string;
-    await api.get('/api/instance/connect/shop', { token });
-    expect((await api.post('/api/sandbox/link/shop', {}, { token })).status).to.equal(200);
+    await connectAndLink(api, api, 'shop', token);
 
     // The receiver hangs: every delivery stays taken (pending in the stream) by whichever node took it.
     receiver.respond = () => 'hang';

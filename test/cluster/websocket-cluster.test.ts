@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { TestClient, rawUpgrade } from '../helpers/ws-harness.js';
-import { ClusterFixture, sleep } from './cluster-fixture.js';
+import { ClusterFixture, connectAndLink, sleep } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
 
@@ -49,9 +49,7 @@ describe('cluster: WebSocket fan-out across node processes', function () {
     const created = await c.nodes[0]!.api.post('/api/instance/new', { name: 'fanout', websocketEnabled: true }, { token: account });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const token = created.body.instance.token as string;
-    expect((await c.nodes[1]!.api.get('/api/instance/connect/fanout', { token })).body.status).to.equal('qr');
-    const link = await c.nodes[2]!.api.post('/api/sandbox/link/fanout', { number: '5511300000001' }, { token });
-    expect(link.status, JSON.stringify(link.body)).to.equal(200);
+    await connectAndLink(c.nodes[1]!.api, c.nodes[2]!.api, 'fanout', token, { number: '5511300000001' });
     let owner: NodeProcess | undefined;
     await until(async () => (owner = await ownerOf('fanout')) !== undefined, 'an owner');
     const others = c.nodes.filter((n) => n !== owner);

@@ -38,6 +38,8 @@ export interface Harness {
   factory: FakeSocketFactory;
   events: MsgNetEvent[];
   settings: InstanceSettings;
+  /** Changes the instance's proxy, as a saved proxy block does (read at the next socket). */
+  setProxy(proxy: ProxySettings | undefined): void;
 }
 
 export interface HarnessOptions {
@@ -54,6 +56,7 @@ export async function openSession(options: HarnessOptions = {}): Promise<Harness
   const factory = new FakeSocketFactory();
   const events: MsgNetEvent[] = [];
   const settings: InstanceSettings = { ...DEFAULT_SETTINGS, ...options.settings };
+  let proxy = options.proxy;
   const driver = new BaileysDriver({
     makeSocket: factory.make,
     backoff: { baseMs: 10, maxMs: 40 },
@@ -64,12 +67,22 @@ export async function openSession(options: HarnessOptions = {}): Promise<Harness
   const session = await driver.open({
     instanceId: 'inst-1',
     auth: store,
-    proxy: options.proxy,
+    proxy: () => proxy,
     settings: () => settings,
     emit: (event) => events.push(event),
     log: silentLog,
   });
-  return { driver, session, store, factory, events, settings };
+  return {
+    driver,
+    session,
+    store,
+    factory,
+    events,
+    settings,
+    setProxy: (p) => {
+      proxy = p;
+    },
+  };
 }
 
 /** A linked session whose socket has opened. */

@@ -473,6 +473,38 @@ export function storeContract(openStore: () => Promise<Store>): void {
     });
   });
 
+  describe('media blobs', () => {
+    it('keeps a file until it expires, replaces it, prunes expired ones, and forgets them with the instance', async () => {
+      const a = account();
+      await store.accounts.create(a);
+      const i = instance(a.id);
+      await store.instances.create(i, [], 10);
+      const t = Date.now();
+      await store.mediaBlobs.put({ instanceId: i.id, messageId: 'm1', data: Buffer.from('first'), expiresAt: t + 60_000 });
+      await store.mediaBlobs.put({ instanceId: i.id, messageId: 'm1', data: Buffer.from('second'), expiresAt: t + 60_000 });
+      await store.mediaBlobs.put({ instanceId: i.id, messageId: 'm2', data: Buffer.from('old'), expiresAt: t - 1 });
+      expect((await store.mediaBlobs.get(i.id, 'm1', t))?.toString()).to.equal('second');
+      expect(await store.mediaBlobs.get(i.id, 'm1', t + 60_000), 'expired at its time').to.equal(undefined);
+      expect(await store.mediaBlobs.get(i.id, 'm2', t)).to.equal(undefined);
+      expect(await store.mediaBlobs.get(i.id, 'unknown', t)).to.equal(undefined);
+      expect(await store.mediaBlobs.prune(t)).to.be.at.least(1);
+      expect((await store.mediaBlobs.get(i.id, 'm1', t))?.toString()).to.equal('second');
+      await store.instances.delete(i.id);
+      expect(await store.mediaBlobs.get(i.id, 'm1', t)).to.equal(undefined);
+    });
+
+    it('round-trips a file larger than one storage document', async () => {
+      const a = account();
+      await store.accounts.create(a);
+      const i = instance(a.id);
+      await store.instances.create(i, [], 10);
+      const big = Buffer.alloc(9 * 1024 * 1024 + 7, 0x5a);
+      big[big.length - 1] = 1;
+      await store.mediaBlobs.put({ instanceId: i.id, messageId: 'big', data: big, expiresAt: Date.now() + 60_000 });
+      expect((await store.mediaBlobs.get(i.id, 'big', Date.now()))?.equals(big)).to.equal(true);
+    });
+  });
+
   describe('account webhooks', () => {
     it('saves, reads and replaces an account webhook (creation time kept)', async () => {
       const a = account();

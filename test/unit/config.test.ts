@@ -24,6 +24,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ MESSAGE_RETENTION_DAYS: '-1' })).to.throw(ConfigError, /^MESSAGE_RETENTION_DAYS must be an integer/);
   });
 
+  it('gives the received-media options: kept-copy TTL, object URL expiry or public URLs, storage deadline', () => {
+    expect(loadConfig({}).receivedMedia).to.deep.equal({ blobTtlMs: 3_600_000, urlExpirySeconds: 604_800, publicUrls: false, storageTimeoutMs: 30_000 });
+    const c = loadConfig({ MEDIA_BLOB_TTL: '90s', S3_URL_EXPIRY: '15m', S3_PUBLIC_URLS: 'true', S3_TIMEOUT_MS: '5000' });
+    expect(c.receivedMedia).to.deep.equal({ blobTtlMs: 90_000, urlExpirySeconds: 900, publicUrls: true, storageTimeoutMs: 5000 });
+    expect(() => loadConfig({ S3_URL_EXPIRY: '8d' })).to.throw(ConfigError, /^S3_URL_EXPIRY must be from 1s to 7d/);
+    expect(() => loadConfig({ MEDIA_BLOB_TTL: '1mo' })).to.throw(ConfigError, /^MEDIA_BLOB_TTL must be a fixed duration/);
+    expect(() => loadConfig({ MEDIA_BLOB_TTL: 'soon' })).to.throw(ConfigError, /^MEDIA_BLOB_TTL must be a duration/);
+  });
+
   it('listens on all interfaces by default in cluster mode', () => {
     const c = loadConfig({ REDIS_URL: 'redis://r1:6379,redis://r2:6379', ENCRYPTION_KEY: KEY_HEX });
     expect(c.embedded).to.equal(false);

@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
+import type { MediaBlobStore } from '../../media/media-blobs.js';
+import type { MediaCounters } from '../../media/media-counters.js';
 import { SecretPurpose } from '../../security/secret-box.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import { signatureHeader } from './account-signature.js';
 import type { AccountSecretSource } from './account-signature.js';
 import type { Delivery, DeliveryQueue } from './delivery.js';
+import { withMediaBase64 } from './media-attachment.js';
 import { nextDelayMs } from './retry-policy.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { SendResult, WebhookSender } from './webhook-sender.js';
@@ -22,6 +25,10 @@ export interface DeliveryWorkerOptions {
   pollMs: number;
   /** Where account deliveries find their account's current signing secret. */
   accountSecrets?: AccountSecretSource;
+  /** Where base64 deliveries find the kept copy of their received file (`Delivery.mediaBlob`). */
+  mediaBlobs?: MediaBlobStore;
+  /** Counts base64 deliveries whose copy had expired. */
+  mediaCounters?: MediaCounters;
 }
 
 /** Outcomes, for metrics and tests. */
@@ -105,12 +112,28 @@ export class DeliveryWorker {
     return headers;
   }
 
+  /** The body to POST: a base64 delivery gets its file from the kept copy, read at every attempt. */
+  async #body(d: Delivery): Promise<string> {
+    if (d.mediaBlob === undefined || !this.o.mediaBlobs) return d.body;
+    let file: Buffer | undefined;
+    try {
+      file = await this.o.mediaBlobs.get(d.instanceId, d.mediaBlob);
+    } catch (err) {
+      throw new Error(`could not read the kept media: ${(err as Error).message}`, { cause: err });
+    }
+    if (!file) this.o.mediaCounters?.add('blobExpired');
+    return withMediaBase64(d.body, file);
+  }
+
   async #attempt(d: Delivery): Promise<void> {
     const started = performance.now();
     const headers = await this.#headers(d).catch((err: unknown) => `could not sign: ${(err as Error).message}`);
+    const body = typeof headers === 'string' ? undefined : await this.#body(d).catch((err: unknown) => err as Error);
     const result: SendResult = typeof headers === 'string'
       ? { ok: false, retryable: true, error: headers }
-      : await this.o.sender.send(d.url, d.body, headers);
+      : body instanceof Error || body === undefined
+        ? { ok: false, retryable: true, error: body?.message ?? 'no body' }
+        : await this.o.sender.send(d.url, body, headers);
     const attempted: Delivery = { ...d, attempts: d.attempts + 1 };
     try {
       if (result.ok) {

@@ -11,8 +11,13 @@ export interface Delivery {
   authorizationSealed: string | undefined;
   /** Account webhooks: the account whose current secret signs the body at each attempt. */
   signAccountId?: string;
-  /** The JSON envelope, exactly as it is POSTed. */
+  /** The JSON envelope, as it is POSTed (with the file's bytes added when `mediaBlob` is set). */
   body: string;
+  /**
+   * Base64 webhooks: the message id of the kept copy of the received file, put into
+   * `data.message.media.base64` at each attempt (MediaBlobStore), so the queue never holds the bytes.
+   */
+  mediaBlob?: string;
   /** Attempts made so far. */
   attempts: number;
   createdAt: string;

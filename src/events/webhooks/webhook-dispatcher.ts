@@ -4,7 +4,7 @@ import type { InstanceRecord, WebhookRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { EnvelopeBuilder } from '../envelope-builder.js';
 import { wantsEvent } from '../event-filter.js';
-import type { InstanceEvent } from '../instance-events.js';
+import type { EventAttachments, InstanceEvent } from '../instance-events.js';
 import type { Delivery, DeliveryQueue } from './delivery.js';
 
 /** How long a node trusts its copy of an instance's webhooks; changes made on this node apply at once. */
@@ -47,7 +47,8 @@ export class WebhookDispatcher implements InstanceEventSink {
     this.#cache.delete(instanceId);
   }
 
-  async #webhooks(instanceId: string): Promise<WebhookRecord[]> {
+  /** The instance's webhooks as this node last read them (at most 2 s old). */
+  async webhooks(instanceId: string): Promise<WebhookRecord[]> {
     const cached = this.#cache.get(instanceId);
     if (cached && performance.now() - cached.at < WEBHOOK_CACHE_MS) return cached.webhooks;
     const webhooks = await this.store.webhooks.list(instanceId);
@@ -55,8 +56,8 @@ export class WebhookDispatcher implements InstanceEventSink {
     return webhooks;
   }
 
-  async emit(instance: InstanceRecord, event: InstanceEvent): Promise<void> {
-    const targets = (await this.#webhooks(instance.id)).filter((w) => matches(w, event.event));
+  async emit(instance: InstanceRecord, event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
+    const targets = (await this.webhooks(instance.id)).filter((w) => matches(w, event.event));
     if (targets.length === 0) return;
     const body = JSON.stringify(this.envelopes.build(instance, event));
     const createdAt = new Date().toISOString();
@@ -68,6 +69,7 @@ export class WebhookDispatcher implements InstanceEventSink {
       url: deliveryUrl(w, event.event),
       authorizationSealed: w.authorizationSealed,
       body,
+      ...(w.base64 && attachments?.webhookMediaBlob !== undefined ? { mediaBlob: attachments.webhookMediaBlob } : {}),
       attempts: 0,
       createdAt,
     }));

@@ -42,7 +42,8 @@ function messageView(m: MessageRecord) {
     timestamp: new Date(m.timestamp).toISOString(),
     type: m.type,
     text: m.text,
-    media: m.media ?? null,
+    // Where the file was stored stays internal; GET /api/chat/media gives the file itself.
+    media: m.media ? { kind: m.media.kind, mimetype: m.media.mimetype, ...(m.media.fileName ? { fileName: m.media.fileName } : {}), ...(m.media.size !== undefined ? { size: m.media.size } : {}) } : null,
   };
 }
 

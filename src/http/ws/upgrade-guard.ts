@@ -6,7 +6,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { RateLimiter } from '../../cluster/rate-limiter.js';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
-import type { InstanceRecord } from '../../store/records.js';
+import type { AccountRecord, InstanceRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { AppContext, AppState } from '../app-state.js';
 import { AuthMessage, resolvePresented } from '../auth.js';
@@ -58,9 +58,11 @@ export interface Refusal {
   body: string | undefined;
 }
 
-export type UpgradeVerdict =
-  | { ok: true; instance: InstanceRecord; headers: Record<string, string> }
-  | ({ ok: false } & Refusal);
+type Verdict<T extends object> = ({ ok: true; headers: Record<string, string> } & T) | ({ ok: false } & Refusal);
+
+export type UpgradeVerdict = Verdict<{ instance: InstanceRecord }>;
+/** The console stream's verdict: the TokenAccount's account. */
+export type AccountVerdict = Verdict<{ account: AccountRecord }>;
 
 /** `scheme://host[:port]` in canonical form (lower case, default port dropped), or the raw text lower-cased. */
 export function normalizeOrigin(origin: string): string {
@@ -138,24 +140,49 @@ export class UpgradeGuard {
 
   /** Runs every check of an upgrade request for instance `name`. Never throws for a client error. */
   async check(req: IncomingMessage, name: string): Promise<UpgradeVerdict> {
+    return this.#run(req, async (ctx) => {
+      const instance = await this.#authorize(ctx, name);
+      if (!this.originAllowed(ctx)) return 'origin-blocked';
+      if (!instance.config.websocket?.enabled) throw new ValidationError(WsMessage.NotEnabled);
+      return { instance };
+    });
+  }
+
+  /**
+   * The operator console's account stream: the same rate limit, HTTPS and origin rules, but a TokenAccount
+   * is required (no instance in the path, and no per-instance WebSocket configuration to check).
+   */
+  async checkAccount(req: IncomingMessage): Promise<AccountVerdict> {
+    return this.#run(req, async (ctx) => {
+      const { token, principal } = await resolvePresented(ctx, this.o.auth);
+      if (token === undefined) throw new AuthError(AuthMessage.Missing);
+      if (!principal) throw new AuthError(AuthMessage.Invalid);
+      if (principal.kind !== 'account') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
+      ctx.state.principal = principal;
+      if (!this.originAllowed(ctx)) return 'origin-blocked';
+      return { account: principal.account };
+    });
+  }
+
+  /**
+   * Builds a Koa context for the upgrade request and runs `decide` inside the rate limit, the HTTPS check
+   * and the error envelope; a thrown AppError becomes the refusal's status and body.
+   */
+  async #run<T extends object>(req: IncomingMessage, decide: (ctx: AppContext) => Promise<T | 'origin-blocked'>): Promise<Verdict<T>> {
     const ctx = this.#koa.createContext(req, new ServerResponse(req)) as AppContext;
     const given = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
     ctx.state.log = this.o.logger.child({ requestId: ctx.state.requestId });
 
-    let accepted: InstanceRecord | undefined;
+    let accepted: T | undefined;
     let originBlocked = false;
     await errorEnvelope(ctx, () =>
       this.#limit(ctx, async () => {
         if (this.o.requireHttps && !ctx.secure) throw new ForbiddenError(WsMessage.HttpsRequired);
-        const instance = await this.#authorize(ctx, name);
-        if (!this.originAllowed(ctx)) {
-          originBlocked = true;
-          return;
-        }
-        if (!instance.config.websocket?.enabled) throw new ValidationError(WsMessage.NotEnabled);
-        accepted = instance;
+        const outcome = await decide(ctx);
+        if (outcome === 'origin-blocked') originBlocked = true;
+        else accepted = outcome;
       }),
     );
 
@@ -164,9 +191,9 @@ export class UpgradeGuard {
       const value = ctx.response.get(h);
       if (value) headers[HEADER_NAMES[h]!] = value;
     }
-    if (accepted) return { ok: true, instance: accepted, headers };
+    if (accepted) return { ok: true, ...accepted, headers };
     if (originBlocked) {
-      ctx.state.log.debug({ origin: ctx.get('origin'), instance: name }, 'websocket origin refused');
+      ctx.state.log.debug({ origin: ctx.get('origin'), path: ctx.path }, 'websocket origin refused');
       return { ok: false, status: 403, headers, body: undefined };
     }
     return { ok: false, status: ctx.status, headers, body: JSON.stringify(ctx.body) };

@@ -10,6 +10,9 @@ import type { EventEnvelope } from '../../events/instance-events.js';
 import type { InstanceRecord, WebsocketConfig } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { Authenticator } from '../auth.js';
+import { ConsoleStream, isConsoleStreamPath } from './console-stream.js';
+import { beat, heartbeatTickMs, startHeartbeat } from './socket-heartbeat.js';
+import type { Heartbeating } from './socket-heartbeat.js';
 import { frameFor } from './ws-frames.js';
 import { UpgradeGuard, WsMessage, jsonError, refuseUpgrade, wsInstanceName } from './upgrade-guard.js';
 
@@ -30,6 +33,8 @@ import { UpgradeGuard, WsMessage, jsonError, refuseUpgrade, wsInstanceName } fro
  * - A socket with more than `maxBufferedBytes` waiting to be sent is unregistered at once and closed with
  *   1011; if it has not closed EVICT_GRACE_MS later, it is dropped (the client then sees 1006).
  * - The instance deleted while connected, and the node shutting down (`close()`): close 1001.
+ * - `GET /console/stream` on the same listener is the operator console's account-wide stream
+ *   (console-stream.ts), checked by the same guard.
  *
  * Wiring (src/node.ts), after the HTTP(S) server is created and before it listens:
  *
@@ -66,12 +71,8 @@ export interface WebSocketGatewayDeps extends WebSocketOptions {
   rateLimitPerMinute: number;
 }
 
-interface Client {
-  readonly ws: WebSocket;
+interface Client extends Heartbeating {
   readonly channel: InstanceChannel;
-  nextPingAt: number;
-  /** Set while a ping is unanswered: the socket is dropped at this time unless a pong arrives first. */
-  pongDeadline: number | undefined;
 }
 
 /** The sockets of one instance on this node and their shared subscription. */
@@ -91,6 +92,8 @@ type AnyServer = HttpServer | HttpsServer;
 export class WebSocketGateway {
   readonly #wss: WebSocketServer;
   readonly #guard: UpgradeGuard;
+  /** `GET /console/stream`: the operator console's account-wide stream, on the same listener. */
+  readonly #console: ConsoleStream;
   readonly #channels = new Map<string, InstanceChannel>();
   readonly #clients = new Set<Client>();
   /** Headers for the 101 of an accepted upgrade (request id, rate limit). */
@@ -107,6 +110,13 @@ export class WebSocketGateway {
   constructor(private readonly deps: WebSocketGatewayDeps) {
     this.#log = deps.logger.child({ component: 'websocket' });
     this.#guard = new UpgradeGuard({ ...deps, logger: this.#log });
+    this.#console = new ConsoleStream({
+      ...deps,
+      guard: this.#guard,
+      logger: this.#log,
+      maxClientFrameBytes: MAX_CLIENT_FRAME_BYTES,
+      evictGraceMs: EVICT_GRACE_MS,
+    });
     this.#wss = new WebSocketServer({
       noServer: true,
       maxPayload: MAX_CLIENT_FRAME_BYTES,
@@ -118,7 +128,7 @@ export class WebSocketGateway {
     });
   }
 
-  /** Handles `upgrade` requests of this server: `/ws/:instance`; any other upgrade path gets 404. */
+  /** Handles `upgrade` requests of this server: `/ws/:instance` and `/console/stream`; any other path gets 404. */
   attach(server: AnyServer): void {
     if (this.#closed) throw new Error('the WebSocket gateway is closed');
     server.on('upgrade', this.#onUpgrade);
@@ -126,9 +136,19 @@ export class WebSocketGateway {
     this.#startTimers();
   }
 
-  /** Open sockets on this node. */
+  /** Open sockets on this node (instance sockets; the console's are `consoleSize`). */
   get size(): number {
     return this.#clients.size;
+  }
+
+  /** Open operator-console streams on this node. */
+  get consoleSize(): number {
+    return this.#console.size;
+  }
+
+  /** Instances whose events this node forwards to console streams. */
+  get consoleSubscriptions(): number {
+    return this.#console.subscriptionCount;
   }
 
   /** Open sockets of one instance on this node. */
@@ -152,12 +172,13 @@ export class WebSocketGateway {
       clearInterval(this.#refresher);
       for (const server of this.#servers) server.off('upgrade', this.#onUpgrade);
       this.#servers.clear();
+      const consoleClosed = this.#console.close();
       const open = [...this.#clients].map((c) => c.ws);
       const closed = Promise.all(open.map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r())))));
       for (const client of [...this.#clients]) this.#closeClient(client, 1001, 'server shutting down');
       await Promise.race([closed, new Promise((r) => setTimeout(r, EVICT_GRACE_MS).unref())]);
       for (const ws of open) ws.terminate();
-      await Promise.all([...this.#unsubscribing]);
+      await Promise.all([...this.#unsubscribing, consoleClosed]);
       this.#wss.close();
     })();
     return this.#closing;
@@ -174,6 +195,10 @@ export class WebSocketGateway {
 
   async #handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const name = wsInstanceName(req.url);
+    if (name === undefined && isConsoleStreamPath(req.url)) {
+      await this.#console.handleUpgrade(req, socket, head);
+      return;
+    }
     if (name === undefined) {
       refuseUpgrade(socket, { status: 404, headers: {}, body: jsonError(WsMessage.NotFound, 'not_found') });
       return;
@@ -256,12 +281,9 @@ export class WebSocketGateway {
   }
 
   #register(channel: InstanceChannel, ws: WebSocket, instance: InstanceRecord): void {
-    const client: Client = { ws, channel, nextPingAt: Date.now() + this.deps.pingIntervalMs, pongDeadline: undefined };
+    const client: Client = startHeartbeat(ws, this.deps, { channel });
     channel.sockets.add(client);
     this.#clients.add(client);
-    ws.on('pong', () => {
-      client.pongDeadline = undefined;
-    });
     // Client messages are not read (spec 4.10); `ws` enforces the frame limit and answers pings itself.
     ws.on('error', (err) => this.#log.debug({ err, instance: instance.name }, 'websocket error'));
     ws.on('close', (code) => {
@@ -305,29 +327,16 @@ export class WebSocketGateway {
 
   #startTimers(): void {
     if (this.#heartbeat) return;
-    const { pingIntervalMs, pongTimeoutMs, configRefreshMs } = this.deps;
-    // Ticks often enough to drop a silent client close to its deadline without one timer per socket.
-    const tick = Math.max(5, Math.min(1000, pingIntervalMs, pongTimeoutMs));
-    this.#heartbeat = setInterval(() => this.#beat(), tick).unref();
-    this.#refresher = setInterval(() => void this.#refreshConfigs(), configRefreshMs).unref();
+    this.#heartbeat = setInterval(() => this.#beat(), heartbeatTickMs(this.deps)).unref();
+    this.#refresher = setInterval(() => void this.#refreshConfigs(), this.deps.configRefreshMs).unref();
   }
 
   #beat(): void {
-    const now = Date.now();
-    for (const client of [...this.#clients]) {
-      if (client.ws.readyState !== WebSocket.OPEN) continue;
-      if (client.pongDeadline !== undefined && now >= client.pongDeadline) {
-        this.#log.debug({ instanceId: client.channel.instanceId }, 'websocket pong timeout');
-        this.#unregister(client);
-        client.ws.terminate();
-        continue;
-      }
-      if (now >= client.nextPingAt) {
-        client.nextPingAt = now + this.deps.pingIntervalMs;
-        client.pongDeadline ??= now + this.deps.pongTimeoutMs;
-        client.ws.ping();
-      }
-    }
+    beat(this.#clients, this.deps, (client) => {
+      this.#log.debug({ instanceId: client.channel.instanceId }, 'websocket pong timeout');
+      this.#unregister(client);
+      client.ws.terminate();
+    });
   }
 
   /** Re-reads each held instance: new configuration applies at once; a deleted instance closes with 1001. */

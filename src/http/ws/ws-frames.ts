@@ -13,10 +13,9 @@ export function frameFor(envelope: EventEnvelope, config: WebsocketConfig | unde
 }
 
 /**
- * Base64 media hook. Envelopes are sent as the owner emitted them; embedding received media is the job
- * of the received-media pipeline, which fills `data.message.media.base64` at emit time when some
- * consumer of the instance asked for it. An instance whose WebSocket configuration says `base64: false`
- * must not get it, so it is blanked here (today `base64` is always null and this copies nothing).
+ * Envelopes are sent as the owner emitted them: the owner puts a received file into
+ * `data.message.media.base64` only when the instance's WebSocket had `base64` on (media/received-media.ts).
+ * A node that reads the flag as off (it changed within WS_CONFIG_REFRESH_MS) blanks it here.
  */
 export function withoutMediaBase64(envelope: EventEnvelope): EventEnvelope {
   const data = envelope.data as { message?: { media?: { base64?: unknown } | null } } | null;

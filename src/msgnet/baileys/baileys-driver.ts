@@ -1,5 +1,5 @@
 import { makeWASocket } from '@whiskeysockets/baileys';
-import type { MsgNetDriver, MsgNetSession, SessionOptions } from '../msgnet-driver.js';
+import type { MsgNetDriver, MsgNetSession, ProxySettings, SessionOptions } from '../msgnet-driver.js';
 import { BaileysSession } from './baileys-session.js';
 import type { BaileysSessionDeps } from './connection-manager.js';
 import type { BackoffOptions } from './disconnect-policy.js';
@@ -15,7 +15,7 @@ export interface BaileysDriverOptions {
   backoff?: BackoffOptions;
   random?: () => number;
   linkTimeoutMs?: number;
-  proxyAgents?: (proxy: NonNullable<SessionOptions['proxy']>) => ProxyAgents;
+  proxyAgents?: (proxy: ProxySettings) => ProxyAgents;
   downloadMedia?: MediaDownloader;
 }
 

@@ -138,11 +138,11 @@ export class BaileysSession implements MsgNetSession {
     await sock.sendMessage(jid, { delete: { remoteJid: jid, id: messageId, fromMe } }, options);
   }
 
-  async downloadMedia(message: NormalizedMessage, maxBytes: number): Promise<ReceivedMedia> {
+  async downloadMedia(message: NormalizedMessage, maxBytes: number, signal?: AbortSignal): Promise<ReceivedMedia> {
     const raw = this.#conn.mediaMessages.get<WAMessage>(message.id);
     if (!raw || !message.media) throw new NotFoundError('Media not available');
     const download = this.#deps.downloadMedia ?? downloadFromNetwork;
-    const data = await readBounded(await download(raw, this.#conn.socket(), this.#log), maxBytes);
+    const data = await readBounded(await download(raw, this.#conn.socket(), this.#log, this.#conn.downloadOptions()), maxBytes, signal);
     return { data, mimetype: message.media.mimetype, ...(message.media.fileName ? { fileName: message.media.fileName } : {}) };
   }
 

@@ -47,6 +47,8 @@ export class ConnectionManager {
   #link: SessionLink | undefined;
   #loading: Promise<SessionLink> | undefined;
   #proxy: ProxyAgents | undefined;
+  /** The proxy settings `#proxy` was built for. */
+  #proxyKey: string | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #attempt = 0;
   #lastQr: string | undefined;
@@ -141,6 +143,7 @@ export class ConnectionManager {
     await this.#link?.auth.drain();
     await this.#proxy?.close().catch((err: unknown) => this.log.warn({ err }, 'could not close the proxy agents'));
     this.#proxy = undefined;
+    this.#proxyKey = undefined;
     this.groupCache.flushAll();
     this.callers.clear();
   }
@@ -321,10 +324,25 @@ export class ConnectionManager {
     else await this.o.auth.clear();
   }
 
+  /**
+   * The agents of the instance's current proxy, built once per proxy: a proxy changed since the last
+   * socket replaces them (the old ones close with the socket that used them).
+   */
   #proxyAgents(): ProxyAgents | undefined {
-    if (!this.o.proxy) return undefined;
-    this.#proxy ??= (this.deps.proxyAgents ?? buildProxyAgents)(this.o.proxy);
+    const wanted = this.o.proxy();
+    const key = wanted ? JSON.stringify(wanted) : undefined;
+    if (key !== this.#proxyKey) {
+      const old = this.#proxy;
+      this.#proxy = wanted ? (this.deps.proxyAgents ?? buildProxyAgents)(wanted) : undefined;
+      this.#proxyKey = key;
+      old?.close().catch((err: unknown) => this.log.warn({ err }, 'could not close the previous proxy agents'));
+    }
     return this.#proxy;
+  }
+
+  /** Baileys' fetch options for downloads: the proxy of the current socket (a changed one waits for the next). */
+  downloadOptions(): RequestInit | undefined {
+    return this.#proxy?.fetchOptions;
   }
 
   #setState(state: ConnectionState, extra: Omit<ConnectionEvent, 'type' | 'state'> = {}, always = false): void {

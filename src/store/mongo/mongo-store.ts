@@ -18,6 +18,7 @@ import type {
   ChatbotRepository,
   ConfigBlock,
   InstanceRepository,
+  MediaBlobRepository,
   MessageRepository,
   OwnedStateRepository,
   Store,
@@ -28,6 +29,7 @@ import { AUTH_NAMESPACE } from '../namespaces.js';
 import { MongoAccountWebhooks, MongoBillingLedger } from './mongo-billing.js';
 import { MongoChatbots } from './mongo-chatbots.js';
 import { MongoDeliveries } from './mongo-deliveries.js';
+import { MongoMediaBlobs } from './mongo-media-blobs.js';
 import { MongoMessages } from './mongo-messages.js';
 
 /** `instanceCount` is reserved before an instance insert so the quota check is atomic. */
@@ -133,6 +135,7 @@ export class MongoStore implements Store {
   readonly messages: MessageRepository;
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
+  readonly mediaBlobs: MediaBlobRepository;
   readonly chatbots: ChatbotRepository;
   readonly #client: MongoClient;
   readonly #db: Db;
@@ -151,9 +154,11 @@ export class MongoStore implements Store {
     this.messages = messages;
     this.accountWebhooks = new MongoAccountWebhooks(db);
     this.billingLedger = new MongoBillingLedger(db);
+    const mediaBlobs = new MongoMediaBlobs(db);
+    this.mediaBlobs = mediaBlobs;
     const chatbots = new MongoChatbots(db);
     this.chatbots = chatbots;
-    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages, chatbots);
+    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages, mediaBlobs, chatbots);
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
   }
@@ -192,6 +197,7 @@ export class MongoStore implements Store {
     await MongoDeliveries.createIndexes(db);
     await MongoMessages.createIndexes(db);
     await MongoBillingLedger.createIndexes(db);
+    await MongoMediaBlobs.createIndexes(db);
     await MongoChatbots.createIndexes(db);
   }
 
@@ -258,6 +264,7 @@ class MongoInstances implements InstanceRepository {
     private readonly ownedState: Collection<OwnedStateDoc>,
     private readonly deliveries: MongoDeliveries,
     private readonly messages: MongoMessages,
+    private readonly mediaBlobs: MongoMediaBlobs,
     private readonly chatbots: MongoChatbots,
   ) {}
 
@@ -360,6 +367,7 @@ class MongoInstances implements InstanceRepository {
     await this.webhooks.deleteMany({ instanceId: id });
     await this.deliveries.forgetDead(id);
     await this.messages.forgetInstance(id);
+    await this.mediaBlobs.forgetInstance(id);
     await this.chatbots.forgetInstance(id);
     if (!doc) return false;
     await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });

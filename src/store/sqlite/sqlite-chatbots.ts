@@ -30,7 +30,7 @@ function conflict(bot: ChatbotBotRecord): ConflictError {
   );
 }
 
-/** Chatbot bots and links in SQLite (migration 6); a partial unique index enforces the trigger rules. */
+/** Chatbot bots and links in SQLite (migration 7); a partial unique index enforces the trigger rules. */
 export class SqliteChatbots implements ChatbotRepository {
   constructor(private readonly db: Database.Database) {}
 

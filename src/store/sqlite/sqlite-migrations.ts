@@ -101,7 +101,16 @@ const MIGRATIONS: string[] = [
    );
    CREATE INDEX billing_ledger_unsent ON billing_ledger (sent_at, lease_until);
    CREATE INDEX billing_ledger_account ON billing_ledger (account_id, created_at);`,
-  // 6: chatbot bots (unique trigger key per instance) and each instance's integration link.
+  // 6: received media kept for base64 webhook deliveries and GET /api/chat/media, until they expire.
+  `CREATE TABLE media_blobs (
+     instance_id TEXT NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+     message_id TEXT NOT NULL,
+     data BLOB NOT NULL,
+     expires_at INTEGER NOT NULL,
+     PRIMARY KEY (instance_id, message_id)
+   );
+   CREATE INDEX media_blobs_expiry ON media_blobs (expires_at);`,
+  // 7: chatbot bots (unique trigger key per instance) and each instance's integration link.
   `CREATE TABLE chatbot_bots (
      instance_id TEXT NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
      bot_id TEXT NOT NULL,

@@ -19,6 +19,7 @@ import type {
   ConfigBlock,
   DeliveryRepository,
   InstanceRepository,
+  MediaBlobRepository,
   MessageRepository,
   OwnedStateRepository,
   Store,
@@ -27,6 +28,7 @@ import type {
 import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { SqliteAccountWebhooks, SqliteBillingLedger } from './sqlite-billing.js';
+import { SqliteMediaBlobs } from './sqlite-media-blobs.js';
 import { SqliteChatbots } from './sqlite-chatbots.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { SqliteDeliveries } from './sqlite-deliveries.js';
@@ -96,6 +98,7 @@ export class SqliteStore implements Store {
   readonly messages: MessageRepository;
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
+  readonly mediaBlobs: MediaBlobRepository;
   readonly chatbots: ChatbotRepository;
   readonly #db: Database.Database;
   readonly #stopPruning: () => void;
@@ -117,6 +120,7 @@ export class SqliteStore implements Store {
     this.messages = new SqliteMessages(this.#db);
     this.accountWebhooks = new SqliteAccountWebhooks(this.#db);
     this.billingLedger = new SqliteBillingLedger(this.#db);
+    this.mediaBlobs = new SqliteMediaBlobs(this.#db);
     this.chatbots = new SqliteChatbots(this.#db);
     this.#stopPruning = startMessagePruning(this.messages, options.messageRetentionDays ?? 0);
   }

@@ -1,0 +1,80 @@
+import Router from '@koa/router';
+import { AppError, ErrorCode, NotFoundError, ValidationError } from '../../errors.js';
+import type { MediaBlobStore } from '../../media/media-blobs.js';
+import { storageTarget } from '../../media/object-storage.js';
+import type { ObjectStorageClients } from '../../media/object-storage.js';
+import type { SecretBox } from '../../security/secret-box.js';
+import type { InstanceRecord, MessageRecord, StoredObject } from '../../store/records.js';
+import type { AppState } from '../app-state.js';
+import { requireInstance } from '../auth.js';
+import type { ActorRouteDeps } from '../route-deps.js';
+import { nameRequired, queryFlag, queryString } from '../route-helpers.js';
+
+interface Deps extends ActorRouteDeps {
+  secrets: SecretBox;
+  blobs: MediaBlobStore;
+  storage: ObjectStorageClients;
+}
+
+/** The instance's current storage block can still reach the object (same bucket and endpoint, a secret). */
+function reachable(instance: InstanceRecord, stored: StoredObject | undefined) {
+  const s = instance.config.storage;
+  if (!stored || !s?.secretKeySealed) return undefined;
+  return s.bucket === stored.bucket && (s.endpoint ?? '') === (stored.endpoint ?? '') ? s : undefined;
+}
+
+const notFound = (err: unknown) => err instanceof AppError && err.code === ErrorCode.NotFound;
+
+/**
+ * GET /api/chat/media/:instance?messageId=: a message's received file, for catch-up after a WebSocket
+ * gap. From the instance's bucket when it was stored there (302 to a fresh object URL), else from the
+ * copy kept for base64 consumers (MEDIA_BLOB_TTL), else downloaded again from the session while the
+ * owner still holds the message; 404 once none of them has it.
+ */
+export function mediaRoutes(deps: Deps) {
+  const router = new Router<AppState>({ prefix: '/api/chat' });
+  nameRequired(router, 'get', '/media', deps.auth);
+
+  router.get('/media/:instance', requireInstance(deps.store, deps.auth), async (ctx) => {
+    const instance = ctx.state.instance!;
+    const messageId = queryString(ctx, 'messageId');
+    if (!messageId) throw new ValidationError('messageId is required');
+    const redirect = queryFlag(ctx, 'redirect', true);
+    const record: MessageRecord | undefined = await deps.store.messages.find(instance.id, messageId);
+    if (!record) throw new NotFoundError('Message not found');
+    const media = record.media;
+    if (!media) throw new NotFoundError('Message has no media');
+    const view = { messageId, type: media.kind, mimetype: media.mimetype, fileName: media.fileName ?? null, size: media.size ?? null };
+
+    const storage = reachable(instance, media.stored);
+    if (storage && media.stored) {
+      const url = await deps.storage.for(storageTarget(storage, deps.secrets)).url(media.stored.key);
+      if (redirect) {
+        ctx.status = 302;
+        ctx.set('Location', url);
+      }
+      ctx.body = { success: true, message: 'Media is in object storage', media: { ...view, source: 'storage', url } };
+      return;
+    }
+
+    let base64: string | undefined;
+    let source: 'cache' | 'session' = 'cache';
+    const kept = await deps.blobs.get(instance.id, messageId);
+    if (kept) {
+      base64 = kept.toString('base64');
+    } else if (!record.fromMe) {
+      const fromSession = await deps.runtime.router
+        .callIfOwned(instance.id, 'media.download', { messageId }, deps.callTimeoutMs)
+        .catch((err: unknown) => {
+          if (notFound(err)) return undefined;
+          throw err;
+        });
+      base64 = fromSession?.base64;
+      source = 'session';
+    }
+    if (base64 === undefined) throw new NotFoundError('Media is no longer available');
+    ctx.body = { success: true, message: 'Media retrieved successfully', media: { ...view, source, base64 } };
+  });
+
+  return router;
+}
