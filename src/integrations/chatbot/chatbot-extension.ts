@@ -39,6 +39,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
 
+/** Messages that can talk to a flow: text, a media caption, a clicked button or list item. */
+const ANSWER_TYPES = new Set<NormalizedMessage['type']>(['text', 'media', 'buttons_response', 'interactive']);
+
 const iso = (ms: number) => new Date(ms).toISOString();
 const expiry = (bot: ChatbotBotRecord, now: number) => (bot.expireMinutes > 0 ? now + bot.expireMinutes * 60_000 : undefined);
 
@@ -128,10 +131,12 @@ export class ChatbotExtension implements InstanceExtension {
     const chat = message.chat.jid;
     if (message.chat.type === 'status' || message.chat.type === 'newsletter') return;
     if (message.fromMe) {
-      if (!this.#ownSends.has(message.id)) this.#fire(chat, () => this.#operatorMessage(message));
+      // Anything the operator sends but a reaction is a manual reply.
+      if (message.type !== 'reaction' && !this.#ownSends.has(message.id)) this.#fire(chat, () => this.#operatorMessage(message));
       return;
     }
-    this.#fire(chat, () => this.#contactMessage(message));
+    // Reactions, payments, event cards and the like are no answer to a flow.
+    if (ANSWER_TYPES.has(message.type)) this.#fire(chat, () => this.#contactMessage(message));
   }
 
   async onStop(): Promise<void> {
