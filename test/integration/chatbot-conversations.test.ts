@@ -222,7 +222,7 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
         keywordFinish: '#stop',
         finishMessage: 'Goodbye!',
       });
-      await inst.bot({ url: h.typebot.flow('joined', echoFlow(undefined)), triggerType: 'keyword', triggerOperator: 'equals', triggerValue: 'frag', debounceSeconds: 1 });
+      await inst.bot({ url: h.typebot.flow('joined', echoFlow(undefined)), triggerType: 'keyword', triggerOperator: 'equals', triggerValue: 'frag', debounceSeconds: 2 });
     });
 
     it('an inactive session expires with the expiry message', async () => {
