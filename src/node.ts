@@ -39,6 +39,9 @@ import { ObjectStorageClients } from './media/object-storage.js';
 import { ReceivedMediaPipeline } from './media/received-media.js';
 import { helpdeskExtension } from './integrations/helpdesk/helpdesk-extension.js';
 import { HelpdeskService } from './integrations/helpdesk/helpdesk-service.js';
+import { chatbotExtension } from './integrations/chatbot/chatbot-extension.js';
+import { ChatbotService } from './integrations/chatbot/chatbot-service.js';
+import { TypebotClient } from './integrations/chatbot/typebot-client.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
@@ -149,6 +152,9 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const helpdeskExtensions = config.helpdesk.enabled
     ? [helpdeskExtension({ secrets, options: config.helpdesk, media: config.media, allowPrivateUrls: config.allowPrivateUrls, publicBaseUrl })]
     : [];
+  // The chatbot module (CHATBOT_ENABLED): bots in the store, conversations in each instance's actor.
+  const chatbot = config.chatbot.enabled ? new ChatbotService({ store, allowPrivateUrls: config.allowPrivateUrls, log: logger.child({ module: 'chatbot' }) }) : undefined;
+  const typebot = new TypebotClient({ timeoutMs: config.chatbot.timeoutMs, allowPrivateUrls: config.allowPrivateUrls });
   late.behavior = instanceBehavior({
     messaging: {
       driver,
@@ -156,6 +162,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]),
       media: receivedMedia,
       extensions: [
+        ...(chatbot ? [chatbotExtension({ service: chatbot, client: typebot, media: config.media })] : []),
         ...helpdeskExtensions,
       ],
     },
@@ -173,7 +180,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       })
     : undefined;
   const accounts = new AccountService(store, config.defaultInstanceQuota);
-  const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger, helpdesk });
+  const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger, helpdesk, ...(chatbot ? { chatbot } : {}) });
 
   if (config.embedded) {
     const token = await accounts.ensureFirstAccount();
@@ -202,6 +209,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     sandbox: driver.name === 'sandbox',
     webhooks: { queue, dispatcher },
     accountWebhooks: new AccountWebhookService({ store, secrets, dispatcher: accountDispatcher, allowPrivateUrls: config.allowPrivateUrls }),
+    ...(chatbot ? { chatbot } : {}),
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
     media: config.media,

@@ -137,6 +137,8 @@ const envSchema = z.object({
   HELPDESK_ERROR_AFTER: int('HELPDESK_ERROR_AFTER', 3, 1, 1000),
   HELPDESK_RETRY_INTERVAL_MS: int('HELPDESK_RETRY_INTERVAL_MS', 30_000, 50, 3_600_000),
   HELPDESK_WEBHOOK_RATE_PER_MINUTE: int('HELPDESK_WEBHOOK_RATE_PER_MINUTE', 1200, 1, 1_000_000),
+  CHATBOT_ENABLED: bool('CHATBOT_ENABLED', true),
+  CHATBOT_TIMEOUT_MS: int('CHATBOT_TIMEOUT_MS', 15_000, 500, 120_000),
   TEST_PROBE_FILE: optionalString,
   TEST_PROBE_WRITE_MS: int('TEST_PROBE_WRITE_MS', 100, 0, 60_000),
 });
@@ -188,6 +190,7 @@ export interface Config {
   webhooks: WebhookOptions;
   billing: BillingConfig;
   helpdesk: HelpdeskOptions;
+  chatbot: ChatbotConfig;
   /** Test-only write probe (TEST_PROBE_FILE): records accepted owned writes for the cluster tests. */
   testProbe: { file: string; writeIntervalMs: number } | undefined;
 }
@@ -292,6 +295,14 @@ export interface BillingConfig {
   cron: string;
   /** A fixed interval used instead of `cron`, for sub-second ticks in tests. @default unset */
   tickMs: number | undefined;
+}
+
+/** The chatbot module (Typebot flows answering on WhatsApp). */
+export interface ChatbotConfig {
+  /** Off: the chatbot endpoints answer 503 `integration gateway not configured` and no bot runs. @default true */
+  enabled: boolean;
+  /** Deadline of one call to a flow (startChat, continueChat). @default 15000 */
+  timeoutMs: number;
 }
 
 /** node-cron's every-minute expression. */
@@ -432,6 +443,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryIntervalMs: e.HELPDESK_RETRY_INTERVAL_MS,
       webhookRatePerMinute: e.HELPDESK_WEBHOOK_RATE_PER_MINUTE,
     },
+    chatbot: { enabled: e.CHATBOT_ENABLED, timeoutMs: e.CHATBOT_TIMEOUT_MS },
     testProbe: e.TEST_PROBE_FILE ? { file: e.TEST_PROBE_FILE, writeIntervalMs: e.TEST_PROBE_WRITE_MS } : undefined,
   };
 }

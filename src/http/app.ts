@@ -13,6 +13,7 @@ import type { InstanceService } from '../instances/instance-service.js';
 import type { MediaBlobStore } from '../media/media-blobs.js';
 import type { ObjectStorageClients } from '../media/object-storage.js';
 import type { HelpdeskService } from '../integrations/helpdesk/helpdesk-service.js';
+import type { ChatbotService } from '../integrations/chatbot/chatbot-service.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, AppState } from './app-state.js';
@@ -24,6 +25,7 @@ import { rateLimit } from './rate-limit.js';
 import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { callRoutes } from './routes/call-routes.js';
+import { chatbotRoutes } from './routes/chatbot-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
 import { helpdeskRoutes } from './routes/helpdesk-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
@@ -76,6 +78,8 @@ export interface AppDeps {
   receivedMedia: { blocks: BlockSettings; blobs: MediaBlobStore; storage: ObjectStorageClients };
   /** The helpdesk module; undefined when HELPDESK_ENABLED is off (its endpoints answer 503). */
   helpdesk: { service: HelpdeskService | undefined; webhookRatePerMinute: number };
+  /** The chatbot module; absent when CHATBOT_ENABLED is off (its endpoints answer 503). */
+  chatbot?: ChatbotService;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -135,6 +139,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     historyRoutes(actorRoutes),
     callRoutes(actorRoutes),
     ...helpdeskRoutes({ ...common, store: deps.store, helpdesk: deps.helpdesk.service }),
+    chatbotRoutes({ ...actorRoutes, chatbot: deps.chatbot }),
     websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),

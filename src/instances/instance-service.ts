@@ -5,7 +5,7 @@ import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { generateToken, hashToken } from '../security/tokens.js';
 import { DEFAULT_SETTINGS } from '../store/records.js';
-import type { AccountRecord, HelpdeskConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../store/records.js';
+import type { AccountRecord, ChatbotBlock, HelpdeskConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { describeIssue, isPlainObject } from '../validation.js';
 import { parseCreationBody } from './creation-body.js';
@@ -29,11 +29,20 @@ import {
 } from './instance-summary.js';
 import { settingsSchema } from './settings-schema.js';
 
+/** The chatbot module's part in creating and listing instances (absent when CHATBOT_ENABLED is off). */
+export interface ChatbotBlockHandler {
+  /** Creates the creation block's bot; the `chatbot` summary (`status: active`, or `error` with `error`). */
+  createFromBlock(instance: InstanceRecord, block: ChatbotBlock): Promise<Record<string, unknown>>;
+  /** What the instance list shows of the instance's chatbot integration. */
+  summary(instanceId: string): Promise<Record<string, unknown>>;
+}
+
 export interface InstanceServiceOptions {
   store: Store;
   secrets: SecretBox;
   allowPrivateUrls: boolean;
   logger: Logger;
+  chatbot?: ChatbotBlockHandler;
   /** The helpdesk module; undefined when it is off (a helpdesk block is then ignored: `enabled: false`). */
   helpdesk?: HelpdeskActivation;
 }
@@ -42,6 +51,9 @@ export interface InstanceServiceOptions {
 export interface HelpdeskActivation {
   activate(instance: InstanceRecord): Promise<HelpdeskConfig | undefined>;
 }
+
+/** The chatbot block of a creation when the module is disabled on the server. */
+const CHATBOT_UNAVAILABLE = { enabled: false, status: 'error' as const, error: 'integration gateway not configured' };
 
 const valueOf = <T>(r: BlockResult<T>): T | undefined => (r && 'value' in r ? r.value : undefined);
 
@@ -84,7 +96,8 @@ export class InstanceService {
         proxy: valueOf(blocks.proxy),
         websocket: valueOf(blocks.websocket),
         helpdesk: valueOf(blocks.helpdesk),
-        chatbot: valueOf(blocks.chatbot),
+        // With the module on, the block becomes a bot (the bot store holds it); without, it is kept as given.
+        chatbot: this.o.chatbot ? undefined : valueOf(blocks.chatbot),
         storage: valueOf(blocks.storage),
       },
       connection: { state: 'disconnected', numberJid: undefined, updatedAt: now },
@@ -102,7 +115,7 @@ export class InstanceService {
       webhook: failed(blocks.webhook) ?? webhookSummary(webhooks[0]),
       websocket: failed(blocks.websocket) ?? websocketSummary(config),
       helpdesk: failed(blocks.helpdesk, true) ?? (await this.#activateHelpdesk(instance)),
-      chatbot: failed(blocks.chatbot, true) ?? chatbotSummary(config),
+      chatbot: failed(blocks.chatbot, true) ?? (await this.#chatbotBlock(instance, valueOf(blocks.chatbot))),
       settings: config.settings,
       s3: failed(blocks.storage) ?? storageSummary(config),
     };
@@ -114,12 +127,24 @@ export class InstanceService {
     return helpdeskSummary({ ...instance.config, helpdesk: await this.o.helpdesk.activate(instance) });
   }
 
+  async #chatbotBlock(instance: InstanceRecord, block: ChatbotBlock | undefined) {
+    if (!block?.enabled) return chatbotSummary(instance.config);
+    if (!this.o.chatbot) return CHATBOT_UNAVAILABLE;
+    return this.o.chatbot.createFromBlock(instance, block);
+  }
+
   /** The account's instances (or only `own` for a TokenInstance); `names` filters and never widens. */
   async list(account: AccountRecord, names: string[] | undefined, own?: InstanceRecord) {
     let instances: InstanceRecord[];
     if (own) instances = !names || names.includes(own.name) ? [own] : [];
     else instances = await this.o.store.instances.listByAccount(account.id, names);
-    return Promise.all(instances.map(async (i) => instanceView(i, await this.o.store.webhooks.list(i.id))));
+    const chatbot = this.o.chatbot;
+    return Promise.all(
+      instances.map(async (i) => {
+        const view = instanceView(i, await this.o.store.webhooks.list(i.id));
+        return chatbot ? { ...view, chatbot: await chatbot.summary(i.id) } : view;
+      }),
+    );
   }
 
   async delete(instance: InstanceRecord): Promise<void> {

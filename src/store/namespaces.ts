@@ -14,3 +14,6 @@ export const HELPDESK_QUEUE_NAMESPACE = 'helpdesk-queue';
 
 /** What the helpdesk bridge already handled, both ways, so that a retry or a redelivery does not repeat it. */
 export const HELPDESK_SEEN_NAMESPACE = 'helpdesk-seen';
+
+/** Chatbot conversations: sessions, debounce buffers, operator markers and each bot's last activity. */
+export const CHATBOT_NAMESPACE = 'chatbot';

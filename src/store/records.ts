@@ -90,6 +90,51 @@ export interface ChatbotBlock {
   label: string;
 }
 
+/**
+ * One chatbot bot of an instance (spec 2): configuration any node may read. Writes are serialised by the
+ * instance's actor; the store also refuses a second bot with the same trigger key (chatbotTriggerKey).
+ */
+export interface ChatbotBotRecord {
+  instanceId: string;
+  /** UUID. */
+  botId: string;
+  enabled: boolean;
+  label: string;
+  /** The published flow's viewer URL; its last path segment is the flow's public id. */
+  url: string;
+  triggerType: ChatbotTriggerType;
+  /** Set for keyword bots only. */
+  triggerOperator: ChatbotTriggerOperator | undefined;
+  triggerValue: string | undefined;
+  /** Inactivity before a session expires; 0 = never (fractions allowed). */
+  expireMinutes: number;
+  expireMessage: string;
+  keywordFinish: string;
+  finishMessage: string;
+  typingDelayMs: number;
+  stopBotFromMe: boolean;
+  debounceSeconds: number;
+  ignoreGroups: boolean;
+  noStartFromMe: boolean;
+  keepOpen: boolean;
+  /** Answers messages no trigger matched (at most one bot per instance). */
+  fallback: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * The chatbot integration link of an instance: present while the instance has bots.
+ * `status`: `active`, or `error` after a flow call failed (`lastError`) until the next success or change.
+ */
+export interface ChatbotLinkRecord {
+  instanceId: string;
+  status: 'active' | 'error';
+  lastError: string | undefined;
+  fallbackBotId: string | undefined;
+  updatedAt: string;
+}
+
 export interface StorageConfig {
   enabled: boolean;
   region: string;

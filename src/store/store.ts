@@ -2,6 +2,8 @@ import type {
   AccountRecord,
   AccountWebhookRecord,
   BillingLedgerEntry,
+  ChatbotBotRecord,
+  ChatbotLinkRecord,
   InstanceConfig,
   MessageStatus,
   ConnectionInfo,
@@ -40,6 +42,8 @@ export interface Store {
   readonly billingLedger: BillingLedgerRepository;
   /** Received files kept for a while for base64 deliveries (when no Redis holds them) and catch-up. */
   readonly mediaBlobs: MediaBlobRepository;
+  /** Chatbot bots and each instance's integration link (configuration; deleted with the instance). */
+  readonly chatbots: ChatbotRepository;
   /** Resolves when the store answers; used by /health. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -186,4 +190,25 @@ export interface MediaBlobRepository {
   get(instanceId: string, messageId: string, now: number): Promise<Buffer | undefined>;
   /** Deletes every file expired before `now`; returns how many. */
   prune(now: number): Promise<number>;
+}
+
+/**
+ * Chatbot bots and integration links. A bot whose trigger key (chatbotTriggerKey) is already taken in its
+ * instance is refused with ConflictError, on insert and on update alike.
+ */
+export interface ChatbotRepository {
+  /** The instance's bots, oldest first. */
+  listBots(instanceId: string): Promise<ChatbotBotRecord[]>;
+  getBot(instanceId: string, botId: string): Promise<ChatbotBotRecord | undefined>;
+  /** @throws ConflictError when the bot id or its trigger key is taken. */
+  insertBot(bot: ChatbotBotRecord): Promise<void>;
+  /** Replaces the bot with the same (instance, botId). False when there is none. @throws ConflictError */
+  updateBot(bot: ChatbotBotRecord): Promise<boolean>;
+  deleteBot(instanceId: string, botId: string): Promise<boolean>;
+  /** Deletes every bot of the instance; returns how many. */
+  deleteAllBots(instanceId: string): Promise<number>;
+  getLink(instanceId: string): Promise<ChatbotLinkRecord | undefined>;
+  /** Inserts or replaces the instance's link. */
+  saveLink(link: ChatbotLinkRecord): Promise<void>;
+  deleteLink(instanceId: string): Promise<boolean>;
 }

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { ConflictError, FencedError, QuotaExceededError } from '../../src/errors.js';
 import { AUTH_NAMESPACE } from '../../src/store/namespaces.js';
 import { DEFAULT_SETTINGS } from '../../src/store/records.js';
-import type { AccountRecord, InstanceRecord, MessageRecord, WebhookRecord } from '../../src/store/records.js';
+import type { AccountRecord, ChatbotBotRecord, InstanceRecord, MessageRecord, WebhookRecord } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 
 /**
@@ -539,6 +539,105 @@ export function storeContract(openStore: () => Promise<Store>): void {
       await store.billingLedger.markSent('free', 'sent-at');
       expect((await store.billingLedger.takeUnsent(t + 60_000, 10, 5000)).map((e) => e.key)).to.deep.equal(['leased']);
       expect((await store.billingLedger.list('acc-1')).find((e) => e.key === 'free')?.sentAt).to.equal('sent-at');
+    });
+  });
+
+  describe('chatbots', () => {
+    let seq = 0;
+    function bot(instanceId: string, fields: Partial<ChatbotBotRecord> = {}): ChatbotBotRecord {
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, ++seq)).toISOString();
+      return {
+        instanceId,
+        botId: randomUUID(),
+        enabled: true,
+        label: 'bot',
+        url: 'https://viewer.example/flow',
+        triggerType: 'all',
+        triggerOperator: undefined,
+        triggerValue: undefined,
+        expireMinutes: 0.5,
+        expireMessage: '',
+        keywordFinish: '',
+        finishMessage: '',
+        typingDelayMs: 0,
+        stopBotFromMe: false,
+        debounceSeconds: 0,
+        ignoreGroups: true,
+        noStartFromMe: false,
+        keepOpen: false,
+        fallback: false,
+        createdAt: at,
+        updatedAt: at,
+        ...fields,
+      };
+    }
+    const keyword = (operator: ChatbotBotRecord['triggerOperator'], value: string): Partial<ChatbotBotRecord> => ({
+      triggerType: 'keyword',
+      triggerOperator: operator,
+      triggerValue: value,
+    });
+
+    it('inserts, lists (oldest first), reads, replaces and deletes bots', async () => {
+      const { i } = await seeded();
+      const first = bot(i.id);
+      const second = bot(i.id, keyword('equals', 'menu'));
+      await store.chatbots.insertBot(second);
+      await store.chatbots.insertBot({ ...first, createdAt: '2025-01-01T00:00:00.000Z' });
+      expect((await store.chatbots.listBots(i.id)).map((b) => b.botId)).to.deep.equal([first.botId, second.botId]);
+      expect(await store.chatbots.getBot(i.id, second.botId)).to.deep.equal(second);
+      expect(await store.chatbots.getBot(i.id, randomUUID())).to.equal(undefined);
+      expect(await store.chatbots.updateBot({ ...second, label: 'renamed' })).to.equal(true);
+      expect((await store.chatbots.getBot(i.id, second.botId))?.label).to.equal('renamed');
+      expect(await store.chatbots.updateBot(bot(i.id))).to.equal(false);
+      expect(await store.chatbots.deleteBot(i.id, second.botId)).to.equal(true);
+      expect(await store.chatbots.deleteBot(i.id, second.botId)).to.equal(false);
+      expect(await store.chatbots.deleteAllBots(i.id)).to.equal(1);
+      expect(await store.chatbots.listBots(i.id)).to.deep.equal([]);
+    });
+
+    it('refuses a second enabled catch-all bot, but not a disabled one or one of another instance', async () => {
+      const { a, i } = await seeded();
+      const other = instance(a.id);
+      await store.instances.create(other, [], a.instanceQuota);
+      await store.chatbots.insertBot(bot(i.id));
+      expect(await store.chatbots.insertBot(bot(i.id)).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      const disabled = bot(i.id, { enabled: false });
+      await store.chatbots.insertBot(disabled);
+      await store.chatbots.insertBot(bot(i.id, { enabled: false }));
+      await store.chatbots.insertBot(bot(other.id));
+      expect(await store.chatbots.updateBot({ ...disabled, enabled: true }).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      expect((await store.chatbots.getBot(i.id, disabled.botId))?.enabled).to.equal(false);
+    });
+
+    it('refuses two keyword bots with the same operator and value (case-insensitive except regex)', async () => {
+      const { i } = await seeded();
+      await store.chatbots.insertBot(bot(i.id, keyword('equals', 'Menu')));
+      expect(await store.chatbots.insertBot(bot(i.id, keyword('equals', ' menu'))).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      await store.chatbots.insertBot(bot(i.id, keyword('contains', 'menu')));
+      await store.chatbots.insertBot(bot(i.id, keyword('regex', '^A')));
+      await store.chatbots.insertBot(bot(i.id, keyword('regex', '^a')));
+      const moved = bot(i.id, keyword('startsWith', 'x'));
+      await store.chatbots.insertBot(moved);
+      expect(await store.chatbots.updateBot({ ...moved, ...keyword('contains', 'MENU') }).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      expect(await store.chatbots.listBots(i.id)).to.have.length(5);
+    });
+
+    it('saves, replaces and deletes the integration link; deleting the instance removes bots and link', async () => {
+      const { i } = await seeded();
+      expect(await store.chatbots.getLink(i.id)).to.equal(undefined);
+      const link = { instanceId: i.id, status: 'active' as const, lastError: undefined, fallbackBotId: undefined, updatedAt: now() };
+      await store.chatbots.saveLink(link);
+      expect(await store.chatbots.getLink(i.id)).to.deep.equal(link);
+      const failed = { ...link, status: 'error' as const, lastError: 'HTTP 500', fallbackBotId: randomUUID() };
+      await store.chatbots.saveLink(failed);
+      expect(await store.chatbots.getLink(i.id)).to.deep.equal(failed);
+      expect(await store.chatbots.deleteLink(i.id)).to.equal(true);
+      expect(await store.chatbots.deleteLink(i.id)).to.equal(false);
+      await store.chatbots.saveLink(link);
+      await store.chatbots.insertBot(bot(i.id));
+      await store.instances.delete(i.id);
+      expect(await store.chatbots.listBots(i.id)).to.deep.equal([]);
+      expect(await store.chatbots.getLink(i.id)).to.equal(undefined);
     });
   });
 

@@ -15,6 +15,7 @@ import type {
   AccountRepository,
   AccountWebhookRepository,
   BillingLedgerRepository,
+  ChatbotRepository,
   ConfigBlock,
   InstanceRepository,
   MediaBlobRepository,
@@ -26,6 +27,7 @@ import type {
 import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { MongoAccountWebhooks, MongoBillingLedger } from './mongo-billing.js';
+import { MongoChatbots } from './mongo-chatbots.js';
 import { MongoDeliveries } from './mongo-deliveries.js';
 import { MongoMediaBlobs } from './mongo-media-blobs.js';
 import { MongoMessages } from './mongo-messages.js';
@@ -134,6 +136,7 @@ export class MongoStore implements Store {
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
   readonly mediaBlobs: MediaBlobRepository;
+  readonly chatbots: ChatbotRepository;
   readonly #client: MongoClient;
   readonly #db: Db;
   #stopPruning: () => void = () => undefined;
@@ -153,7 +156,9 @@ export class MongoStore implements Store {
     this.billingLedger = new MongoBillingLedger(db);
     const mediaBlobs = new MongoMediaBlobs(db);
     this.mediaBlobs = mediaBlobs;
-    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages, mediaBlobs);
+    const chatbots = new MongoChatbots(db);
+    this.chatbots = chatbots;
+    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages, mediaBlobs, chatbots);
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
   }
@@ -193,6 +198,7 @@ export class MongoStore implements Store {
     await MongoMessages.createIndexes(db);
     await MongoBillingLedger.createIndexes(db);
     await MongoMediaBlobs.createIndexes(db);
+    await MongoChatbots.createIndexes(db);
   }
 
   async ping(): Promise<void> {
@@ -259,6 +265,7 @@ class MongoInstances implements InstanceRepository {
     private readonly deliveries: MongoDeliveries,
     private readonly messages: MongoMessages,
     private readonly mediaBlobs: MongoMediaBlobs,
+    private readonly chatbots: MongoChatbots,
   ) {}
 
   async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
@@ -361,6 +368,7 @@ class MongoInstances implements InstanceRepository {
     await this.deliveries.forgetDead(id);
     await this.messages.forgetInstance(id);
     await this.mediaBlobs.forgetInstance(id);
+    await this.chatbots.forgetInstance(id);
     if (!doc) return false;
     await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });
     return true;

@@ -110,6 +110,20 @@ const MIGRATIONS: string[] = [
      PRIMARY KEY (instance_id, message_id)
    );
    CREATE INDEX media_blobs_expiry ON media_blobs (expires_at);`,
+  // 7: chatbot bots (unique trigger key per instance) and each instance's integration link.
+  `CREATE TABLE chatbot_bots (
+     instance_id TEXT NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+     bot_id TEXT NOT NULL,
+     trigger_key TEXT,
+     bot TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (instance_id, bot_id)
+   );
+   CREATE UNIQUE INDEX chatbot_bots_trigger ON chatbot_bots (instance_id, trigger_key) WHERE trigger_key IS NOT NULL;
+   CREATE TABLE chatbot_links (
+     instance_id TEXT PRIMARY KEY REFERENCES instances (id) ON DELETE CASCADE,
+     link TEXT NOT NULL
+   );`,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -15,6 +15,7 @@ import type {
   AccountRepository,
   AccountWebhookRepository,
   BillingLedgerRepository,
+  ChatbotRepository,
   ConfigBlock,
   DeliveryRepository,
   InstanceRepository,
@@ -28,6 +29,7 @@ import { startMessagePruning } from '../message-retention.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { SqliteAccountWebhooks, SqliteBillingLedger } from './sqlite-billing.js';
 import { SqliteMediaBlobs } from './sqlite-media-blobs.js';
+import { SqliteChatbots } from './sqlite-chatbots.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { SqliteDeliveries } from './sqlite-deliveries.js';
 import { migrate } from './sqlite-migrations.js';
@@ -97,6 +99,7 @@ export class SqliteStore implements Store {
   readonly accountWebhooks: AccountWebhookRepository;
   readonly billingLedger: BillingLedgerRepository;
   readonly mediaBlobs: MediaBlobRepository;
+  readonly chatbots: ChatbotRepository;
   readonly #db: Database.Database;
   readonly #stopPruning: () => void;
 
@@ -118,6 +121,7 @@ export class SqliteStore implements Store {
     this.accountWebhooks = new SqliteAccountWebhooks(this.#db);
     this.billingLedger = new SqliteBillingLedger(this.#db);
     this.mediaBlobs = new SqliteMediaBlobs(this.#db);
+    this.chatbots = new SqliteChatbots(this.#db);
     this.#stopPruning = startMessagePruning(this.messages, options.messageRetentionDays ?? 0);
   }
 

@@ -1,0 +1,537 @@
+import type { Logger } from 'pino';
+import type { ActorCallKind } from '../../actors/actor-calls.js';
+import type { CallHandler } from '../../actors/instance-actor.js';
+import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
+import type { MediaConfig } from '../../config/config.js';
+import { ConflictError, NotConnectedError, NotFoundError, NotOwnerError, UnavailableError, ValidationError, isNotConnected } from '../../errors.js';
+import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
+import type { ChatbotBotRecord } from '../../store/records.js';
+import { ChatLanes, RecentIds, sleep } from './chat-lanes.js';
+import type { ChatbotService } from './chatbot-service.js';
+import { BOT_NOT_FOUND } from './chatbot-service.js';
+import type { ControlResult, SessionAction } from './chatbot-calls.js';
+import { ConversationState, OPERATOR_WINDOW_MS } from './conversation-state.js';
+import { FlowRunner } from './flow-runner.js';
+import type { Step } from './flow-runner.js';
+import { sendReply } from './reply-sender.js';
+import { sessionView } from './session-records.js';
+import type { ChatInbox, ChatSession, SessionView } from './session-records.js';
+import { TypebotRequestError } from './typebot-client.js';
+import type { TypebotClient, TypebotMessage } from './typebot-client.js';
+import { routeMessage } from './trigger-router.js';
+
+export interface ChatbotExtensionDeps {
+  service: ChatbotService;
+  client: TypebotClient;
+  /** Limits of media bubbles downloaded for sending. */
+  media: MediaConfig;
+  /** How long the owner trusts its copy of the bot list before routing reads it again. @default 30000 */
+  botsTtlMs?: number;
+}
+
+/** An operator's marker is written again at most this often. */
+const MANUAL_REFRESH_MS = 60_000;
+/** A reply that found the instance disconnected is tried again after this. */
+const SEND_RETRY_MS = 3000;
+/** A deadline found already past (recovery, a failed step) runs after this, so a failing step cannot spin. */
+const OVERDUE_DELAY_MS = 1000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
+
+/** Messages that can talk to a flow: text, a media caption, a clicked button or list item. */
+const ANSWER_TYPES = new Set<NormalizedMessage['type']>(['text', 'media', 'buttons_response', 'interactive']);
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const expiry = (bot: ChatbotBotRecord, now: number) => (bot.expireMinutes > 0 ? now + bot.expireMinutes * 60_000 : undefined);
+
+/** The chatbot of every instance: one extension per actor (CHATBOT_ENABLED). */
+export function chatbotExtension(deps: ChatbotExtensionDeps): InstanceExtensionFactory {
+  return (instanceId) => new ChatbotExtension(deps, instanceId);
+}
+
+/**
+ * Runs an instance's Typebot conversations on its owner node. Each chat has its own lane (messages,
+ * timers, sends and controls in order); every change of a conversation (session, pending replies,
+ * debounce buffer and its deadline) is written through the actor's fenced owned writes before it takes
+ * effect, so a new owner reloads it on activation, re-arms the deadlines and sends what was left.
+ */
+export class ChatbotExtension implements InstanceExtension {
+  #env: ExtensionEnv | undefined;
+  #markReady!: () => void;
+  readonly #ready = new Promise<void>((resolve) => (this.#markReady = resolve));
+  #stopped = false;
+  #state!: ConversationState;
+  #flow!: FlowRunner;
+  readonly #retryAt = new Map<string, number>();
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #lanes = new ChatLanes();
+  /** Sleeps of each chat's running job, cut short by a control or a stop. */
+  readonly #interrupts = new Map<string, AbortController>();
+  /** Controls (start, pause, resume, close) waiting for their chat's lane: replies hold back meanwhile. */
+  readonly #controls = new Map<string, number>();
+  /** Aborts the flow calls in flight when the actor stops. */
+  readonly #stopping = new AbortController();
+  readonly #ownSends = new RecentIds(2000);
+  /** Chats whose lane already holds a job that sends the next reply. */
+  readonly #drainQueued = new Set<string>();
+  readonly handlers: Handlers;
+
+  constructor(
+    private readonly deps: ChatbotExtensionDeps,
+    private readonly instanceId: string,
+  ) {
+    this.handlers = {
+      'chatbot.createBot': async (_ctx, { patch }) => {
+        const bot = await deps.service.createBot(instanceId, patch);
+        await this.#state.loadBots();
+        return bot;
+      },
+      'chatbot.updateBot': async (_ctx, { botId, patch }) => {
+        const bot = await deps.service.updateBot(instanceId, botId, patch);
+        await this.#state.loadBots();
+        await this.#endOrphans();
+        return bot;
+      },
+      'chatbot.sync': async () => {
+        await this.#state.loadBots();
+        return { bots: this.#state.bots.length, closedSessions: await this.#endOrphans() };
+      },
+      'chatbot.start': async (_ctx, { chatJid, botId, variables }) => this.#startByApi(chatJid, botId, variables),
+      'chatbot.control': async (_ctx, { chatJid, action }) => this.#control(chatJid, action),
+    };
+  }
+
+  get #log(): Logger {
+    return this.#env!.ctx.log;
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------------
+
+  async onActivate(env: ExtensionEnv): Promise<void> {
+    this.#env = env;
+    this.#state = new ConversationState(env.ctx);
+    this.#flow = new FlowRunner({
+      instanceId: this.instanceId,
+      client: this.deps.client,
+      service: this.deps.service,
+      log: () => this.#log,
+      variables: (session) => this.#variables(session),
+      stopping: this.#stopping.signal,
+    });
+    await this.#state.load();
+    this.#markReady();
+    // What the previous owner left: pending replies are sent, deadlines re-armed (a past one fires now).
+    for (const chat of new Set([...this.#state.sessions.keys(), ...this.#state.inboxes.keys()])) this.#fire(chat, () => this.#resume(chat));
+  }
+
+  async onMessage(message: NormalizedMessage): Promise<void> {
+    await this.#ready;
+    if (this.#stopped) return;
+    const chat = message.chat.jid;
+    if (message.chat.type === 'status' || message.chat.type === 'newsletter') return;
+    if (message.fromMe) {
+      // Anything the operator sends but a reaction is a manual reply.
+      if (message.type !== 'reaction' && !this.#ownSends.has(message.id)) this.#fire(chat, () => this.#operatorMessage(message));
+      return;
+    }
+    // Reactions, payments, event cards and the like are no answer to a flow.
+    if (ANSWER_TYPES.has(message.type)) this.#fire(chat, () => this.#contactMessage(message));
+  }
+
+  async onStop(): Promise<void> {
+    this.#stopped = true;
+    this.#markReady();
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
+    for (const c of this.#interrupts.values()) c.abort();
+    this.#stopping.abort();
+    await this.#lanes.idle();
+  }
+
+  // ---- lanes and deadlines ---------------------------------------------------------------------
+
+  #lane<T>(chat: string, job: () => Promise<T>): Promise<T> {
+    return this.#lanes.run(chat, async () => {
+      if (this.#stopped) throw new NotOwnerError(this.instanceId);
+      try {
+        return await job();
+      } finally {
+        this.#interrupts.delete(chat);
+        if (!this.#stopped) this.#arm(chat);
+      }
+    });
+  }
+
+  /** Queues work on a chat's lane without waiting for it; a failure is logged. */
+  #fire(chat: string, job: () => Promise<void>): void {
+    this.#lane(chat, job).catch((err: unknown) => {
+      if (!(err instanceof NotOwnerError)) this.#log.error({ err, chat }, 'chatbot step failed');
+    });
+  }
+
+  #signal(chat: string): AbortSignal {
+    let controller = this.#interrupts.get(chat);
+    if (!controller) this.#interrupts.set(chat, (controller = new AbortController()));
+    if ((this.#controls.get(chat) ?? 0) > 0 || this.#stopped) controller.abort();
+    return controller.signal;
+  }
+
+  /** The next deadline of a chat: its debounce, its expiry, or a send to retry. */
+  #arm(chat: string): void {
+    clearTimeout(this.#timers.get(chat));
+    this.#timers.delete(chat);
+    const deadlines = [this.#state.inboxes.get(chat)?.dueAt, this.#state.sessions.get(chat)?.expiresAt, this.#retryAt.get(chat)].filter((d) => d !== undefined);
+    if (deadlines.length === 0) return;
+    const wait = Math.min(...deadlines) - Date.now();
+    const delay = wait <= 0 ? OVERDUE_DELAY_MS : Math.min(wait, MAX_TIMER_MS);
+    this.#timers.set(
+      chat,
+      setTimeout(() => {
+        this.#timers.delete(chat);
+        this.#fire(chat, () => this.#tick(chat));
+      }, delay),
+    );
+  }
+
+  async #tick(chat: string): Promise<void> {
+    const now = Date.now();
+    const inbox = this.#state.inboxes.get(chat);
+    if (inbox && inbox.dueAt <= now) await this.#flush(chat);
+    const session = this.#state.sessions.get(chat);
+    if (session?.expiresAt !== undefined && session.expiresAt <= now) await this.#expire(chat);
+    const retry = this.#retryAt.get(chat);
+    if (retry !== undefined && retry <= now) {
+      this.#retryAt.delete(chat);
+      this.#scheduleDrain(chat);
+    }
+  }
+
+  async #resume(chat: string): Promise<void> {
+    const session = this.#state.sessions.get(chat);
+    if (session && !this.#state.bot(session.botId)?.enabled) {
+      await this.#state.save(chat, { session: null, inbox: null });
+      return;
+    }
+    await this.#tick(chat);
+    if (this.#state.sessions.get(chat)?.status === 'opened') this.#scheduleDrain(chat);
+  }
+
+  // ---- state -----------------------------------------------------------------------------------
+
+  /** Ends the sessions whose bot is gone or disabled; returns how many. */
+  async #endOrphans(): Promise<number> {
+    const orphans = [...this.#state.sessions.values()].filter((s) => !this.#state.bot(s.botId)?.enabled).map((s) => s.chatJid);
+    await Promise.all(
+      orphans.map((chat) =>
+        this.#lane(chat, async () => {
+          const s = this.#state.sessions.get(chat);
+          if (s && !this.#state.bot(s.botId)?.enabled) await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+        }),
+      ),
+    );
+    return orphans.length;
+  }
+
+  // ---- messages --------------------------------------------------------------------------------
+
+  async #contactMessage(m: NormalizedMessage): Promise<void> {
+    const chat = m.chat.jid;
+    const now = Date.now();
+    const clicked = m.type === 'buttons_response' ? m.selectedButtonId : undefined;
+    let session = this.#state.sessions.get(chat);
+    // A button of the flow's choice input carries its item id; a markup reply button carries its label.
+    const choice = clicked ? session?.choices.find((c) => c.id === clicked) : undefined;
+    const text = (m.text || choice?.label || clicked || '').trim();
+    if (!text) return;
+    let bot = session ? this.#state.bot(session.botId) : undefined;
+    if (session && !bot?.enabled) {
+      await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+      session = undefined;
+    } else if (session?.expiresAt !== undefined && session.expiresAt <= now) {
+      await this.#expire(chat);
+      session = undefined;
+    }
+    if (session && bot) {
+      if (bot.keywordFinish && text.toLowerCase() === bot.keywordFinish.toLowerCase()) {
+        await this.#finish(chat, bot);
+        return;
+      }
+      if (session.status !== 'opened') {
+        // Paused or held: the bot stays silent, but the contact is active.
+        await this.#state.save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) } });
+        return;
+      }
+      await this.#accept(chat, session, bot, text, { replyId: choice?.id, button: clicked !== undefined }, now);
+      return;
+    }
+    if (now - this.#state.botsAt > (this.deps.botsTtlMs ?? 30_000)) await this.#state.loadBots();
+    bot = routeMessage(this.#state.bots, text, m.chat.type === 'group', {
+      onTimeout: (b) => this.#log.warn({ botId: b.botId }, 'a regex trigger ran out of time; treated as no match'),
+    });
+    if (!bot) return;
+    if (bot.noStartFromMe && now - (this.#state.manual.get(chat) ?? -Infinity) < OPERATOR_WINDOW_MS) return;
+    const at = iso(now);
+    const fresh: ChatSession = {
+      chatJid: chat,
+      botId: bot.botId,
+      status: 'opened',
+      flowSessionId: undefined,
+      choices: [],
+      pending: [],
+      ended: false,
+      pushName: m.sender.name ?? m.chat.name,
+      createdAt: at,
+      updatedAt: at,
+      expiresAt: expiry(bot, now),
+    };
+    await this.#accept(chat, fresh, bot, text, { replyId: undefined, button: clicked !== undefined }, now);
+  }
+
+  /** Buffers a fragment (the session too, when it is new) and gives the buffer to the flow when due. */
+  async #accept(
+    chat: string,
+    session: ChatSession,
+    bot: ChatbotBotRecord,
+    text: string,
+    { replyId, button }: { replyId: string | undefined; button: boolean },
+    now: number,
+  ): Promise<void> {
+    const previous = this.#state.inboxes.get(chat);
+    // A button is a deliberate answer: it goes at once, with what was typed before it.
+    const immediate = bot.debounceSeconds <= 0 || button;
+    const inbox: ChatInbox = {
+      botId: bot.botId,
+      texts: [...(previous?.texts ?? []), text],
+      replyId: replyId ?? previous?.replyId,
+      dueAt: immediate ? now : now + bot.debounceSeconds * 1000,
+    };
+    await this.#state.save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) }, inbox });
+    if (immediate) await this.#flush(chat);
+  }
+
+  /** The operator (an API send, a phone, a helpdesk agent: anything but the bot) wrote in a chat. */
+  async #operatorMessage(m: NormalizedMessage): Promise<void> {
+    const chat = m.chat.jid;
+    if (this.#ownSends.has(m.id)) return;
+    const session = this.#state.sessions.get(chat);
+    if (session) {
+      if (session.status === 'opened' && this.#state.bot(session.botId)?.stopBotFromMe) {
+        await this.#state.save(chat, { session: this.#paused(session), inbox: this.#state.inboxes.has(chat) ? null : undefined });
+      }
+      return;
+    }
+    const now = Date.now();
+    if (!this.#state.bots.some((b) => b.enabled && b.noStartFromMe)) return;
+    if (now - (this.#state.manual.get(chat) ?? -Infinity) < MANUAL_REFRESH_MS) return;
+    // Markers past the window are forgotten along the way, a few at a time.
+    const stale = [...this.#state.manual].filter(([c, at]) => c !== chat && now - at >= OPERATOR_WINDOW_MS).slice(0, 50).map(([c]) => c);
+    await this.#state.save(chat, { manual: now, staleManual: stale });
+  }
+
+  #paused(session: ChatSession): ChatSession {
+    const ended = session.ended ? { ended: false, flowSessionId: undefined, choices: [] } : {};
+    return { ...session, status: 'paused', pending: [], ...ended };
+  }
+
+  // ---- the flow --------------------------------------------------------------------------------
+
+  #variables(session: ChatSession): Record<string, string> {
+    const env = this.#env!;
+    return {
+      remoteJid: session.chatJid,
+      number: session.chatJid.split('@')[0]!,
+      pushName: session.pushName ?? '',
+      instanceName: env.instance().name,
+      ownerJid: env.instance().connection.numberJid ?? '',
+    };
+  }
+
+  #advance(session: ChatSession, step: Step): ChatSession {
+    return { ...session, flowSessionId: step.sessionId, choices: step.choices, pending: [...session.pending, ...step.replies], ended: step.ended };
+  }
+
+  /** Gives the due buffer to the flow and stores the replies to send. A failed call drops the buffer. */
+  async #flush(chat: string): Promise<void> {
+    const inbox = this.#state.inboxes.get(chat);
+    if (!inbox || inbox.dueAt > Date.now()) return;
+    const session = this.#state.sessions.get(chat);
+    const bot = session ? this.#state.bot(session.botId) : undefined;
+    if (!session || !bot || session.status !== 'opened') {
+      await this.#state.save(chat, { inbox: null });
+      return;
+    }
+    const text = inbox.texts.join('\n');
+    const input: TypebotMessage = inbox.replyId ? { type: 'text', text, metadata: { replyId: inbox.replyId } } : text;
+    let step: Step;
+    try {
+      step = session.flowSessionId ? await this.#flow.continue(session, bot, input) : await this.#flow.start(session, bot, {}, input);
+    } catch (err) {
+      if (!(err instanceof TypebotRequestError)) throw err;
+      // A session whose flow never started goes too: the contact's next message is routed again.
+      await this.#state.save(chat, { inbox: null, ...(session.flowSessionId ? {} : { session: null }) });
+      return;
+    }
+    await this.#state.save(chat, { inbox: null, session: this.#advance(session, step), activity: bot.botId });
+    this.#scheduleDrain(chat);
+  }
+
+  #scheduleDrain(chat: string): void {
+    if (this.#drainQueued.has(chat)) return;
+    this.#drainQueued.add(chat);
+    this.#fire(chat, () => {
+      this.#drainQueued.delete(chat);
+      return this.#drainOne(chat);
+    });
+  }
+
+  /** Sends the next pending reply (one per lane job, so controls and messages interleave), then queues the rest. */
+  async #drainOne(chat: string): Promise<void> {
+    const session = this.#state.sessions.get(chat);
+    if (!session || session.status !== 'opened' || (this.#controls.get(chat) ?? 0) > 0) return;
+    const bot = this.#state.bot(session.botId);
+    if (!bot) return;
+    const [reply, ...rest] = session.pending;
+    if (!reply) {
+      if (session.ended) await this.#state.save(chat, { session: bot.keepOpen ? { ...session, status: 'held', flowSessionId: undefined, choices: [], ended: false } : null });
+      return;
+    }
+    const signal = this.#signal(chat);
+    let next: ChatSession = { ...session, pending: rest };
+    if (reply.kind === 'wait') {
+      if (!(await sleep(reply.seconds * 1000, signal))) return;
+      if (reply.dedicated && session.flowSessionId) next = await this.#flow.afterWait(next, bot);
+    } else {
+      const gate = () => this.#env!.ctx.assertOwner();
+      if (bot.typingDelayMs > 0) {
+        gate();
+        await Promise.resolve()
+          .then(() => this.#env!.session().sendChatPresence(chat, 'composing'))
+          .catch(() => undefined);
+        if (!(await sleep(bot.typingDelayMs, signal))) return;
+      }
+      try {
+        this.#ownSends.add(await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log, gate));
+      } catch (err) {
+        if (err instanceof NotOwnerError) throw err;
+        if (isNotConnected(err) || err instanceof UnavailableError) {
+          this.#retryAt.set(chat, Date.now() + SEND_RETRY_MS);
+          return;
+        }
+        this.#log.warn({ err, chat, kind: reply.kind }, 'a chatbot reply could not be sent; skipped');
+      }
+    }
+    await this.#state.save(chat, { session: next });
+    this.#scheduleDrain(chat);
+  }
+
+  /** Sends a notice of the bot (expiry, farewell) outside the flow; best effort. */
+  async #notice(chat: string, text: string): Promise<void> {
+    this.#env!.ctx.assertOwner();
+    try {
+      this.#ownSends.add((await this.#env!.session().sendText(chat, text)).messageId);
+    } catch (err) {
+      this.#log.warn({ err, chat }, 'chatbot notice could not be sent');
+    }
+  }
+
+  async #expire(chat: string): Promise<void> {
+    const session = this.#state.sessions.get(chat);
+    if (!session) return;
+    await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+    const bot = this.#state.bot(session.botId);
+    // A paused chat is the operator's: the bot does not speak up in it.
+    if (bot?.expireMessage && session.status !== 'paused') await this.#notice(chat, bot.expireMessage);
+  }
+
+  async #finish(chat: string, bot: ChatbotBotRecord): Promise<void> {
+    await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+    if (bot.finishMessage) await this.#notice(chat, bot.finishMessage);
+  }
+
+  // ---- actor calls -----------------------------------------------------------------------------
+
+  /** Runs a control on a chat's lane, cutting short what the lane sleeps on and holding replies back meanwhile. */
+  async #controlLane<T>(chat: string, job: () => Promise<T>): Promise<T> {
+    this.#controls.set(chat, (this.#controls.get(chat) ?? 0) + 1);
+    this.#interrupts.get(chat)?.abort();
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const n = (this.#controls.get(chat) ?? 1) - 1;
+      if (n > 0) this.#controls.set(chat, n);
+      else this.#controls.delete(chat);
+    };
+    try {
+      return await this.#lane(chat, async () => {
+        release();
+        const result = await job();
+        const after = this.#state.sessions.get(chat);
+        if (after?.status === 'opened' && after.pending.length) this.#scheduleDrain(chat);
+        return result;
+      });
+    } finally {
+      release();
+    }
+  }
+
+  #pickBot(botId: string | undefined): ChatbotBotRecord {
+    if (botId !== undefined) {
+      const bot = this.#state.bot(botId);
+      if (!bot) throw new NotFoundError(BOT_NOT_FOUND);
+      return bot;
+    }
+    const enabled = this.#state.bots.filter((b) => b.enabled);
+    const bot = enabled.find((b) => b.triggerType === 'all') ?? enabled.find((b) => b.fallback) ?? (this.#state.bots.length === 1 ? this.#state.bots[0] : undefined);
+    if (!bot) throw new ValidationError('botId is required: the instance has several bots and none answers every message');
+    return bot;
+  }
+
+  async #startByApi(chat: string, botId: string | undefined, variables: Record<string, string>): Promise<SessionView> {
+    const bot = this.#pickBot(botId);
+    if (!bot.enabled) throw new ConflictError('Bot is disabled');
+    if (this.#env!.session().state !== 'connected') throw new NotConnectedError();
+    return this.#controlLane(chat, async () => {
+      const now = Date.now();
+      const existing = this.#state.sessions.get(chat);
+      const fresh: ChatSession = {
+        chatJid: chat,
+        botId: bot.botId,
+        status: 'opened',
+        flowSessionId: undefined,
+        choices: [],
+        pending: [],
+        ended: false,
+        pushName: existing?.pushName,
+        createdAt: iso(now),
+        updatedAt: iso(now),
+        expiresAt: expiry(bot, now),
+      };
+      const session = this.#advance(fresh, await this.#flow.start(fresh, bot, variables, undefined));
+      await this.#state.save(chat, { session, inbox: this.#state.inboxes.has(chat) ? null : undefined, activity: bot.botId });
+      return sessionView(session);
+    });
+  }
+
+  async #control(chat: string, action: SessionAction): Promise<ControlResult> {
+    return this.#controlLane(chat, async () => {
+      const session = this.#state.sessions.get(chat);
+      if (!session) throw new NotFoundError('Session not found');
+      const clearInbox = this.#state.inboxes.has(chat) ? null : undefined;
+      if (action === 'close') {
+        await this.#state.save(chat, { session: null, inbox: clearInbox });
+        return { ...sessionView(session), status: 'closed' };
+      }
+      let next: ChatSession;
+      if (action === 'pause') next = this.#paused(session);
+      else {
+        const bot = this.#state.bot(session.botId);
+        const now = Date.now();
+        next = { ...session, status: 'opened', updatedAt: iso(now), expiresAt: bot ? expiry(bot, now) : session.expiresAt };
+      }
+      await this.#state.save(chat, { session: next, ...(action === 'pause' ? { inbox: clearInbox } : {}) });
+      return sessionView(next);
+    });
+  }
+}

@@ -1,0 +1,91 @@
+import type { Choice, Reply } from './flow-replies.js';
+
+/**
+ * A conversation's state, kept in the instance-owned namespace `chatbot` (written only through the
+ * actor's fenced writes, so a new owner resumes it). Keys, per chat JID:
+ * - `session:<jid>` the session (ChatSession);
+ * - `inbox:<jid>` the contact's fragments not yet given to the flow (ChatInbox), with their deadline;
+ * - `manual:<jid>` when the operator (not a bot) last wrote in a chat without a session (Unix ms);
+ * and `activity:<botId>`, when the bot last ran (RFC 3339).
+ */
+
+/**
+ * Session lifecycle:
+ * - `opened`: the bot answers the contact (continuing the flow, or starting it on the next message);
+ * - `paused`: by an operator's manual reply (stopBotFromMe) or a `pause` action; the bot stays silent
+ *   until `resume`;
+ * - `held`: the flow ended with keepOpen: the bot stays silent and no bot starts in the chat until the
+ *   session is closed, expires or the keyword ends it (`resume` starts the flow again on the next message).
+ * A session ends (its record is deleted) when the flow ends without keepOpen, on `close`, on keywordFinish,
+ * on expiry, and when its bot is removed or disabled.
+ */
+export type SessionStatus = 'opened' | 'paused' | 'held';
+
+export interface ChatSession {
+  chatJid: string;
+  botId: string;
+  status: SessionStatus;
+  /** Typebot's session; undefined until the flow starts, and after it ended. */
+  flowSessionId: string | undefined;
+  /** The choice input the flow waits on: a button reply is matched to it. */
+  choices: Choice[];
+  /** Replies not sent yet, in order. */
+  pending: Reply[];
+  /** The flow ended: once `pending` is sent the session is deleted, or held with keepOpen. */
+  ended: boolean;
+  pushName: string | undefined;
+  createdAt: string;
+  /** Last activity (RFC 3339). */
+  updatedAt: string;
+  /** When the session expires for inactivity (Unix ms); undefined = never. */
+  expiresAt: number | undefined;
+}
+
+export interface ChatInbox {
+  botId: string;
+  /** The contact's fragments, joined with a line break when given to the flow. */
+  texts: string[];
+  /** The choice item a clicked button stood for. */
+  replyId: string | undefined;
+  /** When the fragments go to the flow (Unix ms): the debounce deadline. */
+  dueAt: number;
+}
+
+export const sessionKey = (chatJid: string) => `session:${chatJid}`;
+export const inboxKey = (chatJid: string) => `inbox:${chatJid}`;
+export const manualKey = (chatJid: string) => `manual:${chatJid}`;
+export const activityKey = (botId: string) => `activity:${botId}`;
+
+/** The chatbot namespace's entries, sorted by kind. */
+export function readChatState(entries: Map<string, string>) {
+  const sessions = new Map<string, ChatSession>();
+  const inboxes = new Map<string, ChatInbox>();
+  const manual = new Map<string, number>();
+  const activity = new Map<string, string>();
+  for (const [key, value] of entries) {
+    const at = key.indexOf(':');
+    const kind = key.slice(0, at);
+    const id = key.slice(at + 1);
+    if (kind === 'session') sessions.set(id, JSON.parse(value) as ChatSession);
+    else if (kind === 'inbox') inboxes.set(id, JSON.parse(value) as ChatInbox);
+    else if (kind === 'manual') manual.set(id, Number(value));
+    else if (kind === 'activity') activity.set(id, value);
+  }
+  return { sessions, inboxes, manual, activity };
+}
+
+/** A session as the API shows it. */
+export function sessionView(s: ChatSession) {
+  return {
+    number: s.chatJid.split('@')[0]!,
+    jid: s.chatJid,
+    botId: s.botId,
+    status: s.status,
+    pushName: s.pushName ?? null,
+    createdAt: s.createdAt,
+    lastActivityAt: s.updatedAt,
+    expiresAt: s.expiresAt === undefined ? null : new Date(s.expiresAt).toISOString(),
+  };
+}
+
+export type SessionView = ReturnType<typeof sessionView>;
