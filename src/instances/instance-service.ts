@@ -5,6 +5,7 @@ import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { generateToken, hashToken } from '../security/tokens.js';
 import { DEFAULT_SETTINGS } from '../store/records.js';
+import { MODULE_UNAVAILABLE } from '../integrations/module-unavailable.js';
 import type { AccountRecord, ChatbotBlock, HelpdeskConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { describeIssue, isPlainObject } from '../validation.js';
@@ -53,7 +54,7 @@ export interface HelpdeskActivation {
 }
 
 /** The chatbot block of a creation when the module is disabled on the server. */
-const CHATBOT_UNAVAILABLE = { enabled: false, status: 'error' as const, error: 'integration gateway not configured' };
+const CHATBOT_UNAVAILABLE = { enabled: false, status: 'error' as const, error: MODULE_UNAVAILABLE };
 
 const valueOf = <T>(r: BlockResult<T>): T | undefined => (r && 'value' in r ? r.value : undefined);
 

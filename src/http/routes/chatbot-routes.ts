@@ -6,6 +6,7 @@ import { parseCreateBody, parsePatchBody } from '../../integrations/chatbot/bot-
 import type { SessionAction } from '../../integrations/chatbot/chatbot-calls.js';
 import { botView } from '../../integrations/chatbot/chatbot-service.js';
 import type { ChatbotService } from '../../integrations/chatbot/chatbot-service.js';
+import { MODULE_UNAVAILABLE } from '../../integrations/module-unavailable.js';
 import type { AppContext, AppState } from '../app-state.js';
 import { requireAccountOrInstance, requireInstance } from '../auth.js';
 import { bodyOf, jsonBody } from '../json-body.js';
@@ -18,7 +19,6 @@ export interface ChatbotRouteDeps extends ActorRouteDeps {
 }
 
 /** The spec's answer when the module is disabled on the server (section 7). */
-export const GATEWAY_NOT_CONFIGURED = 'integration gateway not configured';
 /** Spec 8: the re-sync after a bot removal. */
 export const RESYNC_TIMEOUT_MS = 60_000;
 const PREFIXES = ['/api/chatbot', '/api/typebot'] as const;
@@ -49,7 +49,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps) {
   const call = deps.runtime.router;
   const body = jsonBody(deps.maxBodyBytes);
   const moduleOn = async (_ctx: AppContext, next: Next) => {
-    if (!deps.chatbot) throw new UnavailableError(GATEWAY_NOT_CONFIGURED);
+    if (!deps.chatbot) throw new UnavailableError(MODULE_UNAVAILABLE);
     await next();
   };
   // The token is checked first (401/403), then the module (503), then the instance (404).

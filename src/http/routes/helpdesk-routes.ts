@@ -3,6 +3,7 @@ import type { Next } from 'koa';
 import { UnavailableError } from '../../errors.js';
 import type { HelpdeskService } from '../../integrations/helpdesk/helpdesk-service.js';
 import { WEBHOOK_PATH } from '../../integrations/helpdesk/helpdesk-settings.js';
+import { MODULE_UNAVAILABLE } from '../../integrations/module-unavailable.js';
 import type { Store } from '../../store/store.js';
 import type { AppContext, AppState } from '../app-state.js';
 import { requireInstance } from '../auth.js';
@@ -17,7 +18,6 @@ interface Deps {
   helpdesk: HelpdeskService | undefined;
 }
 
-export const MODULE_DISABLED = 'integration gateway not configured';
 
 /**
  * Spec 4.7: the helpdesk (Chatwoot) integration, under `/api/helpdesk` and its alias `/api/chatwoot`,
@@ -26,7 +26,7 @@ export const MODULE_DISABLED = 'integration gateway not configured';
  */
 export function helpdeskRoutes(deps: Deps): Router<AppState>[] {
   const gate = async (_ctx: AppContext, next: Next) => {
-    if (!deps.helpdesk) throw new UnavailableError(MODULE_DISABLED);
+    if (!deps.helpdesk) throw new UnavailableError(MODULE_UNAVAILABLE);
     await next();
   };
   const service = () => deps.helpdesk!;
