@@ -11,6 +11,7 @@ import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js
 import type { InstanceService } from '../instances/instance-service.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
+import type { ApiRouter } from './api-router.js';
 import type { AppContext, AppState } from './app-state.js';
 import { createAuthenticator } from './auth.js';
 import { cachedKnownOrigins, cors } from './cors.js';
@@ -91,14 +92,15 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     );
   });
   app.use(errorEnvelope);
-  app.use(healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks }).routes());
+  const health = healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks });
+  app.use(health.koa.routes());
   app.use(rateLimit(deps.rateLimiter, auth, { perMinute: deps.rateLimitPerMinute, createPerMinute: deps.rateLimitCreatePerMinute }));
   if (deps.requireHttps) app.use(httpsOnly());
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
   const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
-  for (const router of [
+  const routers: ApiRouter[] = [
     settingsPanelRoutes(),
     adminRoutes({ ...common, accounts: deps.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
@@ -116,9 +118,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),
-  ]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
+  ];
+  for (const router of routers) {
+    app.use(router.koa.routes());
+    app.use(router.koa.allowedMethods());
   }
   return app;
 }

@@ -37,6 +37,23 @@ export function presentedToken(ctx: AppContext, headerOnly = false): string | un
   return value?.trim() || undefined;
 }
 
+/**
+ * Who may call an endpoint, as the OpenAPI document describes it:
+ * - `global`: the global token, in a header;
+ * - `account`: a TokenAccount; `account-or-instance`: a TokenAccount or a TokenInstance;
+ * - `instance`: a TokenAccount owning the path's instance, or that instance's TokenInstance;
+ * - `instance-account`: only a TokenAccount owning the path's instance;
+ * - `account-scope`: a TokenAccount, or the global token naming the account with `?account=`.
+ */
+export type Access = 'global' | 'account' | 'account-or-instance' | 'instance' | 'instance-account' | 'account-scope';
+
+/** A route guard: authenticates and authorises, then calls `next`; `access` names what it accepts. */
+export type Guard = ((ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>) & { readonly access: Access };
+
+function guard(access: Access, fn: (ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>): Guard {
+  return Object.assign(fn, { access });
+}
+
 export interface Authenticator {
   resolve(token: string): Promise<Principal | undefined>;
 }
@@ -80,38 +97,38 @@ async function authenticate(ctx: AppContext, auth: Authenticator, headerOnly = f
 }
 
 /** Admin endpoints: the global token, from a header only. */
-export function requireGlobal(auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireGlobal(auth: Authenticator): Guard {
+  return guard('global', async (ctx, next) => {
     const principal = await authenticate(ctx, auth, true);
     if (principal.kind !== 'global') throw new ForbiddenError(AuthMessage.GlobalTokenRequired);
     await next();
-  };
+  });
 }
 
 /** Account-level operations (create, delete): a TokenAccount only. */
-export function requireAccount(auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireAccount(auth: Authenticator): Guard {
+  return guard('account', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     if (principal.kind !== 'account') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
     await next();
-  };
+  });
 }
 
 /** A TokenAccount or a TokenInstance, with no instance in the path (instance list). */
-export function requireAccountOrInstance(auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireAccountOrInstance(auth: Authenticator): Guard {
+  return guard('account-or-instance', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
     await next();
-  };
+  });
 }
 
 /**
  * Account-scoped endpoints (account webhook): a TokenAccount acts on its own account (a different
  * `?account=` is refused), the global token on the account named by `?account=`. Sets `ctx.state.account`.
  */
-export function requireAccountScope(store: Store, auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireAccountScope(store: Store, auth: Authenticator): Guard {
+  return guard('account-scope', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     const raw = ctx.query.account;
     const named = (Array.isArray(raw) ? raw[0] : raw)?.trim() || undefined;
@@ -126,7 +143,7 @@ export function requireAccountScope(store: Store, auth: Authenticator) {
       ctx.state.account = account;
     }
     await next();
-  };
+  });
 }
 
 export interface InstanceGuardOptions {
@@ -140,9 +157,9 @@ export interface InstanceGuardOptions {
  * `:instance` endpoints: resolves the path's instance within the caller's account and checks that the
  * token may operate it. Sets `ctx.state.instance`.
  */
-export function requireInstance(store: Store, auth: Authenticator, options: InstanceGuardOptions = {}) {
+export function requireInstance(store: Store, auth: Authenticator, options: InstanceGuardOptions = {}): Guard {
   const notFound = options.notFound ?? 'Instance not found';
-  return async (ctx: AppContext & { params: Record<string, string> }, next: Next) => {
+  return guard(options.accountOnly ? 'instance-account' : 'instance', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     const name = ctx.params.instance ?? '';
     if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
@@ -164,5 +181,6 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
     }
     ctx.state.instance = instance;
     await next();
-  };
+  });
 }
+

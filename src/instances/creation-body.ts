@@ -15,8 +15,8 @@ const count = z.number().int().min(0).max(1_000_000_000);
 const eventList = z.array(text(64)).max(64);
 
 const fields = {
-  name: z.string(),
-  token: z.string(),
+  name: z.string().describe('Instance name (required): 1 to 64 letters, digits, dots, dashes or underscores'),
+  token: z.string().describe('The TokenInstance to use (8 to 256 printable characters); generated when absent'),
   settings: z.unknown(),
   // Proxy block.
   proxyEnabled: flag,
@@ -78,6 +78,12 @@ const bodySchema = z.strictObject(
     [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
   },
 );
+
+/**
+ * The body as the API documents it: every field above, the settings nested. `parseCreationBody` also
+ * takes the settings flat at the top level and the hosted product's aliases (CREATION_ALIASES).
+ */
+export const creationBodySchema = bodySchema.extend({ settings: settingsSchema.optional() });
 
 export type CreationBody = Omit<z.infer<typeof bodySchema>, 'name' | 'settings'> & {
   name: string;
