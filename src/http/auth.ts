@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { hashToken, safeEqual } from '../security/tokens.js';
+import type { InstanceRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, Principal } from './app-state.js';
 import { checkAccountOrigin } from './cors.js';
@@ -170,7 +171,7 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
         throw new AuthError(AuthMessage.InvalidInstance);
       }
       if (options.accountOnly) throw new ForbiddenError(AuthMessage.AccountTokenRequired);
-      ctx.state.instance = principal.instance;
+      withInstance(ctx, principal.instance);
       await next();
       return;
     }
@@ -179,8 +180,14 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
       if (await store.instances.nameExists(name)) throw new ForbiddenError(AuthMessage.OtherAccount);
       throw new NotFoundError(notFound);
     }
-    ctx.state.instance = instance;
+    withInstance(ctx, instance);
     await next();
   });
+}
+
+/** The request's instance, and its id on every later log line of the request. */
+function withInstance(ctx: AppContext, instance: InstanceRecord): void {
+  ctx.state.instance = instance;
+  ctx.state.log = ctx.state.log.child({ instanceId: instance.id });
 }
 
