@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -27,6 +28,7 @@ import { WebhookSender } from './events/webhooks/webhook-sender.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventEnvelope } from './events/instance-events.js';
 import { createApp } from './http/app.js';
+import type { AppState } from './http/app-state.js';
 import { createAuthenticator } from './http/auth.js';
 import { createWebSocketGateway } from './http/ws/websocket-gateway.js';
 import type { WebSocketGateway } from './http/ws/websocket-gateway.js';
@@ -49,6 +51,8 @@ export interface RunningNode {
   server: Server;
   /** GET /ws/:instance on `server`. */
   websockets: WebSocketGateway;
+  /** The Koa application behind `server` (its middleware holds every mounted router). */
+  app: Koa<AppState>;
   /** Graceful stop: no new requests, every actor handed off, leases released, connections closed. */
   close(): Promise<void>;
 }
@@ -193,6 +197,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     logger,
     server,
     websockets,
+    app,
     close() {
       closing ??= (async () => {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));

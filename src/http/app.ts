@@ -17,6 +17,8 @@ import { createAuthenticator } from './auth.js';
 import { cachedKnownOrigins, cors } from './cors.js';
 import { errorEnvelope } from './error-envelope.js';
 import { httpsOnly } from './https-only.js';
+import { openApiDocument } from './openapi/openapi-document.js';
+import type { OpenApiDocument } from './openapi/openapi-document.js';
 import { rateLimit } from './rate-limit.js';
 import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
@@ -27,6 +29,7 @@ import { labelRoutes } from './routes/label-routes.js';
 import { profileRoutes } from './routes/profile-routes.js';
 import { statusRoutes } from './routes/status-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
+import { docsRoutes } from './routes/docs-routes.js';
 import { connectionRoutes } from './routes/connection-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
@@ -100,7 +103,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
   const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
+  // Every route is declared through an ApiRouter, so that GET /openapi.json lists them all (a test checks).
+  let document: OpenApiDocument | undefined;
   const routers: ApiRouter[] = [
+    docsRoutes(() => (document ??= openApiDocument([health, ...routers].flatMap((r) => r.routes)))),
     settingsPanelRoutes(),
     adminRoutes({ ...common, accounts: deps.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
