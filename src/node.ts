@@ -34,6 +34,7 @@ import { createWebSocketGateway } from './http/ws/websocket-gateway.js';
 import type { WebSocketGateway } from './http/ws/websocket-gateway.js';
 import { isLoopbackHost } from './http/https-only.js';
 import { InstanceService } from './instances/instance-service.js';
+import { NodeMetrics } from './metrics/metrics.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
@@ -53,6 +54,8 @@ export interface RunningNode {
   websockets: WebSocketGateway;
   /** The Koa application behind `server` (its middleware holds every mounted router). */
   app: Koa<AppState>;
+  /** This node's Prometheus metrics (GET /metrics). */
+  metrics: NodeMetrics;
   /** Graceful stop: no new requests, every actor handed off, leases released, connections closed. */
   close(): Promise<void>;
 }
@@ -66,6 +69,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   if (key.source === 'file-created') logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
   const secrets = new SecretBox(key.key);
   const store = await openStore(config);
+  const metrics = new NodeMetrics(nodeId);
   let url = '';
   const probe = config.testProbe ? new TestProbe(config.testProbe.file, config.testProbe.writeIntervalMs) : undefined;
   if (probe) logger.warn('TEST_PROBE_FILE is set: test-only write probe enabled');
@@ -80,6 +84,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       log: logger,
       behavior: (instanceId) => late.behavior!(instanceId),
       url: () => url,
+      metrics,
     });
   } catch (err) {
     await store.close();
@@ -100,6 +105,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     leaseMs: config.webhooks.leaseMs,
     pollMs: 100,
     accountSecrets: storeSecretSource(store, secrets),
+    metrics,
   });
   dispatcher.onEnqueue(() => worker.nudge());
   const accountDispatcher = new AccountWebhookDispatcher(store, queue);
@@ -141,6 +147,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     accounts,
     instances,
     adminToken: config.adminToken,
+    metrics,
+    metricsToken: config.metricsToken,
     trustProxy: config.trustProxy,
     requireHttps,
     maxBodyBytes: config.maxBodyBytes,
@@ -177,6 +185,12 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     ...config.websocket,
   });
   websockets.attach(server);
+  metrics.watch({
+    actorsOwned: () => runtime.host.size,
+    mailboxes: () => runtime.host.mailboxes(),
+    webhookQueueDepth: () => queue.depth(),
+    websocketClients: () => websockets.size,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -198,6 +212,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     server,
     websockets,
     app,
+    metrics,
     close() {
       closing ??= (async () => {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));

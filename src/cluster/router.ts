@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode, NotOwnerError, TimeoutError, errorFromWire } from '../errors.js';
 import type { ActorCallKind, ActorPayload, ActorResult } from '../actors/actor-calls.js';
+import type { CallMetrics } from '../metrics/metrics.js';
 import { channels } from '../redis/keys.js';
 import type { ActorHost } from './actor-host.js';
 import type { LeaseManager } from './lease-manager.js';
@@ -50,6 +51,7 @@ export interface RouterOptions {
   ownerCacheMs: number;
   /** Pause before the one retry after a "not owner" answer. @default 100 */
   retryDelayMs: number;
+  metrics?: CallMetrics;
 }
 
 /**
@@ -87,6 +89,22 @@ export class Router {
   }
 
   async call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K>> {
+    const metrics = this.o.metrics;
+    if (!metrics) return this.#call(instanceId, kind, payload, timeoutMs);
+    const started = performance.now();
+    let outcome = 'ok';
+    try {
+      return await this.#call(instanceId, kind, payload, timeoutMs);
+    } catch (err) {
+      outcome = err instanceof AppError ? err.code : ErrorCode.Internal;
+      throw err;
+    } finally {
+      // Where the actor is now is where the call ran (a move in the middle of a call is rare enough).
+      metrics.routedCall(this.o.host.get(instanceId) ? 'local' : 'remote', outcome, (performance.now() - started) / 1000);
+    }
+  }
+
+  async #call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
     const deadline = performance.now() + timeoutMs;
     try {
       return await this.#attempt(instanceId, kind, payload, timeoutMs);

@@ -9,6 +9,7 @@ import type { RateLimiter } from '../cluster/rate-limiter.js';
 import type { DeliveryQueue } from '../events/webhooks/delivery.js';
 import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
 import type { InstanceService } from '../instances/instance-service.js';
+import type { NodeMetrics } from '../metrics/metrics.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { ApiRouter } from './api-router.js';
@@ -30,6 +31,7 @@ import { profileRoutes } from './routes/profile-routes.js';
 import { statusRoutes } from './routes/status-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { docsRoutes } from './routes/docs-routes.js';
+import { metricsRoutes } from './routes/metrics-routes.js';
 import { connectionRoutes } from './routes/connection-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
@@ -68,6 +70,9 @@ export interface AppDeps {
   media: MediaConfig;
   webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
   accountWebhooks: AccountWebhookService;
+  metrics: NodeMetrics;
+  /** Also accepted by GET /metrics besides the global token. */
+  metricsToken: string | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -97,7 +102,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(errorEnvelope);
   const health = healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks });
   app.use(health.koa.routes());
-  app.use(rateLimit(deps.rateLimiter, auth, { perMinute: deps.rateLimitPerMinute, createPerMinute: deps.rateLimitCreatePerMinute }));
+  app.use(
+    rateLimit(deps.rateLimiter, auth, { perMinute: deps.rateLimitPerMinute, createPerMinute: deps.rateLimitCreatePerMinute, metrics: deps.metrics }),
+  );
   if (deps.requireHttps) app.use(httpsOnly());
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
@@ -107,6 +114,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   let document: OpenApiDocument | undefined;
   const routers: ApiRouter[] = [
     docsRoutes(() => (document ??= openApiDocument([health, ...routers].flatMap((r) => r.routes)))),
+    metricsRoutes({ auth, metricsToken: deps.metricsToken, metrics: deps.metrics }),
     settingsPanelRoutes(),
     adminRoutes({ ...common, accounts: deps.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),

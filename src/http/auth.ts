@@ -40,13 +40,13 @@ export function presentedToken(ctx: AppContext, headerOnly = false): string | un
 
 /**
  * Who may call an endpoint, as the OpenAPI document describes it:
- * - `global`: the global token, in a header;
+ * - `global`: the global token, in a header; `metrics`: METRICS_TOKEN or the global token, in a header;
  * - `account`: a TokenAccount; `account-or-instance`: a TokenAccount or a TokenInstance;
  * - `instance`: a TokenAccount owning the path's instance, or that instance's TokenInstance;
  * - `instance-account`: only a TokenAccount owning the path's instance;
  * - `account-scope`: a TokenAccount, or the global token naming the account with `?account=`.
  */
-export type Access = 'global' | 'account' | 'account-or-instance' | 'instance' | 'instance-account' | 'account-scope';
+export type Access = 'global' | 'metrics' | 'account' | 'account-or-instance' | 'instance' | 'instance-account' | 'account-scope';
 
 /** A route guard: authenticates and authorises, then calls `next`; `access` names what it accepts. */
 export type Guard = ((ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>) & { readonly access: Access };
@@ -103,6 +103,19 @@ export function requireGlobal(auth: Authenticator): Guard {
     const principal = await authenticate(ctx, auth, true);
     if (principal.kind !== 'global') throw new ForbiddenError(AuthMessage.GlobalTokenRequired);
     await next();
+  });
+}
+
+/** GET /metrics: METRICS_TOKEN (when set) or the global token, from a header only. */
+export function requireMetricsToken(auth: Authenticator, metricsToken: string | undefined): Guard {
+  const global = requireGlobal(auth);
+  return guard('metrics', async (ctx, next) => {
+    const token = presentedToken(ctx, true);
+    if (token !== undefined && metricsToken !== undefined && safeEqual(token, metricsToken)) {
+      await next();
+      return;
+    }
+    await global(ctx, next);
   });
 }
 
@@ -190,4 +203,3 @@ function withInstance(ctx: AppContext, instance: InstanceRecord): void {
   ctx.state.instance = instance;
   ctx.state.log = ctx.state.log.child({ instanceId: instance.id });
 }
-

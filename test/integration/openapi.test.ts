@@ -49,7 +49,7 @@ describe('OpenAPI 3.1 document and the /docs page', () => {
     expect(routes.length).to.be.greaterThan(60);
     const missing = routes.filter((r) => !doc.paths[openApiPath(r.path)]?.[r.method]).map((r) => `${r.method.toUpperCase()} ${r.path}`);
     expect(missing, `routes missing from /openapi.json: ${missing.join(', ')}`).to.deep.equal([]);
-    for (const path of ['/health', '/openapi.json', '/docs', '/api/cluster/probe/{instance}', '/api/sandbox/inbound/{instance}']) {
+    for (const path of ['/health', '/metrics', '/openapi.json', '/docs', '/api/cluster/probe/{instance}', '/api/sandbox/inbound/{instance}']) {
       expect(doc.paths, path).to.have.property(path);
     }
   });

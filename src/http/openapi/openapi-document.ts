@@ -43,6 +43,7 @@ function packageVersion(): string {
 
 const ACCESS: Record<Access, { text: string; query: boolean }> = {
   global: { text: 'the global token (ADMIN_TOKEN), in a header', query: false },
+  metrics: { text: 'METRICS_TOKEN or the global token, in a header', query: false },
   account: { text: 'a TokenAccount', query: true },
   'account-or-instance': { text: 'a TokenAccount or a TokenInstance', query: true },
   instance: { text: "a TokenAccount owning the instance, or the instance's TokenInstance", query: true },
