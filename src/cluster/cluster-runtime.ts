@@ -11,7 +11,7 @@ import type { LeaseManager } from './lease-manager.js';
 import { LocalMembership } from './membership.js';
 import type { Membership, NodeInfo } from './membership.js';
 import { placeInstance } from './placement.js';
-import { MemoryRateLimiter } from './rate-limiter.js';
+import { FallbackRateLimiter, MemoryRateLimiter } from './rate-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { Reconciler } from './reconciler.js';
 import { RedisLeaseManager } from './redis-lease-manager.js';
@@ -69,7 +69,7 @@ export class ClusterRuntime {
         { nodeId, url: deps.url, actors: () => this.host.size, heartbeatMs: c.heartbeatMs, timeoutMs: c.nodeTimeoutMs },
         log,
       );
-      this.rateLimiter = new RedisRateLimiter(first);
+      this.rateLimiter = new FallbackRateLimiter(new RedisRateLimiter(first), new MemoryRateLimiter(), log);
     } else {
       this.transport = new LocalTransport();
       this.leases = new LocalLeaseManager(nodeId, c.leaseTtlMs);

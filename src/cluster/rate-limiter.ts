@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+
 /** The verdict on one request against a fixed-window bucket. */
 export interface RateLimitResult {
   allowed: boolean;
@@ -48,5 +50,40 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
+  }
+}
+
+/**
+ * The shared limiter (Redis), or this node's own while the shared one fails: during a Redis outage each
+ * node then limits on its own instead of refusing every request. Logged when that starts and ends.
+ */
+export class FallbackRateLimiter implements RateLimiter {
+  #degraded = false;
+
+  constructor(
+    private readonly shared: RateLimiter,
+    private readonly local: RateLimiter,
+    private readonly log: Logger,
+  ) {}
+
+  async hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+    try {
+      const result = await this.shared.hit(bucket, limit, windowMs);
+      if (this.#degraded) {
+        this.#degraded = false;
+        this.log.warn('rate limits are shared across nodes again');
+      }
+      return result;
+    } catch (err) {
+      if (!this.#degraded) {
+        this.#degraded = true;
+        this.log.warn({ err }, 'shared rate limiter unavailable: each node limits on its own until Redis answers');
+      }
+      return this.local.hit(bucket, limit, windowMs);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.shared.close(), this.local.close()]);
   }
 }

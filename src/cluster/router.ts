@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode, NotOwnerError, TimeoutError, errorFromWire } from '../errors.js';
+import { AppError, ErrorCode, NotOwnerError, TimeoutError, UnavailableError, errorFromWire } from '../errors.js';
 import type { ActorCallKind, ActorPayload, ActorResult } from '../actors/actor-calls.js';
 import type { CallMetrics } from '../metrics/metrics.js';
 import { channels } from '../redis/keys.js';
@@ -160,7 +160,8 @@ export class Router {
       this.#pending.set(msg.id, { resolve, reject, timer, node, instanceId: msg.instanceId });
     });
     const receivers = await this.o.transport.publish(channels.inbox(node), JSON.stringify(msg)).catch((err: unknown) => {
-      this.#settle(msg.id, (p) => p.reject(err));
+      // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
+      this.#settle(msg.id, (p) => p.reject(new UnavailableError('Cluster coordination unavailable; try again later', { cause: err })));
       return -1;
     });
     // Nobody listens on that inbox: the node is gone, so its leases are about to lapse.

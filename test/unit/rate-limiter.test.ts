@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { MemoryRateLimiter } from '../../src/cluster/rate-limiter.js';
+import { pino } from 'pino';
+import { FallbackRateLimiter, MemoryRateLimiter } from '../../src/cluster/rate-limiter.js';
+import type { RateLimiter } from '../../src/cluster/rate-limiter.js';
 
 describe('MemoryRateLimiter', () => {
   it('counts per bucket in fixed windows and reports the reset time', async () => {
@@ -13,6 +15,29 @@ describe('MemoryRateLimiter', () => {
     expect((await limiter.hit('b', 3, 60_000)).allowed).to.equal(true);
     now += 60_000;
     expect((await limiter.hit('a', 3, 60_000)).remaining).to.equal(2);
+    await limiter.close();
+  });
+});
+
+describe('FallbackRateLimiter', () => {
+  it("counts in the shared limiter, in the node's own while the shared one fails, and in the shared one again after", async () => {
+    const shared = new MemoryRateLimiter();
+    let down = false;
+    const flaky: RateLimiter = {
+      hit: (bucket, limit, windowMs) => (down ? Promise.reject(new Error('Connection is closed.')) : shared.hit(bucket, limit, windowMs)),
+      close: () => shared.close(),
+    };
+    const limiter = new FallbackRateLimiter(flaky, new MemoryRateLimiter(), pino({ level: 'silent' }));
+    expect((await limiter.hit('t', 2, 60_000)).remaining).to.equal(1);
+    down = true;
+    // The local window starts fresh: limits apply per node during the outage.
+    expect((await limiter.hit('t', 2, 60_000)).remaining).to.equal(1);
+    expect((await limiter.hit('t', 2, 60_000)).remaining).to.equal(0);
+    expect((await limiter.hit('t', 2, 60_000)).allowed).to.equal(false);
+    down = false;
+    const back = await limiter.hit('t', 2, 60_000);
+    expect(back.remaining).to.equal(0);
+    expect(back.allowed).to.equal(true);
     await limiter.close();
   });
 });
