@@ -54,8 +54,9 @@ export class MemoryRateLimiter implements RateLimiter {
 }
 
 /**
- * The shared limiter (Redis), or this node's own while the shared one fails: during a Redis outage each
- * node then limits on its own instead of refusing every request. Logged when that starts and ends.
+ * The shared limiter (Redis), or this node's own while the shared one fails or does not answer within
+ * `timeoutMs`: during a Redis outage (down, or hung) each node then limits on its own instead of refusing
+ * or holding every request. Logged when that starts and ends.
  */
 export class FallbackRateLimiter implements RateLimiter {
   #degraded = false;
@@ -64,11 +65,16 @@ export class FallbackRateLimiter implements RateLimiter {
     private readonly shared: RateLimiter,
     private readonly local: RateLimiter,
     private readonly log: Logger,
+    private readonly timeoutMs = 1000,
   ) {}
 
   async hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
     try {
-      const result = await this.shared.hit(bucket, limit, windowMs);
+      const result = await Promise.race([this.shared.hit(bucket, limit, windowMs), late]);
       if (this.#degraded) {
         this.#degraded = false;
         this.log.warn('rate limits are shared across nodes again');
@@ -80,6 +86,8 @@ export class FallbackRateLimiter implements RateLimiter {
         this.log.warn({ err }, 'shared rate limiter unavailable: each node limits on its own until Redis answers');
       }
       return this.local.hit(bucket, limit, windowMs);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

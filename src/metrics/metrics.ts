@@ -55,6 +55,17 @@ const DELIVERY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 /** Stop reasons that hand an instance to another node. */
 const HANDOFF_REASONS = new Set(['handoff', 'shutdown']);
 
+/** The longest a scrape waits for the webhook queue's depth. */
+const QUEUE_DEPTH_TIMEOUT_MS = 1000;
+
+function withinOrNaN(value: Promise<number>, ms: number): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<number>((resolve) => {
+    timer = setTimeout(() => resolve(Number.NaN), ms);
+  });
+  return Promise.race([value.catch(() => Number.NaN), late]).finally(() => clearTimeout(timer));
+}
+
 let processRegistry: Registry | undefined;
 
 /** Memory, CPU, event loop and GC of this process: collected once, however many nodes it runs. */
@@ -172,8 +183,8 @@ export class NodeMetrics implements ActorMetrics, CallMetrics, DeliveryMetrics, 
       registers,
       async collect() {
         const depth = gauges().webhookQueueDepth;
-        // A queue that cannot be read (Redis away) is shown as NaN rather than failing the scrape.
-        this.set(depth ? await depth().catch(() => Number.NaN) : 0);
+        // A queue that cannot be read (Redis away, or hung) is shown as NaN rather than failing the scrape.
+        this.set(depth ? await withinOrNaN(depth(), QUEUE_DEPTH_TIMEOUT_MS) : 0);
       },
     });
     new Gauge({

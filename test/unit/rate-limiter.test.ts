@@ -17,6 +17,14 @@ describe('MemoryRateLimiter', () => {
     expect((await limiter.hit('a', 3, 60_000)).remaining).to.equal(2);
     await limiter.close();
   });
+
+  it('counts locally when the shared limiter does not answer in time (a hung Redis)', async () => {
+    const hung: RateLimiter = { hit: () => new Promise(() => undefined), close: async () => undefined };
+    const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 20);
+    const result = await limiter.hit('t', 5, 60_000);
+    expect(result).to.include({ allowed: true, remaining: 4 });
+    await limiter.close();
+  });
 });
 
 describe('FallbackRateLimiter', () => {
@@ -38,6 +46,14 @@ describe('FallbackRateLimiter', () => {
     const back = await limiter.hit('t', 2, 60_000);
     expect(back.remaining).to.equal(0);
     expect(back.allowed).to.equal(true);
+    await limiter.close();
+  });
+
+  it('counts locally when the shared limiter does not answer in time (a hung Redis)', async () => {
+    const hung: RateLimiter = { hit: () => new Promise(() => undefined), close: async () => undefined };
+    const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 20);
+    const result = await limiter.hit('t', 5, 60_000);
+    expect(result).to.include({ allowed: true, remaining: 4 });
     await limiter.close();
   });
 });
