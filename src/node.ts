@@ -172,6 +172,10 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const server: Server = config.tls
     ? createHttpsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app.callback())
     : createHttpServer(app.callback());
+  // Idle keep-alive connections outlive a balancer's usual 60 s idle timeout (Node's default is 5 s), so a
+  // balancer or client never reuses a connection the node is closing at that moment (ECONNRESET, 502).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const websockets = createWebSocketGateway({
     store,
     auth: createAuthenticator(store, config.adminToken),
