@@ -89,33 +89,27 @@ export class Router {
   }
 
   async call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K>> {
-    const metrics = this.o.metrics;
-    if (!metrics) return this.#call(instanceId, kind, payload, timeoutMs);
     const started = performance.now();
-    let outcome = 'ok';
+    const deadline = started + timeoutMs;
+    let outcome: string = 'ok';
     try {
-      return await this.#call(instanceId, kind, payload, timeoutMs);
+      try {
+        return await this.#attempt(instanceId, kind, payload, timeoutMs);
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === ErrorCode.NotOwner)) throw err;
+        this.#owners.delete(instanceId);
+        await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
+        await this.o.membership.refresh().catch(() => undefined);
+        const left = deadline - performance.now();
+        if (left <= 0) throw new TimeoutError();
+        return await this.#attempt(instanceId, kind, payload, left);
+      }
     } catch (err) {
       outcome = err instanceof AppError ? err.code : ErrorCode.Internal;
       throw err;
     } finally {
       // Where the actor is now is where the call ran (a move in the middle of a call is rare enough).
-      metrics.routedCall(this.o.host.get(instanceId) ? 'local' : 'remote', outcome, (performance.now() - started) / 1000);
-    }
-  }
-
-  async #call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
-    const deadline = performance.now() + timeoutMs;
-    try {
-      return await this.#attempt(instanceId, kind, payload, timeoutMs);
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === ErrorCode.NotOwner)) throw err;
-      this.#owners.delete(instanceId);
-      await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
-      await this.o.membership.refresh().catch(() => undefined);
-      const left = deadline - performance.now();
-      if (left <= 0) throw new TimeoutError();
-      return this.#attempt(instanceId, kind, payload, left);
+      this.o.metrics?.routedCall(this.o.host.get(instanceId) ? 'local' : 'remote', outcome, (performance.now() - started) / 1000);
     }
   }
 
