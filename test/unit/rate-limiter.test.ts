@@ -18,12 +18,22 @@ describe('MemoryRateLimiter', () => {
     await limiter.close();
   });
 
-  it('counts locally when the shared limiter does not answer in time (a hung Redis)', async () => {
-    const hung: RateLimiter = { hit: () => new Promise(() => undefined), close: async () => undefined };
-    const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 20);
-    const result = await limiter.hit('t', 5, 60_000);
-    expect(result).to.include({ allowed: true, remaining: 4 });
-    await limiter.close();
+  it('counts locally when the shared limiter does not answer in time (a hung Redis), and ignores its late failure', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      // Answers only after the timeout, with a failure (the connection finally drops).
+      const hung: RateLimiter = { hit: () => new Promise((_, reject) => setTimeout(() => reject(new Error('Connection is closed.')), 40)), close: async () => undefined };
+      const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 10);
+      const result = await limiter.hit('t', 5, 60_000);
+      expect(result).to.include({ allowed: true, remaining: 4 });
+      await new Promise((r) => setTimeout(r, 80));
+      expect(unhandled).to.deep.equal([]);
+      await limiter.close();
+    } finally {
+      process.off('unhandledRejection', record);
+    }
   });
 });
 
@@ -49,11 +59,21 @@ describe('FallbackRateLimiter', () => {
     await limiter.close();
   });
 
-  it('counts locally when the shared limiter does not answer in time (a hung Redis)', async () => {
-    const hung: RateLimiter = { hit: () => new Promise(() => undefined), close: async () => undefined };
-    const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 20);
-    const result = await limiter.hit('t', 5, 60_000);
-    expect(result).to.include({ allowed: true, remaining: 4 });
-    await limiter.close();
+  it('counts locally when the shared limiter does not answer in time (a hung Redis), and ignores its late failure', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      // Answers only after the timeout, with a failure (the connection finally drops).
+      const hung: RateLimiter = { hit: () => new Promise((_, reject) => setTimeout(() => reject(new Error('Connection is closed.')), 40)), close: async () => undefined };
+      const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 10);
+      const result = await limiter.hit('t', 5, 60_000);
+      expect(result).to.include({ allowed: true, remaining: 4 });
+      await new Promise((r) => setTimeout(r, 80));
+      expect(unhandled).to.deep.equal([]);
+      await limiter.close();
+    } finally {
+      process.off('unhandledRejection', record);
+    }
   });
 });
