@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -27,6 +28,7 @@ import { WebhookSender } from './events/webhooks/webhook-sender.js';
 import type { EventBus } from './events/event-bus.js';
 import type { EventEnvelope } from './events/instance-events.js';
 import { createApp } from './http/app.js';
+import type { AppState } from './http/app-state.js';
 import { createAuthenticator } from './http/auth.js';
 import { createWebSocketGateway } from './http/ws/websocket-gateway.js';
 import type { WebSocketGateway } from './http/ws/websocket-gateway.js';
@@ -42,6 +44,7 @@ import { HelpdeskService } from './integrations/helpdesk/helpdesk-service.js';
 import { chatbotExtension } from './integrations/chatbot/chatbot-extension.js';
 import { ChatbotService } from './integrations/chatbot/chatbot-service.js';
 import { TypebotClient } from './integrations/chatbot/typebot-client.js';
+import { NodeMetrics } from './metrics/metrics.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
@@ -61,6 +64,10 @@ export interface RunningNode {
   websockets: WebSocketGateway;
   /** What happened to received media on this node (downloads, uploads, kept copies), for metrics. */
   mediaCounters: MediaCounters;
+  /** The Koa application behind `server` (its middleware holds every mounted router). */
+  app: Koa<AppState>;
+  /** This node's Prometheus metrics (GET /metrics). */
+  metrics: NodeMetrics;
   /** Graceful stop: no new requests, every actor handed off, leases released, connections closed. */
   close(): Promise<void>;
 }
@@ -74,6 +81,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   if (key.source === 'file-created') logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
   const secrets = new SecretBox(key.key);
   const store = await openStore(config);
+  const metrics = new NodeMetrics(nodeId);
   let url = '';
   const probe = config.testProbe ? new TestProbe(config.testProbe.file, config.testProbe.writeIntervalMs) : undefined;
   if (probe) logger.warn('TEST_PROBE_FILE is set: test-only write probe enabled');
@@ -88,6 +96,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       log: logger,
       behavior: (instanceId) => late.behavior!(instanceId),
       url: () => url,
+      metrics,
     });
   } catch (err) {
     await store.close();
@@ -130,6 +139,7 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     accountSecrets: storeSecretSource(store, secrets),
     mediaBlobs,
     mediaCounters,
+    metrics,
   });
   dispatcher.onEnqueue(() => worker.nudge());
   const accountDispatcher = new AccountWebhookDispatcher(store, queue);
@@ -199,6 +209,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     accounts,
     instances,
     adminToken: config.adminToken,
+    metrics,
+    metricsToken: config.metricsToken,
     trustProxy: config.trustProxy,
     requireHttps,
     maxBodyBytes: config.maxBodyBytes,
@@ -229,6 +241,10 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const server: Server = config.tls
     ? createHttpsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app.callback())
     : createHttpServer(app.callback());
+  // Idle keep-alive connections outlive a balancer's usual 60 s idle timeout (Node's default is 5 s), so a
+  // balancer or client never reuses a connection the node is closing at that moment (ECONNRESET, 502).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const websockets = createWebSocketGateway({
     store,
     auth: createAuthenticator(store, config.adminToken),
@@ -242,6 +258,12 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     ...config.websocket,
   });
   websockets.attach(server);
+  metrics.watch({
+    actorsOwned: () => runtime.host.size,
+    mailboxes: () => runtime.host.mailboxes(),
+    webhookQueueDepth: () => queue.depth(),
+    websocketClients: () => websockets.size,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -263,6 +285,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     server,
     websockets,
     mediaCounters,
+    app,
+    metrics,
     close() {
       closing ??= (async () => {
         const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));

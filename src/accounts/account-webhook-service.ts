@@ -22,13 +22,14 @@ export interface AccountWebhookView {
   secretMasked: string;
 }
 
-const patchBody = z.strictObject({
+/** Bodies of PATCH /api/account/webhook and POST …/redeliver (also what the API documents). */
+export const patchBody = z.strictObject({
   url: z.string().max(2048).optional(),
   events: z.array(z.enum(DEFAULT_ENTERPRISE_EVENTS as [string, ...string[]])).max(16).optional(),
   enabled: z.boolean().optional(),
 });
 
-const redeliverBody = z.strictObject({ ids: z.array(z.string().max(64)).max(1000).optional() });
+export const redeliverBody = z.strictObject({ ids: z.array(z.string().max(64)).max(1000).optional() });
 
 const newSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64url');
 

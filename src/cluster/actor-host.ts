@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { FencedError } from '../errors.js';
 import { InstanceActor } from '../actors/instance-actor.js';
 import type { ActorBehavior, StopReason } from '../actors/instance-actor.js';
+import type { ActorMetrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import type { Lease, LeaseManager } from './lease-manager.js';
 
@@ -17,6 +18,7 @@ export interface ActorHostOptions {
   safetyMarginMs: number;
   /** Longest wait for queued calls when an actor hands off. @default 10000 */
   drainTimeoutMs: number;
+  metrics?: ActorMetrics;
 }
 
 /** Lifecycle events of the host, for metrics and tests. */
@@ -59,6 +61,18 @@ export class ActorHost {
 
   ids(): string[] {
     return [...this.#actors.keys()];
+  }
+
+  /** Calls queued or running in this node's actors: the sum, and the longest mailbox (metrics). */
+  mailboxes(): { total: number; max: number } {
+    let total = 0;
+    let max = 0;
+    for (const { actor } of this.#actors.values()) {
+      const n = actor.queueLength;
+      total += n;
+      if (n > max) max = n;
+    }
+    return { total, max };
   }
 
   /** The actor of an instance owned here and accepting calls (until it has stopped), if any. */
@@ -115,6 +129,7 @@ export class ActorHost {
     }
     if (actor.state !== 'active') return undefined;
     this.o.log.debug({ instanceId, epoch }, 'actor activated');
+    this.o.metrics?.activated();
     for (const l of this.#listeners) l.activated?.(instanceId, epoch);
     return actor;
   }
@@ -136,6 +151,7 @@ export class ActorHost {
     if (release && reason !== 'lease-lost' && reason !== 'fenced') {
       await this.o.leases.release([entry.lease]).catch((err: unknown) => this.o.log.warn({ err, instanceId }, 'lease release failed'));
     }
+    this.o.metrics?.stopped(reason);
     for (const l of this.#listeners) l.stopped?.(instanceId, reason);
   }
 
@@ -145,12 +161,15 @@ export class ActorHost {
     try {
       const entries = [...this.#actors.values()];
       let renewed: Lease[];
+      const started = performance.now();
       try {
         renewed = await this.o.leases.renew(entries.map((e) => e.lease));
       } catch (err) {
+        this.o.metrics?.leaseRenewalFailed();
         this.o.log.warn({ err }, 'lease renewal failed; actors stop when their leases run out');
         return;
       }
+      this.o.metrics?.leaseRenewal((performance.now() - started) / 1000, entries.length - renewed.length);
       const byToken = new Map(renewed.map((l) => [l.token, l]));
       for (const e of entries) {
         const fresh = byToken.get(e.lease.token);

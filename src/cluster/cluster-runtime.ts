@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ActorBehavior } from '../actors/instance-actor.js';
 import type { Config } from '../config/config.js';
 import { EventBus } from '../events/event-bus.js';
+import type { ActorMetrics, CallMetrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import { ActorHost } from './actor-host.js';
 import { LocalLeaseManager } from './lease-manager.js';
@@ -10,7 +11,7 @@ import type { LeaseManager } from './lease-manager.js';
 import { LocalMembership } from './membership.js';
 import type { Membership, NodeInfo } from './membership.js';
 import { placeInstance } from './placement.js';
-import { MemoryRateLimiter } from './rate-limiter.js';
+import { FallbackRateLimiter, MemoryRateLimiter } from './rate-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { Reconciler } from './reconciler.js';
 import { RedisLeaseManager } from './redis-lease-manager.js';
@@ -31,6 +32,7 @@ export interface ClusterRuntimeDeps {
   behavior: (instanceId: string) => ActorBehavior;
   /** Where this node's HTTP listener answers; known only once it listens. */
   url: () => string;
+  metrics?: ActorMetrics & CallMetrics;
 }
 
 /**
@@ -67,7 +69,7 @@ export class ClusterRuntime {
         { nodeId, url: deps.url, actors: () => this.host.size, heartbeatMs: c.heartbeatMs, timeoutMs: c.nodeTimeoutMs },
         log,
       );
-      this.rateLimiter = new RedisRateLimiter(first);
+      this.rateLimiter = new FallbackRateLimiter(new RedisRateLimiter(first), new MemoryRateLimiter(), log);
     } else {
       this.transport = new LocalTransport();
       this.leases = new LocalLeaseManager(nodeId, c.leaseTtlMs);
@@ -84,6 +86,7 @@ export class ClusterRuntime {
       maxQueue: c.actorMaxQueue,
       safetyMarginMs: Math.min(250, Math.floor(c.leaseTtlMs / 10)),
       drainTimeoutMs: c.drainTimeoutMs,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
     this.router = new Router({
       nodeId,
@@ -94,6 +97,7 @@ export class ClusterRuntime {
       log,
       ownerCacheMs: Math.min(1000, Math.floor(c.leaseTtlMs / 5)),
       retryDelayMs: 100,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });
     this.#reconciler = new Reconciler({
       nodeId,

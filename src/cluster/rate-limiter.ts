@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+
 /** The verdict on one request against a fixed-window bucket. */
 export interface RateLimitResult {
   allowed: boolean;
@@ -48,5 +50,48 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
+  }
+}
+
+/**
+ * The shared limiter (Redis), or this node's own while the shared one fails or does not answer within
+ * `timeoutMs`: during a Redis outage (down, or hung) each node then limits on its own instead of refusing
+ * or holding every request. Logged when that starts and ends.
+ */
+export class FallbackRateLimiter implements RateLimiter {
+  #degraded = false;
+
+  constructor(
+    private readonly shared: RateLimiter,
+    private readonly local: RateLimiter,
+    private readonly log: Logger,
+    private readonly timeoutMs = 1000,
+  ) {}
+
+  async hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
+    try {
+      const result = await Promise.race([this.shared.hit(bucket, limit, windowMs), late]);
+      if (this.#degraded) {
+        this.#degraded = false;
+        this.log.warn('rate limits are shared across nodes again');
+      }
+      return result;
+    } catch (err) {
+      if (!this.#degraded) {
+        this.#degraded = true;
+        this.log.warn({ err }, 'shared rate limiter unavailable: each node limits on its own until Redis answers');
+      }
+      return this.local.hit(bucket, limit, windowMs);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.shared.close(), this.local.close()]);
   }
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode, NotOwnerError, TimeoutError, errorFromWire } from '../errors.js';
+import { AppError, ErrorCode, NotOwnerError, TimeoutError, UnavailableError, errorFromWire } from '../errors.js';
 import type { ActorCallKind, ActorPayload, ActorResult } from '../actors/actor-calls.js';
+import type { CallMetrics } from '../metrics/metrics.js';
 import { channels } from '../redis/keys.js';
 import type { ActorHost } from './actor-host.js';
 import type { LeaseManager } from './lease-manager.js';
@@ -50,6 +51,7 @@ export interface RouterOptions {
   ownerCacheMs: number;
   /** Pause before the one retry after a "not owner" answer. @default 100 */
   retryDelayMs: number;
+  metrics?: CallMetrics;
 }
 
 /**
@@ -87,17 +89,27 @@ export class Router {
   }
 
   async call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K>> {
-    const deadline = performance.now() + timeoutMs;
+    const started = performance.now();
+    const deadline = started + timeoutMs;
+    let outcome: string = 'ok';
     try {
-      return await this.#attempt(instanceId, kind, payload, timeoutMs);
+      try {
+        return await this.#attempt(instanceId, kind, payload, timeoutMs);
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === ErrorCode.NotOwner)) throw err;
+        this.#owners.delete(instanceId);
+        await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
+        await this.o.membership.refresh().catch(() => undefined);
+        const left = deadline - performance.now();
+        if (left <= 0) throw new TimeoutError();
+        return await this.#attempt(instanceId, kind, payload, left);
+      }
     } catch (err) {
-      if (!(err instanceof AppError && err.code === ErrorCode.NotOwner)) throw err;
-      this.#owners.delete(instanceId);
-      await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
-      await this.o.membership.refresh().catch(() => undefined);
-      const left = deadline - performance.now();
-      if (left <= 0) throw new TimeoutError();
-      return this.#attempt(instanceId, kind, payload, left);
+      outcome = err instanceof AppError ? err.code : ErrorCode.Internal;
+      throw err;
+    } finally {
+      // Where the actor is now is where the call ran (a move in the middle of a call is rare enough).
+      this.o.metrics?.routedCall(this.o.host.get(instanceId) ? 'local' : 'remote', outcome, (performance.now() - started) / 1000);
     }
   }
 
@@ -142,7 +154,8 @@ export class Router {
       this.#pending.set(msg.id, { resolve, reject, timer, node, instanceId: msg.instanceId });
     });
     const receivers = await this.o.transport.publish(channels.inbox(node), JSON.stringify(msg)).catch((err: unknown) => {
-      this.#settle(msg.id, (p) => p.reject(err));
+      // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
+      this.#settle(msg.id, (p) => p.reject(new UnavailableError('Cluster coordination unavailable; try again later', { cause: err })));
       return -1;
     });
     // Nobody listens on that inbox: the node is gone, so its leases are about to lapse.

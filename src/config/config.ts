@@ -75,6 +75,9 @@ const envSchema = z.object({
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'ADMIN_TOKEN must be at least 16 characters',
   }),
+  METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: 'METRICS_TOKEN must be at least 16 characters',
+  }),
   ENCRYPTION_KEY: optionalString,
   MSGNET_DRIVER: optionalString.pipe(z.enum(DRIVERS).optional()).transform((v) => v ?? 'baileys'),
   ALLOWED_WS_ORIGINS: list,
@@ -161,6 +164,8 @@ export interface Config {
   mongoDb: string;
   /** The global (operator) token; unset = the admin API is closed. */
   adminToken: string | undefined;
+  /** A token that may only read GET /metrics (besides the global token); unset = the global token only. */
+  metricsToken: string | undefined;
   /** AES-256-GCM key given as 64 hex characters or base64 of 32 bytes; unset = key file (embedded only). */
   encryptionKey: Buffer | undefined;
   msgnetDriver: MsgNetDriverName;
@@ -378,6 +383,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongoUrl: e.MONGO_URL,
     mongoDb: e.MONGO_DB,
     adminToken: e.ADMIN_TOKEN,
+    metricsToken: e.METRICS_TOKEN,
     encryptionKey,
     msgnetDriver: e.MSGNET_DRIVER,
     allowedWsOrigins: e.ALLOWED_WS_ORIGINS,

@@ -14,13 +14,17 @@ import type { MediaBlobStore } from '../media/media-blobs.js';
 import type { ObjectStorageClients } from '../media/object-storage.js';
 import type { HelpdeskService } from '../integrations/helpdesk/helpdesk-service.js';
 import type { ChatbotService } from '../integrations/chatbot/chatbot-service.js';
+import type { NodeMetrics } from '../metrics/metrics.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
+import type { ApiRouter } from './api-router.js';
 import type { AppContext, AppState } from './app-state.js';
 import { createAuthenticator } from './auth.js';
 import { cachedKnownOrigins, cors } from './cors.js';
 import { errorEnvelope } from './error-envelope.js';
 import { httpsOnly } from './https-only.js';
+import { openApiDocument } from './openapi/openapi-document.js';
+import type { OpenApiDocument } from './openapi/openapi-document.js';
 import { rateLimit } from './rate-limit.js';
 import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
@@ -33,6 +37,8 @@ import { labelRoutes } from './routes/label-routes.js';
 import { profileRoutes } from './routes/profile-routes.js';
 import { statusRoutes } from './routes/status-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
+import { docsRoutes } from './routes/docs-routes.js';
+import { metricsRoutes } from './routes/metrics-routes.js';
 import { connectionRoutes } from './routes/connection-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
@@ -80,6 +86,9 @@ export interface AppDeps {
   helpdesk: { service: HelpdeskService | undefined; webhookRatePerMinute: number };
   /** The chatbot module; absent when CHATBOT_ENABLED is off (its endpoints answer 503). */
   chatbot?: ChatbotService;
+  metrics: NodeMetrics;
+  /** Also accepted by GET /metrics besides the global token. */
+  metricsToken: string | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -107,12 +116,14 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     );
   });
   app.use(errorEnvelope);
-  app.use(healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks }).routes());
+  const health = healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks });
+  app.use(health.koa.routes());
   app.use(
     rateLimit(deps.rateLimiter, auth, {
       perMinute: deps.rateLimitPerMinute,
       createPerMinute: deps.rateLimitCreatePerMinute,
       helpdeskWebhookPerMinute: deps.helpdesk.webhookRatePerMinute,
+      metrics: deps.metrics,
     }),
   );
   if (deps.requireHttps) app.use(httpsOnly());
@@ -120,7 +131,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
   const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
-  for (const router of [
+  // Every route is declared through an ApiRouter, so that GET /openapi.json lists them all (a test checks).
+  let document: OpenApiDocument | undefined;
+  const routers: ApiRouter[] = [
+    docsRoutes(() => (document ??= openApiDocument([health, ...routers].flatMap((r) => r.routes)))),
+    metricsRoutes({ auth, metricsToken: deps.metricsToken, metrics: deps.metrics }),
     settingsPanelRoutes(),
     consoleRoutes(),
     adminRoutes({ ...common, accounts: deps.accounts }),
@@ -139,13 +154,14 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     historyRoutes(actorRoutes),
     callRoutes(actorRoutes),
     ...helpdeskRoutes({ ...common, store: deps.store, helpdesk: deps.helpdesk.service }),
-    chatbotRoutes({ ...actorRoutes, chatbot: deps.chatbot }),
+    ...chatbotRoutes({ ...actorRoutes, chatbot: deps.chatbot }),
     websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
     ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),
-  ]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
+  ];
+  for (const router of routers) {
+    app.use(router.koa.routes());
+    app.use(router.koa.allowedMethods());
   }
   return app;
 }

@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { hashToken, safeEqual } from '../security/tokens.js';
+import type { InstanceRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, Principal } from './app-state.js';
 import { checkAccountOrigin } from './cors.js';
@@ -35,6 +36,23 @@ export function presentedToken(ctx: AppContext, headerOnly = false): string | un
   const query = ctx.query.token;
   const value = Array.isArray(query) ? query[0] : query;
   return value?.trim() || undefined;
+}
+
+/**
+ * Who may call an endpoint, as the OpenAPI document describes it:
+ * - `global`: the global token, in a header; `metrics`: METRICS_TOKEN or the global token, in a header;
+ * - `account`: a TokenAccount; `account-or-instance`: a TokenAccount or a TokenInstance;
+ * - `instance`: a TokenAccount owning the path's instance, or that instance's TokenInstance;
+ * - `instance-account`: only a TokenAccount owning the path's instance;
+ * - `account-scope`: a TokenAccount, or the global token naming the account with `?account=`.
+ */
+export type Access = 'global' | 'metrics' | 'account' | 'account-or-instance' | 'instance' | 'instance-account' | 'account-scope';
+
+/** A route guard: authenticates and authorises, then calls `next`; `access` names what it accepts. */
+export type Guard = ((ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>) & { readonly access: Access };
+
+function guard(access: Access, fn: (ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>): Guard {
+  return Object.assign(fn, { access });
 }
 
 export interface Authenticator {
@@ -80,38 +98,51 @@ async function authenticate(ctx: AppContext, auth: Authenticator, headerOnly = f
 }
 
 /** Admin endpoints: the global token, from a header only. */
-export function requireGlobal(auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireGlobal(auth: Authenticator): Guard {
+  return guard('global', async (ctx, next) => {
     const principal = await authenticate(ctx, auth, true);
     if (principal.kind !== 'global') throw new ForbiddenError(AuthMessage.GlobalTokenRequired);
     await next();
-  };
+  });
+}
+
+/** GET /metrics: METRICS_TOKEN (when set) or the global token, from a header only. */
+export function requireMetricsToken(auth: Authenticator, metricsToken: string | undefined): Guard {
+  const global = requireGlobal(auth);
+  return guard('metrics', async (ctx, next) => {
+    const token = presentedToken(ctx, true);
+    if (token !== undefined && metricsToken !== undefined && safeEqual(token, metricsToken)) {
+      await next();
+      return;
+    }
+    await global(ctx, next);
+  });
 }
 
 /** Account-level operations (create, delete): a TokenAccount only. */
-export function requireAccount(auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireAccount(auth: Authenticator): Guard {
+  return guard('account', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     if (principal.kind !== 'account') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
     await next();
-  };
+  });
 }
 
 /** A TokenAccount or a TokenInstance, with no instance in the path (instance list). */
-export function requireAccountOrInstance(auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireAccountOrInstance(auth: Authenticator): Guard {
+  return guard('account-or-instance', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
     await next();
-  };
+  });
 }
 
 /**
  * Account-scoped endpoints (account webhook): a TokenAccount acts on its own account (a different
  * `?account=` is refused), the global token on the account named by `?account=`. Sets `ctx.state.account`.
  */
-export function requireAccountScope(store: Store, auth: Authenticator) {
-  return async (ctx: AppContext, next: Next) => {
+export function requireAccountScope(store: Store, auth: Authenticator): Guard {
+  return guard('account-scope', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     const raw = ctx.query.account;
     const named = (Array.isArray(raw) ? raw[0] : raw)?.trim() || undefined;
@@ -126,7 +157,7 @@ export function requireAccountScope(store: Store, auth: Authenticator) {
       ctx.state.account = account;
     }
     await next();
-  };
+  });
 }
 
 export interface InstanceGuardOptions {
@@ -140,9 +171,9 @@ export interface InstanceGuardOptions {
  * `:instance` endpoints: resolves the path's instance within the caller's account and checks that the
  * token may operate it. Sets `ctx.state.instance`.
  */
-export function requireInstance(store: Store, auth: Authenticator, options: InstanceGuardOptions = {}) {
+export function requireInstance(store: Store, auth: Authenticator, options: InstanceGuardOptions = {}): Guard {
   const notFound = options.notFound ?? 'Instance not found';
-  return async (ctx: AppContext & { params: Record<string, string> }, next: Next) => {
+  return guard(options.accountOnly ? 'instance-account' : 'instance', async (ctx, next) => {
     const principal = await authenticate(ctx, auth);
     const name = ctx.params.instance ?? '';
     if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
@@ -153,7 +184,7 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
         throw new AuthError(AuthMessage.InvalidInstance);
       }
       if (options.accountOnly) throw new ForbiddenError(AuthMessage.AccountTokenRequired);
-      ctx.state.instance = principal.instance;
+      withInstance(ctx, principal.instance);
       await next();
       return;
     }
@@ -162,7 +193,13 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
       if (await store.instances.nameExists(name)) throw new ForbiddenError(AuthMessage.OtherAccount);
       throw new NotFoundError(notFound);
     }
-    ctx.state.instance = instance;
+    withInstance(ctx, instance);
     await next();
-  };
+  });
+}
+
+/** The request's instance, and its id on every later log line of the request. */
+function withInstance(ctx: AppContext, instance: InstanceRecord): void {
+  ctx.state.instance = instance;
+  ctx.state.log = ctx.state.log.child({ instanceId: instance.id });
 }

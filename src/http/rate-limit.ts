@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import { RateLimitError } from '../errors.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
+import type { RateLimitMetrics } from '../metrics/metrics.js';
 import { hashToken } from '../security/tokens.js';
 import type { AppContext } from './app-state.js';
 import { resolvePresented } from './auth.js';
@@ -11,6 +12,7 @@ export interface RateLimitOptions {
   createPerMinute: number;
   /** Chatwoot's webhooks carry no token: counted per address in their own bucket, apart from the API's. */
   helpdeskWebhookPerMinute?: number;
+  metrics?: RateLimitMetrics;
 }
 
 const HELPDESK_WEBHOOK = '/api/helpdesk/webhook/';
@@ -32,7 +34,10 @@ export function rateLimit(limiter: RateLimiter, auth: Authenticator, o: RateLimi
     ctx.set('X-RateLimit-Limit', String(result.limit));
     ctx.set('X-RateLimit-Remaining', String(result.remaining));
     ctx.set('X-RateLimit-Reset', String(result.resetAt));
-    if (!result.allowed) throw new RateLimitError();
+    if (!result.allowed) {
+      o.metrics?.rateLimited(creating ? 'create' : 'requests');
+      throw new RateLimitError();
+    }
     await next();
   };
 }

@@ -1,21 +1,8 @@
-import type Router from '@koa/router';
-import type { z } from 'zod';
 import { NOT_CONNECTED_MESSAGE, NotConnectedError, UnavailableError, ValidationError, isNotConnected } from '../errors.js';
 import type { InstanceRecord } from '../store/records.js';
-import { describeIssue, isPlainObject } from '../validation.js';
-import type { AppContext, AppState } from './app-state.js';
+import type { ApiRouter } from './api-router.js';
 import { requireAccountOrInstance } from './auth.js';
 import type { Authenticator } from './auth.js';
-import { bodyOf } from './json-body.js';
-
-/** The body, which must be a JSON object, parsed with `schema`; a refusal names the first problem. */
-export function parseBody<T extends z.ZodType>(ctx: AppContext, schema: T): z.infer<T> {
-  const raw = bodyOf(ctx);
-  if (!isPlainObject(raw)) throw new ValidationError('Invalid request body: expected a JSON object');
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
-  return parsed.data;
-}
 
 /** `5511…`, `+55 11 …` or a full JID (user, group, LID) → the JID. */
 export function toRecipient(raw: string): string {
@@ -31,23 +18,6 @@ export function toRecipient(raw: string): string {
 /** A chat address as the delete and history endpoints take it: a number, a JID, or `status@broadcast`. */
 export function chatAddress(raw: string): string {
   return raw === 'status@broadcast' || raw === 'status' ? 'status@broadcast' : toRecipient(raw);
-}
-
-/** A boolean query parameter: `true`/`1` or `false`/`0`, absent or empty = `fallback`. */
-export function queryFlag(ctx: AppContext, name: string, fallback: boolean): boolean {
-  const raw = ctx.query[name];
-  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim().toLowerCase();
-  if (value === undefined || value === '') return fallback;
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw new ValidationError(`${name} must be true or false`);
-}
-
-/** A string query parameter, trimmed; undefined when absent or empty. */
-export function queryString(ctx: AppContext, name: string): string | undefined {
-  const raw = ctx.query[name];
-  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-  return value ? value : undefined;
 }
 
 /**
@@ -72,9 +42,19 @@ export async function unavailableWhenDisconnected<T>(work: () => Promise<T>): Pr
  * `<path>` and `<path>/` without an instance name: the caller is authenticated (401 as usual), then told
  * `Instance name is required` instead of a bare 404.
  */
-export function nameRequired(router: Router<AppState>, method: 'get' | 'post', path: string, auth: Authenticator): void {
-  const refuse = () => {
-    throw new ValidationError('Instance name is required');
-  };
-  router[method]([path, `${path}/`], requireAccountOrInstance(auth), refuse);
+export function nameRequired(api: ApiRouter, method: 'get' | 'post', path: string, auth: Authenticator): void {
+  for (const variant of [path, `${path}/`]) {
+    api.route(
+      {
+        method,
+        path: variant,
+        summary: `${path.slice(1)} without an instance name (refused)`,
+        auth: requireAccountOrInstance(auth),
+        responses: { 400: 'Instance name is required' },
+      },
+      () => {
+        throw new ValidationError('Instance name is required');
+      },
+    );
+  }
 }

@@ -15,8 +15,8 @@ const count = z.number().int().min(0).max(1_000_000_000);
 const eventList = z.array(text(64)).max(64);
 
 const fields = {
-  name: z.string(),
-  token: z.string(),
+  name: z.string().describe('Instance name (required): 1 to 64 letters, digits, dots, dashes or underscores'),
+  token: z.string().describe('The TokenInstance to use (8 to 256 printable characters); generated when absent'),
   settings: z.unknown(),
   // Proxy block.
   proxyEnabled: flag,
@@ -78,6 +78,12 @@ const bodySchema = z.strictObject(
     [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
   },
 );
+
+/**
+ * The body as the API documents it: every field above, the settings nested. `parseCreationBody` also
+ * takes the settings flat at the top level and the hosted product's aliases (CREATION_ALIASES).
+ */
+export const creationBodySchema = bodySchema.extend({ settings: settingsSchema.optional() });
 
 export type CreationBody = Omit<z.infer<typeof bodySchema>, 'name' | 'settings'> & {
   name: string;
@@ -186,9 +192,14 @@ const SHORT_NAMES: Record<BlockPrefix, Record<string, string>> = {
  * their short spellings (`bucket` for `s3Bucket`). Both spellings of one field, or an unknown field, are
  * refused; `null` counts as absent; at least one field is required.
  */
-export function parseBlockBody(raw: Record<string, unknown>, prefix: BlockPrefix): Partial<CreationBody> {
+/** One block's fields under their creation-body names, each optional (the short names are accepted too). */
+export function blockBodySchema(prefix: BlockPrefix) {
   const own = Object.entries(fields).filter(([k]) => k.startsWith(prefix));
-  const schema = z.strictObject(Object.fromEntries(own.map(([k, v]) => [k, v.optional()])));
+  return z.strictObject(Object.fromEntries(own.map(([k, v]) => [k, v.optional()])));
+}
+
+export function parseBlockBody(raw: Record<string, unknown>, prefix: BlockPrefix): Partial<CreationBody> {
+  const schema = blockBodySchema(prefix);
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
     if (value === null) continue;

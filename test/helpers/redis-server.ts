@@ -15,6 +15,10 @@ export interface RedisServer {
   kill9(): Promise<void>;
   /** Starts a fresh, empty server on the same port (after stop() or kill9()). */
   restart(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections open but answers nothing (a hung Redis). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -134,6 +138,12 @@ export async function startRedisServer(): Promise<RedisServer> {
       await stop();
       current = spawnServer(port);
       await waitReady(current, port);
+    },
+    pause() {
+      current.kill('SIGSTOP');
+    },
+    resume() {
+      current.kill('SIGCONT');
     },
   };
 }

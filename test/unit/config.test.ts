@@ -60,6 +60,7 @@ describe('loadConfig', () => {
     [{ MONGO_URL: 'postgres://x', ENCRYPTION_KEY: KEY_HEX }, /^MONGO_URL/],
     [{ TLS_CERT_FILE: '/x.pem' }, /TLS_CERT_FILE and TLS_KEY_FILE/],
     [{ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16/],
+    [{ METRICS_TOKEN: 'short' }, /^METRICS_TOKEN must be at least 16/],
   ];
   for (const [env, message] of bad) {
     it(`refuses ${JSON.stringify(env)} with one line naming the variable`, () => {

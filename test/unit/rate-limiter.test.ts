@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { MemoryRateLimiter } from '../../src/cluster/rate-limiter.js';
+import { pino } from 'pino';
+import { FallbackRateLimiter, MemoryRateLimiter } from '../../src/cluster/rate-limiter.js';
+import type { RateLimiter } from '../../src/cluster/rate-limiter.js';
 
 describe('MemoryRateLimiter', () => {
   it('counts per bucket in fixed windows and reports the reset time', async () => {
@@ -14,5 +16,64 @@ describe('MemoryRateLimiter', () => {
     now += 60_000;
     expect((await limiter.hit('a', 3, 60_000)).remaining).to.equal(2);
     await limiter.close();
+  });
+
+  it('counts locally when the shared limiter does not answer in time (a hung Redis), and ignores its late failure', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      // Answers only after the timeout, with a failure (the connection finally drops).
+      const hung: RateLimiter = { hit: () => new Promise((_, reject) => setTimeout(() => reject(new Error('Connection is closed.')), 40)), close: async () => undefined };
+      const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 10);
+      const result = await limiter.hit('t', 5, 60_000);
+      expect(result).to.include({ allowed: true, remaining: 4 });
+      await new Promise((r) => setTimeout(r, 80));
+      expect(unhandled).to.deep.equal([]);
+      await limiter.close();
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});
+
+describe('FallbackRateLimiter', () => {
+  it("counts in the shared limiter, in the node's own while the shared one fails, and in the shared one again after", async () => {
+    const shared = new MemoryRateLimiter();
+    let down = false;
+    const flaky: RateLimiter = {
+      hit: (bucket, limit, windowMs) => (down ? Promise.reject(new Error('Connection is closed.')) : shared.hit(bucket, limit, windowMs)),
+      close: () => shared.close(),
+    };
+    const limiter = new FallbackRateLimiter(flaky, new MemoryRateLimiter(), pino({ level: 'silent' }));
+    expect((await limiter.hit('t', 2, 60_000)).remaining).to.equal(1);
+    down = true;
+    // The local window starts fresh: limits apply per node during the outage.
+    expect((await limiter.hit('t', 2, 60_000)).remaining).to.equal(1);
+    expect((await limiter.hit('t', 2, 60_000)).remaining).to.equal(0);
+    expect((await limiter.hit('t', 2, 60_000)).allowed).to.equal(false);
+    down = false;
+    const back = await limiter.hit('t', 2, 60_000);
+    expect(back.remaining).to.equal(0);
+    expect(back.allowed).to.equal(true);
+    await limiter.close();
+  });
+
+  it('counts locally when the shared limiter does not answer in time (a hung Redis), and ignores its late failure', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      // Answers only after the timeout, with a failure (the connection finally drops).
+      const hung: RateLimiter = { hit: () => new Promise((_, reject) => setTimeout(() => reject(new Error('Connection is closed.')), 40)), close: async () => undefined };
+      const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 10);
+      const result = await limiter.hit('t', 5, 60_000);
+      expect(result).to.include({ allowed: true, remaining: 4 });
+      await new Promise((r) => setTimeout(r, 80));
+      expect(unhandled).to.deep.equal([]);
+      await limiter.close();
+    } finally {
+      process.off('unhandledRejection', record);
+    }
   });
 });

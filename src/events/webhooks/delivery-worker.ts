@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { MediaBlobStore } from '../../media/media-blobs.js';
 import type { MediaCounters } from '../../media/media-counters.js';
+import type { DeliveryMetrics } from '../../metrics/metrics.js';
 import { SecretPurpose } from '../../security/secret-box.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import { signatureHeader } from './account-signature.js';
@@ -29,6 +30,7 @@ export interface DeliveryWorkerOptions {
   mediaBlobs?: MediaBlobStore;
   /** Counts base64 deliveries whose copy had expired. */
   mediaCounters?: MediaCounters;
+  metrics?: DeliveryMetrics;
 }
 
 /** Outcomes, for metrics and tests. */
@@ -136,14 +138,18 @@ export class DeliveryWorker {
         : await this.o.sender.send(d.url, body, headers);
     const attempted: Delivery = { ...d, attempts: d.attempts + 1 };
     try {
+      const seconds = (performance.now() - started) / 1000;
       if (result.ok) {
+        this.o.metrics?.deliveryAttempt('delivered', seconds);
         await this.o.queue.complete(attempted);
         for (const l of this.#listeners) l.delivered?.(attempted, performance.now() - started);
       } else if (result.retryable && attempted.attempts < this.o.policy.maxAttempts) {
+        this.o.metrics?.deliveryAttempt('retried', seconds);
         const dueAt = Date.now() + nextDelayMs(this.o.policy, attempted.attempts, result.retryAfterMs);
         await this.o.queue.retry({ ...attempted, lastError: result.error }, dueAt);
         for (const l of this.#listeners) l.retried?.(attempted, result.error, dueAt);
       } else {
+        this.o.metrics?.deliveryAttempt('buried', seconds);
         await this.o.queue.bury({ ...attempted, lastError: result.error });
         this.o.log.warn({ instanceId: d.instanceId, label: d.label, event: d.event, error: result.error }, 'webhook delivery given up');
         for (const l of this.#listeners) l.buried?.(attempted, result.error);

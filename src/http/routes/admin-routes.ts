@@ -1,18 +1,23 @@
-import Router from '@koa/router';
-import { accountView } from '../../accounts/account-service.js';
+import { accountInputSchema, accountView } from '../../accounts/account-service.js';
 import type { AccountService } from '../../accounts/account-service.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 import { requireGlobal } from '../auth.js';
 import type { Authenticator } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
 
 /** Operator endpoints (not in the spec): accounts, with the global token. */
 export function adminRoutes(deps: { accounts: AccountService; auth: Authenticator; maxBodyBytes: number }) {
-  const router = new Router<AppState>({ prefix: '/api/admin' });
+  const api = new ApiRouter({ prefix: '/api/admin', tag: 'Admin', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireGlobal(deps.auth);
 
-  router.post('/accounts', guard, jsonBody(deps.maxBodyBytes), async (ctx) => {
-    const { account, token } = await deps.accounts.create(bodyOf(ctx));
+  api.route({
+    method: 'post',
+    path: '/accounts',
+    summary: 'Create an account (its TokenAccount is shown only now)',
+    auth: guard,
+    rawBody: accountInputSchema,
+    responses: { 201: '`{account: {name, token, instanceQuota, allowedOrigins}}`', 409: 'Account already exists' },
+  }, async (ctx, { body }) => {
+    const { account, token } = await deps.accounts.create(body);
     ctx.status = 201;
     ctx.body = {
       success: true,
@@ -21,7 +26,13 @@ export function adminRoutes(deps: { accounts: AccountService; auth: Authenticato
     };
   });
 
-  router.get('/accounts', guard, async (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/accounts',
+    summary: 'List the accounts',
+    auth: guard,
+    responses: { 200: '`{accounts: [{name, instanceQuota, allowedOrigins, createdAt}]}`' },
+  }, async (ctx) => {
     const accounts = await deps.accounts.list();
     ctx.body = {
       success: true,
@@ -30,7 +41,13 @@ export function adminRoutes(deps: { accounts: AccountService; auth: Authenticato
     };
   });
 
-  router.post('/accounts/:name/token', guard, async (ctx) => {
+  api.route({
+    method: 'post',
+    path: '/accounts/:name/token',
+    summary: "Issue a new TokenAccount (the previous one is revoked)",
+    auth: guard,
+    responses: { 200: '`{account: {name, token}}`', 404: 'Account not found' },
+  }, async (ctx) => {
     const token = await deps.accounts.rotateToken(ctx.params.name ?? '');
     ctx.body = {
       success: true,
@@ -39,5 +56,5 @@ export function adminRoutes(deps: { accounts: AccountService; auth: Authenticato
     };
   });
 
-  return router;
+  return api;
 }

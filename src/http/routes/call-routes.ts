@@ -1,10 +1,8 @@
-import Router from '@koa/router';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { jsonBody } from '../json-body.js';
-import { nameRequired, parseBody, toRecipient } from '../route-helpers.js';
+import { nameRequired, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -15,19 +13,21 @@ const FAKE_CALL_MAX_SECONDS = 60;
 // Beyond this a "Unix seconds" value is surely milliseconds (year 5138 in seconds).
 const LATEST_UNIX_SECONDS = 1e11;
 
+const number = z.string().trim().max(128).optional().describe('The person to call: a phone number with country code (required)');
+
 const fakeBody = z.strictObject({
-  number: z.string().trim().max(128).optional(),
-  duration: z.number().int().optional(),
+  number,
+  duration: z.number().int().optional().describe(`Seconds it rings, 1 to ${FAKE_CALL_MAX_SECONDS} (0 or absent: ${FAKE_CALL_DEFAULT_SECONDS})`),
 });
 
 const scheduleBody = z.strictObject({
-  number: z.string().trim().max(128).optional(),
-  name: z.string().trim().max(256).optional(),
-  startTime: z.number().int().optional(),
+  number,
+  name: z.string().trim().max(256).optional().describe('Title of the call (required)'),
+  startTime: z.number().int().optional().describe('Unix seconds, in the future (required)'),
   description: z.string().max(4096).optional(),
-  endTime: z.number().int().optional(),
+  endTime: z.number().int().optional().describe('Unix seconds after startTime; 0 or absent: no end'),
   video: z.boolean().optional(),
-  reminderOffsetSec: z.number().int().min(0).max(30 * 86_400).optional(),
+  reminderOffsetSec: z.number().int().min(0).max(30 * 86_400).optional().describe('Reminder this many seconds before the start'),
 });
 
 /** A call goes to a person: a number or a user JID, never a group. */
@@ -39,15 +39,20 @@ function callee(number: string): string {
 
 /** Ring-and-drop calls and scheduled calls (spec 4.6); their own bodies, and `instance not found` in lower case. */
 export function callRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/call' });
+  const api = new ApiRouter({ prefix: '/api/call', tag: 'Calls', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth, { notFound: 'instance not found' });
-  const body = jsonBody(deps.maxBodyBytes);
   const call = deps.runtime.router;
-  nameRequired(router, 'post', '/fake', deps.auth);
-  nameRequired(router, 'post', '/schedule', deps.auth);
+  nameRequired(api, 'post', '/fake', deps.auth);
+  nameRequired(api, 'post', '/schedule', deps.auth);
 
-  router.post('/fake/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, fakeBody);
+  api.route({
+    method: 'post',
+    path: '/fake/:instance',
+    summary: 'Ring a number and hang up automatically',
+    auth: guard,
+    body: fakeBody,
+    responses: { 200: 'Call placed: `{callId, number, duration}`' },
+  }, async (ctx, { body: b }) => {
     if (!b.number) throw new ValidationError('Number is required');
     const duration = b.duration || FAKE_CALL_DEFAULT_SECONDS;
     if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS) throw new ValidationError('Duration must be between 1 and 60 seconds');
@@ -55,8 +60,14 @@ export function callRoutes(deps: Deps) {
     ctx.body = { success: true, message: 'Call placed; it hangs up automatically', callId, number: b.number, duration };
   });
 
-  router.post('/schedule/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, scheduleBody);
+  api.route({
+    method: 'post',
+    path: '/schedule/:instance',
+    summary: 'Send a scheduled call card',
+    auth: guard,
+    body: scheduleBody,
+    responses: { 200: 'Card sent: `{messageId, token, url, startTime}`' },
+  }, async (ctx, { body: b }) => {
     if (!b.number) throw new ValidationError('Number is required');
     if (!b.name) throw new ValidationError('Invalid request body: name is required');
     if (b.startTime === undefined) throw new ValidationError('Invalid request body: startTime is required');
@@ -77,5 +88,5 @@ export function callRoutes(deps: Deps) {
     ctx.body = { success: true, messageId: scheduled.messageId, token: scheduled.token, url: scheduled.url, startTime: b.startTime };
   });
 
-  return router;
+  return api;
 }

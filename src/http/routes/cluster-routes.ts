@@ -1,10 +1,6 @@
-import Router from '@koa/router';
 import { z } from 'zod';
-import { ValidationError } from '../../errors.js';
-import { describeIssue } from '../../validation.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 import { requireGlobal, requireInstance } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 interface Deps extends ActorRouteDeps {
@@ -15,9 +11,15 @@ const probeBody = z.strictObject({ op: z.enum(['describe', 'write', 'link']) });
 
 /** Operator view of the cluster, and (tests only) the probe that drives instance-owned writes. */
 export function clusterRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/cluster' });
+  const api = new ApiRouter({ prefix: '/api/cluster', tag: 'Cluster', maxBodyBytes: deps.maxBodyBytes });
 
-  router.get('/nodes', requireGlobal(deps.auth), (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/nodes',
+    summary: 'The live nodes and how many actors each runs',
+    auth: requireGlobal(deps.auth),
+    responses: { 200: '`{mode, nodes: [{nodeId, url, actors, …}], meta: {total, actors}}`' },
+  }, (ctx) => {
     const nodes = deps.runtime.nodes();
     ctx.body = {
       success: true,
@@ -29,14 +31,19 @@ export function clusterRoutes(deps: Deps) {
   });
 
   if (deps.probeEnabled) {
-    router.post('/probe/:instance', requireInstance(deps.store, deps.auth), jsonBody(deps.maxBodyBytes), async (ctx) => {
-      const parsed = probeBody.safeParse(bodyOf(ctx));
-      if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
-      const kind = parsed.data.op === 'describe' ? 'describe' : parsed.data.op === 'write' ? 'probe.write' : 'probe.link';
+    api.route({
+      method: 'post',
+      path: '/probe/:instance',
+      summary: 'Tests only (TEST_PROBE_FILE): a call on the instance actor',
+      auth: requireInstance(deps.store, deps.auth),
+      body: probeBody,
+      responses: { 200: '`{servedBy: "local" | "routed", owner}`' },
+    }, async (ctx, { body }) => {
+      const kind = body.op === 'describe' ? 'describe' : body.op === 'write' ? 'probe.write' : 'probe.link';
       const owner = await deps.runtime.router.call(ctx.state.instance!.id, kind, {}, deps.callTimeoutMs);
       ctx.body = { success: true, message: 'Probe done', servedBy: deps.runtime.host.get(ctx.state.instance!.id) ? 'local' : 'routed', owner };
     });
   }
 
-  return router;
+  return api;
 }

@@ -1,25 +1,35 @@
-import Router from '@koa/router';
 import QRCode from 'qrcode';
-import { ValidationError } from '../../errors.js';
-import type { AppState } from '../app-state.js';
+import { z } from 'zod';
+import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
 
+const connectQuery = z.object({
+  number: queryParam
+    .text('Phone number with country code: link with a pairing code instead of a QR code')
+    .refine((v) => v === undefined || /^\+?\d{8,15}$/.test(v), 'number must be 8 to 15 digits with country code'),
+});
+
 /** Connection lifecycle of an instance: connect (QR or pairing code), logout, reconnect. */
 export function connectionRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/instance' });
+  const api = new ApiRouter({ prefix: '/api/instance', tag: 'Instances' });
   const guard = requireInstance(deps.store, deps.auth);
   const call = deps.runtime.router;
 
-  router.get('/connect/:instance', guard, async (ctx) => {
-    const raw = typeof ctx.query.number === 'string' ? ctx.query.number.trim() : '';
-    if (raw && !/^\+?\d{8,15}$/.test(raw)) throw new ValidationError('number must be 8 to 15 digits with country code');
+  api.route({
+    method: 'get',
+    path: '/connect/:instance',
+    summary: 'Connect: a QR code to scan, or a pairing code with ?number=',
+    auth: guard,
+    query: connectQuery,
+    responses: { 200: '`{status: "qr", qrCode, qrCodeBase64}`, `{status: "pairing", pairingCode}` or `{status: "connected", numberJid}`' },
+  }, async (ctx, { query }) => {
     const challenge = await call.call(
       ctx.state.instance!.id,
       'msgnet.connect',
-      raw ? { method: 'pairing', phoneNumber: raw.replace(/\D/g, '') } : { method: 'qr' },
+      query.number ? { method: 'pairing', phoneNumber: query.number.replace(/\D/g, '') } : { method: 'qr' },
       deps.callTimeoutMs,
     );
     if (challenge.status === 'connected') {
@@ -37,15 +47,27 @@ export function connectionRoutes(deps: Deps) {
     }
   });
 
-  router.post('/logout/:instance', guard, async (ctx) => {
+  api.route({
+    method: 'post',
+    path: '/logout/:instance',
+    summary: 'Unlink the device',
+    auth: guard,
+    responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
+  }, async (ctx) => {
     const { state } = await call.call(ctx.state.instance!.id, 'msgnet.logout', {}, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Instance logged out', instance: { name: ctx.state.instance!.name, state } };
   });
 
-  router.post('/reconnect/:instance', guard, async (ctx) => {
+  api.route({
+    method: 'post',
+    path: '/reconnect/:instance',
+    summary: 'Drop and reopen the connection',
+    auth: guard,
+    responses: { 200: 'Instance reconnected: `{instance: {name, state}}`' },
+  }, async (ctx) => {
     const { state } = await call.call(ctx.state.instance!.id, 'msgnet.reconnect', {}, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Instance reconnected', instance: { name: ctx.state.instance!.name, state } };
   });
 
-  return router;
+  return api;
 }

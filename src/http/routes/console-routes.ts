@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Router from '@koa/router';
-import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 
 /** Copied next to the compiled routes by `npm run build`, like the settings panel. */
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'static');
@@ -38,10 +37,12 @@ export const CONSOLE_CSP = [
  * (http/ws/console-stream.ts).
  */
 export function consoleRoutes() {
-  const router = new Router<AppState>();
+  const api = new ApiRouter({ tag: 'Pages' });
   for (const [path, file, type] of FILES) {
     const body = readFileSync(join(STATIC_DIR, file), 'utf8');
-    router.get(path, (ctx) => {
+    const contentType = type.split(';')[0]!;
+    const summary = file === 'console.html' ? 'The operator console (an HTML page)' : `The operator console's ${file}`;
+    api.route({ method: 'get', path, summary, auth: 'public', responses: { 200: { description: file, contentType } } }, (ctx) => {
       ctx.set('Content-Security-Policy', CONSOLE_CSP);
       ctx.set('X-Content-Type-Options', 'nosniff');
       ctx.set('Referrer-Policy', 'no-referrer');
@@ -50,5 +51,5 @@ export function consoleRoutes() {
       ctx.body = body;
     });
   }
-  return router;
+  return api;
 }

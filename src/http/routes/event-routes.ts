@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { isEventName } from '../../events/event-names.js';
@@ -10,11 +9,10 @@ import type { SecretBox } from '../../security/secret-box.js';
 import { checkUrlSyntax } from '../../security/url-policy.js';
 import type { WebhookRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
-import { describeIssue, isPlainObject } from '../../validation.js';
-import type { AppContext, AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
+import type { RouteContext } from '../api-router.js';
 import { requireAccountOrInstance, requireInstance } from '../auth.js';
 import type { Authenticator } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
 
 interface Deps {
   store: Store;
@@ -29,15 +27,19 @@ interface Deps {
 const LABEL = /^[A-Za-z0-9._-]{1,64}$/;
 
 const webhookBody = z.strictObject({
-  label: z.string().regex(LABEL, 'use 1 to 64 letters, digits, dots, dashes or underscores').optional(),
-  enabled: z.boolean().optional(),
-  url: z.string().max(2048).optional(),
-  authorization: z.string().max(4096).optional(),
-  byEvents: z.boolean().optional(),
-  events: z.array(z.string().max(64)).max(64).optional(),
-  base64: z.boolean().optional(),
-  mediaBase64: z.boolean().optional(),
+  label: z.string().regex(LABEL, 'use 1 to 64 letters, digits, dots, dashes or underscores').optional().describe('Which webhook (several per instance); default: "default"'),
+  enabled: z.boolean().optional().describe('Default: true'),
+  url: z.string().max(2048).optional().describe('http(s) target; required when enabled'),
+  authorization: z.string().max(4096).optional().describe("Sent as the Authorization header (stored sealed; '' removes it)"),
+  byEvents: z.boolean().optional().describe('Append the event name to the URL'),
+  events: z.array(z.string().max(64)).max(64).optional().describe('Events to send (empty: all)'),
+  base64: z.boolean().optional().describe('Include received media as base64'),
+  mediaBase64: z.boolean().optional().describe("Alias of 'base64'"),
 });
+
+const redeliverBody = z.strictObject({ ids: z.array(z.string().max(64)).max(1000).optional().describe('Dead letters to queue again (absent: all)') });
+
+const labelQuery = (what: string) => z.object({ label: queryParam.text(what) });
 
 /** A webhook as the API shows it: `mediaBase64` mirrors `base64` (the hosted product's name); never the authorization. */
 export function webhookView(w: WebhookRecord) {
@@ -59,16 +61,10 @@ export function webhookView(w: WebhookRecord) {
  * their replay. The delivery itself is the DeliveryWorker's.
  */
 export function eventRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/events' });
+  const api = new ApiRouter({ prefix: '/api/events', tag: 'Webhooks', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
-  const body = jsonBody(deps.maxBodyBytes);
 
-  async function upsert(ctx: AppContext, instanceId: string) {
-    const raw = bodyOf(ctx);
-    if (!isPlainObject(raw)) throw new ValidationError('Invalid request body: expected a JSON object');
-    const parsed = webhookBody.safeParse(raw);
-    if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
-    const b = parsed.data;
+  async function upsert(ctx: RouteContext, instanceId: string, b: z.output<typeof webhookBody>) {
     if (b.base64 !== undefined && b.mediaBase64 !== undefined) {
       throw new ValidationError("Invalid request body: 'base64' and 'mediaBase64' are the same field; send only one");
     }
@@ -108,18 +104,32 @@ export function eventRoutes(deps: Deps) {
     ctx.body = { success: true, message: existing ? 'Webhook updated' : 'Webhook created', webhook: webhookView(webhook) };
   }
 
-  router.post('/webhook/:instance', guard, body, (ctx) => upsert(ctx, ctx.state.instance!.id));
+  const upserted = { 200: 'Webhook updated: `{webhook}`', 201: 'Webhook created: `{webhook}`' };
+  api.route({
+    method: 'post',
+    path: '/webhook/:instance',
+    summary: 'Create or update a webhook (by label)',
+    auth: guard,
+    body: webhookBody,
+    responses: upserted,
+  }, (ctx, { body }) => upsert(ctx, ctx.state.instance!.id, body));
 
   // The hosted product's form: the instance is the one the TokenInstance belongs to.
-  router.post('/webhook', requireAccountOrInstance(deps.auth), body, async (ctx) => {
+  api.route({
+    method: 'post',
+    path: '/webhook',
+    summary: "Create or update a webhook of the TokenInstance's own instance",
+    auth: requireAccountOrInstance(deps.auth),
+    body: webhookBody,
+    responses: { ...upserted, 400: 'Instance name is required (with a TokenAccount)' },
+  }, async (ctx, { body }) => {
     const p = ctx.state.principal;
     if (p?.kind !== 'instance') throw new ValidationError('Instance name is required');
-    await upsert(ctx, p.instance.id);
+    await upsert(ctx, p.instance.id, body);
   });
 
-  async function read(ctx: AppContext) {
+  async function read(ctx: RouteContext, label: string | undefined) {
     const webhooks = await deps.store.webhooks.list(ctx.state.instance!.id);
-    const label = typeof ctx.query.label === 'string' && ctx.query.label ? ctx.query.label : undefined;
     if (label !== undefined) {
       const one = webhooks.find((w) => w.label === label);
       if (!one) throw new NotFoundError('Webhook not found');
@@ -135,28 +145,53 @@ export function eventRoutes(deps: Deps) {
     };
   }
 
-  router.get('/getWebhook/:instance', guard, read);
-  router.get('/webhook/:instance', guard, read);
+  for (const path of ['/getWebhook/:instance', '/webhook/:instance']) {
+    api.route({
+      method: 'get',
+      path,
+      summary: 'Read the webhooks (or one, with ?label=)',
+      auth: guard,
+      query: labelQuery('Only this webhook'),
+      responses: { 200: '`{webhook, webhooks}`, or `{webhook}` with ?label=', 404: 'Webhook not found' },
+    }, (ctx, { query }) => read(ctx, query.label));
+  }
 
-  router.delete('/webhook/:instance', guard, async (ctx) => {
-    const label = typeof ctx.query.label === 'string' && ctx.query.label ? ctx.query.label : 'default';
+  api.route({
+    method: 'delete',
+    path: '/webhook/:instance',
+    summary: 'Delete a webhook',
+    auth: guard,
+    query: labelQuery('The webhook to delete; default: "default"'),
+    responses: { 200: 'Webhook deleted', 404: 'Webhook not found' },
+  }, async (ctx, { query }) => {
+    const label = query.label ?? 'default';
     if (!(await deps.store.webhooks.delete(ctx.state.instance!.id, label))) throw new NotFoundError('Webhook not found');
     deps.dispatcher.invalidate(ctx.state.instance!.id);
     ctx.body = { success: true, message: 'Webhook deleted', webhook: { label } };
   });
 
-  router.get('/deadLetters/:instance', guard, async (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/deadLetters/:instance',
+    summary: 'Deliveries given up on',
+    auth: guard,
+    responses: { 200: '`{deadLetters: [{id, label, event, url, attempts, lastError, createdAt, failedAt, envelope}]}`' },
+  }, async (ctx) => {
     ctx.body = deadLettersBody(await deps.queue.deadLetters(ctx.state.instance!.id));
   });
 
-  router.post('/redeliver/:instance', guard, body, async (ctx) => {
-    const raw = bodyOf(ctx);
-    const parsed = z.strictObject({ ids: z.array(z.string().max(64)).max(1000).optional() }).safeParse(raw);
-    if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
-    const count = await deps.queue.redeliver(ctx.state.instance!.id, parsed.data.ids);
+  api.route({
+    method: 'post',
+    path: '/redeliver/:instance',
+    summary: 'Queue dead letters again',
+    auth: guard,
+    body: redeliverBody,
+    responses: { 200: '`{redelivered: <count>}`' },
+  }, async (ctx, { body }) => {
+    const count = await deps.queue.redeliver(ctx.state.instance!.id, body.ids);
     deps.dispatcher.invalidate(ctx.state.instance!.id);
     ctx.body = { success: true, message: `${count} ${count === 1 ? 'delivery' : 'deliveries'} queued again`, redelivered: count };
   });
 
-  return router;
+  return api;
 }

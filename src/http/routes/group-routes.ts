@@ -1,8 +1,8 @@
-import Router from '@koa/router';
+import { z } from 'zod';
 import type { GroupInfo } from '../../msgnet/msgnet-driver.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { nameRequired, queryFlag } from '../route-helpers.js';
+import { nameRequired } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -21,13 +21,22 @@ function groupView(g: GroupInfo, includeMembers: boolean) {
   };
 }
 
+const listQuery = z.object({ includeMembers: queryParam.flag('includeMembers', "List each group's members (slower)") });
+
 /** Groups of an instance (spec 4.2): all in one response, members only on request. */
 export function groupRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/group' });
-  nameRequired(router, 'get', '/list', deps.auth);
+  const api = new ApiRouter({ prefix: '/api/group', tag: 'Groups' });
+  nameRequired(api, 'get', '/list', deps.auth);
 
-  router.get('/list/:instance', requireInstance(deps.store, deps.auth), async (ctx) => {
-    const includeMembers = queryFlag(ctx, 'includeMembers', false);
+  api.route({
+    method: 'get',
+    path: '/list/:instance',
+    summary: "The instance's groups",
+    auth: requireInstance(deps.store, deps.auth),
+    query: listQuery,
+    responses: { 200: '`{groups: [{name, groupJid, description, creatorJid, memberCount, members?}], meta: {total}}`' },
+  }, async (ctx, { query }) => {
+    const includeMembers = query.includeMembers ?? false;
     const groups = await deps.runtime.router.call(
       ctx.state.instance!.id,
       'groups.list',
@@ -42,5 +51,5 @@ export function groupRoutes(deps: Deps) {
     };
   });
 
-  return router;
+  return api;
 }

@@ -1,5 +1,4 @@
-import Router from '@koa/router';
-import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 
 export interface HealthCheck {
   name: string;
@@ -8,8 +7,14 @@ export interface HealthCheck {
 
 /** GET /health: no auth, no rate limit; 503 when a dependency does not answer. */
 export function healthRoutes(deps: { nodeId: string; mode: 'embedded' | 'cluster'; checks: HealthCheck[] }) {
-  const router = new Router<AppState>();
-  router.get('/health', async (ctx) => {
+  const api = new ApiRouter({ tag: 'Operations' });
+  api.route({
+    method: 'get',
+    path: '/health',
+    summary: 'Liveness and dependencies (no auth, no rate limit)',
+    auth: 'public',
+    responses: { 200: '`{status: "ok", node, mode, checks}`', 503: '`{status: "degraded", …}`: a dependency does not answer' },
+  }, async (ctx) => {
     const results = await Promise.all(
       deps.checks.map(async (c) => {
         try {
@@ -35,5 +40,5 @@ export function healthRoutes(deps: { nodeId: string; mode: 'embedded' | 'cluster
       checks: Object.fromEntries(results),
     };
   });
-  return router;
+  return api;
 }

@@ -1,11 +1,11 @@
-import Router from '@koa/router';
+import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
 import type { HistoryCursor, MessageRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { Authenticator } from '../auth.js';
-import { chatAddress, nameRequired, queryString } from '../route-helpers.js';
+import { chatAddress, nameRequired } from '../route-helpers.js';
 
 interface Deps {
   store: Store;
@@ -15,12 +15,19 @@ interface Deps {
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;
 
-function limitOf(raw: string | undefined): number {
-  if (raw === undefined) return HISTORY_DEFAULT_LIMIT;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > HISTORY_MAX_LIMIT) throw new ValidationError(`limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
-  return n;
-}
+const historyQuery = z.object({
+  chat: queryParam.text('Only this chat: a number, a JID or status@broadcast'),
+  limit: queryParam
+    .text(`Messages per page, 1 to ${HISTORY_MAX_LIMIT}; default ${HISTORY_DEFAULT_LIMIT}`)
+    .transform((raw, ctx) => {
+      if (raw === undefined) return HISTORY_DEFAULT_LIMIT;
+      const n = Number(raw);
+      if (Number.isInteger(n) && n >= 1 && n <= HISTORY_MAX_LIMIT) return n;
+      ctx.addIssue({ code: 'custom', message: `limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}` });
+      return z.NEVER;
+    }),
+  before: queryParam.text('Older than this: a message id from an earlier page (meta.nextBefore), Unix milliseconds, or an RFC 3339 time'),
+});
 
 /** `before` = a message id from an earlier page (exact paging), or a time: Unix milliseconds or RFC 3339. */
 async function cursorOf(store: Store, instanceId: string, raw: string | undefined): Promise<HistoryCursor | undefined> {
@@ -52,14 +59,21 @@ function messageView(m: MessageRecord) {
  * answers it without reaching the instance's owner.
  */
 export function historyRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/chat' });
-  nameRequired(router, 'get', '/history', deps.auth);
+  const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats' });
+  nameRequired(api, 'get', '/history', deps.auth);
 
-  router.get('/history/:instance', requireInstance(deps.store, deps.auth), async (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/history/:instance',
+    summary: 'The chat history, newest first',
+    description: 'Kept in the store for MESSAGE_RETENTION_DAYS; any node answers without reaching the instance.',
+    auth: requireInstance(deps.store, deps.auth),
+    query: historyQuery,
+    responses: { 200: '`{messages: [{id, chat, direction, sender, timestamp, type, text, media}], meta: {count, hasMore, nextBefore}}`' },
+  }, async (ctx, { query }) => {
     const instanceId = ctx.state.instance!.id;
-    const chat = queryString(ctx, 'chat');
-    const limit = limitOf(queryString(ctx, 'limit'));
-    const before = await cursorOf(deps.store, instanceId, queryString(ctx, 'before'));
+    const { chat, limit } = query;
+    const before = await cursorOf(deps.store, instanceId, query.before);
     const rows = await deps.store.messages.list(instanceId, { ...(chat ? { chatJid: chatAddress(chat) } : {}), ...(before ? { before } : {}), limit: limit + 1 });
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
@@ -71,5 +85,5 @@ export function historyRoutes(deps: Deps) {
     };
   });
 
-  return router;
+  return api;
 }

@@ -1,13 +1,13 @@
-import Router from '@koa/router';
+import { z } from 'zod';
 import type { Router as ActorRouter } from '../../cluster/router.js';
 import { ValidationError } from '../../errors.js';
 import type { BlockSettings } from '../../instances/block-settings.js';
 import type { Store } from '../../store/store.js';
 import { isPlainObject } from '../../validation.js';
-import type { AppState } from '../app-state.js';
+import { blockBodySchema } from '../../instances/creation-body.js';
+import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { Authenticator } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
 
 interface Deps {
   blocks: BlockSettings;
@@ -23,21 +23,40 @@ interface Deps {
  * node saves them; the owner, if the instance runs, re-reads its configuration. Secrets are never returned.
  */
 export function instanceBlockRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/instance' });
+  const api = new ApiRouter({ prefix: '/api/instance', tag: 'Instances', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
 
-  router.post('/s3/:instance', guard, jsonBody(deps.maxBodyBytes), async (ctx) => {
-    const s3 = await deps.blocks.saveStorage(ctx.state.instance!, bodyOf(ctx));
+  api.route({
+    method: 'post',
+    path: '/s3/:instance',
+    summary: 'Save the storage (S3) block; omitted fields keep their values, the secret key is never returned',
+    auth: guard,
+    rawBody: blockBodySchema('s3'),
+    responses: { 200: '`{s3}`: the storage summary, its secret masked, with `status` (`ok`, `error` and its cause, `unchecked`)' },
+  }, async (ctx, { body }) => {
+    const s3 = await deps.blocks.saveStorage(ctx.state.instance!, body);
     ctx.body = { success: true, message: 'Storage configuration saved successfully', s3 };
   });
 
-  router.get('/getS3/:instance', guard, (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/getS3/:instance',
+    summary: 'The storage (S3) block, its secret masked',
+    auth: guard,
+    responses: { 200: '`{s3}`' },
+  }, (ctx) => {
     ctx.body = { success: true, message: 'Storage configuration retrieved successfully', s3: deps.blocks.storage(ctx.state.instance!) };
   });
 
-  router.post('/proxy/:instance', guard, jsonBody(deps.maxBodyBytes), async (ctx) => {
+  api.route({
+    method: 'post',
+    path: '/proxy/:instance',
+    summary: 'Save the proxy block (applied at the next connection; `reconnect: true` reconnects now)',
+    auth: guard,
+    rawBody: blockBodySchema('proxy').extend({ reconnect: z.boolean().optional() }),
+    responses: { 200: '`{proxy, reconnected, reconnectError?}` (no password)' },
+  }, async (ctx, { body: raw }) => {
     const instance = ctx.state.instance!;
-    const raw = bodyOf(ctx);
     if (!isPlainObject(raw)) throw new ValidationError('Invalid request body: expected a JSON object');
     const { reconnect = false, ...fields } = raw;
     if (reconnect !== null && typeof reconnect !== 'boolean') throw new ValidationError("Invalid request body: field 'reconnect': expected boolean");
@@ -67,9 +86,15 @@ export function instanceBlockRoutes(deps: Deps) {
     };
   });
 
-  router.get('/getProxy/:instance', guard, (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/getProxy/:instance',
+    summary: 'The proxy block (no password)',
+    auth: guard,
+    responses: { 200: '`{proxy}`' },
+  }, (ctx) => {
     ctx.body = { success: true, message: 'Proxy configuration retrieved successfully', proxy: deps.blocks.proxy(ctx.state.instance!) };
   });
 
-  return router;
+  return api;
 }

@@ -1,19 +1,17 @@
-import Router from '@koa/router';
 import { z } from 'zod';
 import { UnavailableError, NOT_CONNECTED_MESSAGE, ValidationError } from '../../errors.js';
 import type { ChatLabels } from '../../msgnet/msgnet-driver.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { jsonBody } from '../json-body.js';
-import { nameRequired, parseBody, queryFlag, queryString, toRecipient, unavailableWhenDisconnected } from '../route-helpers.js';
+import { nameRequired, toRecipient, unavailableWhenDisconnected } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
 
 const assignBody = z.strictObject({
-  number: z.string().trim().max(128).optional(),
-  labelIds: z.array(z.string().trim().min(1).max(64)).min(1).max(20).optional(),
-  action: z.enum(['add', 'remove']).optional(),
+  number: z.string().trim().max(128).optional().describe('The chat: a phone number with country code (required)'),
+  labelIds: z.array(z.string().trim().min(1).max(64)).min(1).max(20).optional().describe('Labels to add or remove (required)'),
+  action: z.enum(['add', 'remove']).optional().describe('Default: add'),
 });
 
 const list = (raw: string | undefined) =>
@@ -21,6 +19,12 @@ const list = (raw: string | undefined) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+const byLabelQuery = z.object({
+  labelIds: queryParam.text('Comma-separated label ids'),
+  labelNames: queryParam.text('Comma-separated label names (case-insensitive)'),
+  refresh: queryParam.flag('refresh', 'Ask the network rather than the labels recorded so far (needs a connection)'),
+});
 
 /**
  * The chats carrying any of the wanted labels, each with the labels that matched (a row per chat-label
@@ -35,17 +39,24 @@ export function chatsByLabel(chats: ChatLabels[], wanted: Set<string> | undefine
 
 /** Chats by label (spec 4.4) and the label list and assignment it refers to (`tags-list`, `tags-assign`). */
 export function labelRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/chat' });
+  const api = new ApiRouter({ prefix: '/api/chat', tag: 'Labels', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
   const call = deps.runtime.router;
-  nameRequired(router, 'get', '/contactsByLabel', deps.auth);
-  nameRequired(router, 'get', '/tags-list', deps.auth);
-  nameRequired(router, 'post', '/tags-assign', deps.auth);
+  nameRequired(api, 'get', '/contactsByLabel', deps.auth);
+  nameRequired(api, 'get', '/tags-list', deps.auth);
+  nameRequired(api, 'post', '/tags-assign', deps.auth);
 
-  router.get('/contactsByLabel/:instance', guard, async (ctx) => {
-    const refresh = queryFlag(ctx, 'refresh', false);
-    const ids = list(queryString(ctx, 'labelIds'));
-    const names = list(queryString(ctx, 'labelNames')).map((n) => n.toLowerCase());
+  api.route({
+    method: 'get',
+    path: '/contactsByLabel/:instance',
+    summary: 'Chats by label (all labelled chats without a filter)',
+    auth: guard,
+    query: byLabelQuery,
+    responses: { 200: '`{chats: [{chat_jid, labels}], total_chats, total_rows, refreshed, filter_label_ids}`' },
+  }, async (ctx, { query }) => {
+    const refresh = query.refresh ?? false;
+    const ids = list(query.labelIds);
+    const names = list(query.labelNames).map((n) => n.toLowerCase());
     const instance = ctx.state.instance!;
     // Refreshing asks the network: 503 when it cannot be reached (spec 7), before anything else.
     if (refresh && instance.connection.state !== 'connected') throw new UnavailableError(NOT_CONNECTED_MESSAGE);
@@ -68,7 +79,13 @@ export function labelRoutes(deps: Deps) {
     };
   });
 
-  router.get('/tags-list/:instance', guard, async (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/tags-list/:instance',
+    summary: 'The labels, with how many chats carry each',
+    auth: guard,
+    responses: { 200: '`{labels: [{id, name, chatCount}], meta: {total}}`' },
+  }, async (ctx) => {
     const instanceId = ctx.state.instance!.id;
     const [labels, chats] = await Promise.all([
       call.call(instanceId, 'labels.list', {}, deps.callTimeoutMs),
@@ -84,8 +101,14 @@ export function labelRoutes(deps: Deps) {
     };
   });
 
-  router.post('/tags-assign/:instance', guard, jsonBody(deps.maxBodyBytes), async (ctx) => {
-    const b = parseBody(ctx, assignBody);
+  api.route({
+    method: 'post',
+    path: '/tags-assign/:instance',
+    summary: "Add or remove a chat's labels",
+    auth: guard,
+    body: assignBody,
+    responses: { 200: '`{chat_jid, labels: [{id, name}]}`' },
+  }, async (ctx, { body: b }) => {
     if (!b.number) throw new ValidationError('Number is required');
     if (!b.labelIds) throw new ValidationError('labelIds is required');
     const add = (b.action ?? 'add') === 'add';
@@ -98,5 +121,5 @@ export function labelRoutes(deps: Deps) {
     };
   });
 
-  return router;
+  return api;
 }

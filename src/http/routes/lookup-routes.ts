@@ -1,7 +1,7 @@
-import Router from '@koa/router';
+import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { MessageStatus } from '../../store/records.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 import { toRecipient } from '../route-helpers.js';
@@ -11,12 +11,18 @@ const STATUS_CODE: Record<MessageStatus, number> = { failed: 0, pending: 1, sent
 
 /** Lookups clients need: is a number on WhatsApp, and where did a message get to. */
 export function lookupRoutes(deps: ActorRouteDeps) {
-  const router = new Router<AppState>({ prefix: '/api/chat' });
+  const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats' });
   const guard = requireInstance(deps.store, deps.auth);
-  const query = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
 
-  router.get('/contacts/:instance', guard, async (ctx) => {
-    const raw = query(ctx.query.number);
+  api.route({
+    method: 'get',
+    path: '/contacts/:instance',
+    summary: 'Is a number on WhatsApp',
+    auth: guard,
+    query: z.object({ number: queryParam.text('Phone number with country code (required)') }),
+    responses: { 200: '`{contact: {found, jid, lid}}`' },
+  }, async (ctx, { query }) => {
+    const raw = query.number;
     if (!raw) throw new ValidationError('Number is required');
     const contact = await deps.runtime.router.call(ctx.state.instance!.id, 'msgnet.lookup', { number: toRecipient(raw) }, deps.callTimeoutMs);
     ctx.body = {
@@ -26,8 +32,15 @@ export function lookupRoutes(deps: ActorRouteDeps) {
     };
   });
 
-  router.get('/status/:instance', guard, async (ctx) => {
-    const messageId = query(ctx.query.messageId);
+  api.route({
+    method: 'get',
+    path: '/status/:instance',
+    summary: 'Where a message got to (sent, delivered, read…)',
+    auth: guard,
+    query: z.object({ messageId: queryParam.text('The message (required)') }),
+    responses: { 200: '`{message_id, status, status_code, direction, chat_jid, timestamp}`', 404: 'Message not found' },
+  }, async (ctx, { query }) => {
+    const messageId = query.messageId;
     if (!messageId) throw new ValidationError('messageId is required');
     const m = await deps.store.messages.find(ctx.state.instance!.id, messageId);
     if (!m) throw new NotFoundError('Message not found');
@@ -44,5 +57,5 @@ export function lookupRoutes(deps: ActorRouteDeps) {
     };
   });
 
-  return router;
+  return api;
 }

@@ -1,14 +1,14 @@
-import Router from '@koa/router';
+import { z } from 'zod';
 import { AppError, ErrorCode, NotFoundError, ValidationError } from '../../errors.js';
 import type { MediaBlobStore } from '../../media/media-blobs.js';
 import { storageTarget } from '../../media/object-storage.js';
 import type { ObjectStorageClients } from '../../media/object-storage.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import type { InstanceRecord, MessageRecord, StoredObject } from '../../store/records.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { ActorRouteDeps } from '../route-deps.js';
-import { nameRequired, queryFlag, queryString } from '../route-helpers.js';
+import { nameRequired } from '../route-helpers.js';
 
 interface Deps extends ActorRouteDeps {
   secrets: SecretBox;
@@ -23,6 +23,11 @@ function reachable(instance: InstanceRecord, stored: StoredObject | undefined) {
   return s.bucket === stored.bucket && (s.endpoint ?? '') === (stored.endpoint ?? '') ? s : undefined;
 }
 
+const mediaQuery = z.object({
+  messageId: queryParam.text('The message whose file to return'),
+  redirect: queryParam.flag('redirect', 'Answer a stored object with a 302 to its URL (default true)'),
+});
+
 const notFound = (err: unknown) => err instanceof AppError && err.code === ErrorCode.NotFound;
 
 /**
@@ -32,14 +37,26 @@ const notFound = (err: unknown) => err instanceof AppError && err.code === Error
  * owner still holds the message; 404 once none of them has it.
  */
 export function mediaRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/chat' });
-  nameRequired(router, 'get', '/media', deps.auth);
+  const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats' });
+  nameRequired(api, 'get', '/media', deps.auth);
 
-  router.get('/media/:instance', requireInstance(deps.store, deps.auth), async (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/media/:instance',
+    summary: "A received message's file: a redirect to its object URL, or its bytes as base64",
+    auth: requireInstance(deps.store, deps.auth),
+    query: mediaQuery,
+    responses: {
+      200: '`{media: {messageId, type, mimetype, fileName, size, source: storage|cache|session, url | base64}}`',
+      302: 'The object URL (stored files, unless `redirect=false`)',
+      400: '`messageId is required`',
+      404: '`Message not found`, `Message has no media`, `Media is no longer available`',
+    },
+  }, async (ctx, { query }) => {
     const instance = ctx.state.instance!;
-    const messageId = queryString(ctx, 'messageId');
+    const messageId = query.messageId;
     if (!messageId) throw new ValidationError('messageId is required');
-    const redirect = queryFlag(ctx, 'redirect', true);
+    const redirect = query.redirect ?? true;
     const record: MessageRecord | undefined = await deps.store.messages.find(instance.id, messageId);
     if (!record) throw new NotFoundError('Message not found');
     const media = record.media;
@@ -76,5 +93,5 @@ export function mediaRoutes(deps: Deps) {
     ctx.body = { success: true, message: 'Media retrieved successfully', media: { ...view, source, base64 } };
   });
 
-  return router;
+  return api;
 }

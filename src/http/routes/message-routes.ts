@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
@@ -7,10 +6,9 @@ import { prepareMedia } from '../../media/outgoing-media.js';
 import type { MediaClass } from '../../media/sniff.js';
 import type { QuotedMessage } from '../../msgnet/msgnet-driver.js';
 import type { Store } from '../../store/store.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { jsonBody } from '../json-body.js';
-import { assertConnected, chatAddress, nameRequired, parseBody, toRecipient } from '../route-helpers.js';
+import { assertConnected, chatAddress, nameRequired, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 import type { SentMessage } from '../../msgnet/msgnet-driver.js';
 
@@ -20,32 +18,32 @@ type Deps = ActorRouteDeps;
 export const MAX_DELAY_MS = 60_000;
 const MEDIA_TYPES: readonly MediaClass[] = ['image', 'video', 'audio', 'document'];
 
-const number = z.string().trim().max(128).optional();
-const replyTo = z.string().trim().min(1).max(128).optional();
+const number = z.string().trim().max(128).optional().describe('Recipient: a phone number with country code, or a JID (required)');
+const replyTo = z.string().trim().min(1).max(128).optional().describe('Id of a message in the chat history to quote');
 
 const textBody = z.strictObject({
   number,
-  text: z.string().max(65_536).optional(),
-  message: z.string().max(65_536).optional(),
-  delayMs: z.number().int().optional(),
+  text: z.string().max(65_536).optional().describe("The text (required; 'message' is the same field)"),
+  message: z.string().max(65_536).optional().describe("Alias of 'text'"),
+  delayMs: z.number().int().optional().describe(`Show "typing…" this long first (0 to ${MAX_DELAY_MS})`),
   replyTo,
 });
 
 const mediaBody = z.strictObject({
   number,
-  type: z.string().optional(),
-  mediaUrl: z.string().trim().max(4096).optional(),
-  base64: z.string().optional(),
+  type: z.string().optional().describe(`One of: ${MEDIA_TYPES.join(', ')} (required)`),
+  mediaUrl: z.string().trim().max(4096).optional().describe('Public http(s) URL of the media (or base64)'),
+  base64: z.string().optional().describe('The media as base64 or a data URL (or mediaUrl)'),
   mimeType: z.string().trim().max(128).optional(),
   fileName: z.string().trim().min(1).max(256).optional(),
   caption: z.string().max(4096).optional(),
-  ptt: z.boolean().optional(),
+  ptt: z.boolean().optional().describe('Audio: send as a voice note (Ogg/Opus)'),
   replyTo,
 });
 
 const deleteBody = z.strictObject({
-  messageId: z.string().trim().max(128).optional(),
-  chat: z.string().trim().max(128).optional(),
+  messageId: z.string().trim().max(128).optional().describe('The message to revoke (required)'),
+  chat: z.string().trim().max(128).optional().describe('Its chat, when the message is not in the history'),
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -70,14 +68,13 @@ function sentBody(sent: SentMessage, messageType: string, content: string, to: s
 
 /** Sending and revoking messages: text (spec's referenced endpoint), media, delete. */
 export function messageRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/message' });
+  const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
-  const body = jsonBody(deps.maxBodyBytes);
   const call = deps.runtime.router;
-  for (const path of ['/text', '/media', '/delete']) nameRequired(router, 'post', path, deps.auth);
+  for (const path of ['/text', '/media', '/delete']) nameRequired(api, 'post', path, deps.auth);
 
-  router.post('/text/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, textBody);
+  const sentAnswer = { 200: 'Message sent: `{success, message, status: "sent", data: {messageId, …}}`' };
+  api.route({ method: 'post', path: '/text/:instance', summary: 'Send a text message', auth: guard, body: textBody, responses: sentAnswer }, async (ctx, { body: b }) => {
     if (!b.number) throw new ValidationError('Number is required');
     if (b.text !== undefined && b.message !== undefined) throw new ValidationError("Invalid request body: send 'text' or 'message', not both");
     const content = b.text ?? b.message;
@@ -97,8 +94,15 @@ export function messageRoutes(deps: Deps) {
     ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {});
   });
 
-  router.post('/media/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, mediaBody);
+  api.route({
+    method: 'post',
+    path: '/media/:instance',
+    summary: 'Send an image, video, audio or document',
+    description: 'The media is downloaded (or decoded) and converted on the node that receives the request.',
+    auth: guard,
+    body: mediaBody,
+    responses: sentAnswer,
+  }, async (ctx, { body: b }) => {
     if (!b.number) throw new ValidationError('Number is required');
     const type = MEDIA_TYPES.find((t) => t === b.type);
     if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
@@ -142,8 +146,14 @@ export function messageRoutes(deps: Deps) {
     });
   });
 
-  router.post('/delete/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, deleteBody);
+  api.route({
+    method: 'post',
+    path: '/delete/:instance',
+    summary: 'Revoke a message for everyone',
+    auth: guard,
+    body: deleteBody,
+    responses: { 200: 'Message deleted' },
+  }, async (ctx, { body: b }) => {
     if (!b.messageId) throw new ValidationError('messageId is required');
     const instance = ctx.state.instance!;
     const known = await deps.store.messages.find(instance.id, b.messageId);
@@ -154,5 +164,5 @@ export function messageRoutes(deps: Deps) {
     ctx.body = { success: true, message: 'Message deleted', messageId: b.messageId, chat: chatJid };
   });
 
-  return router;
+  return api;
 }

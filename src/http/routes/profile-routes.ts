@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import { z } from 'zod';
 import type { ProfileUpdate } from '../../actors/actor-calls.js';
 import { InternalError, NotFoundError, ValidationError } from '../../errors.js';
@@ -7,10 +6,9 @@ import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
 import { toProfilePicture } from '../../media/profile-picture.js';
 import type { PrivacyField, PrivacySettings } from '../../msgnet/msgnet-driver.js';
 import { isPlainObject } from '../../validation.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
-import { assertConnected, nameRequired, parseBody, toRecipient } from '../route-helpers.js';
+import { assertConnected, nameRequired, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -18,9 +16,9 @@ type Deps = ActorRouteDeps;
 export const PROFILE_UPDATED = 'Profile updated successfully';
 
 const profileBody = z.strictObject({
-  profilePicture: z.string().optional(),
-  profileName: z.string().max(256).optional(),
-  profileStatus: z.string().max(1024).optional(),
+  profilePicture: z.string().optional().describe("http(s) URL or base64 data URL of an image; '' removes the picture"),
+  profileName: z.string().max(256).optional().describe("The display name ('' changes nothing)"),
+  profileStatus: z.string().max(1024).optional().describe("The About text ('' clears it)"),
 });
 
 const VISIBILITY = ['all', 'contacts', 'contact_blacklist', 'none'];
@@ -36,6 +34,25 @@ const PRIVACY_FIELDS: { group: 'visibility' | 'privacy' | 'permissions'; field: 
   { group: 'permissions', field: 'groupAdd', allowed: ['all', 'contacts', 'contact_blacklist'] },
 ];
 const GROUPS = ['visibility', 'privacy', 'permissions'] as const;
+
+/**
+ * The privacy body as documented, built from the same table `privacyChanges` validates with (which
+ * words its refusals as spec 4.3 does, and stops at the first invalid field in the spec's order).
+ */
+export const privacyBodySchema = z.strictObject(
+  Object.fromEntries(
+    GROUPS.map((group) => [
+      group,
+      z
+        .strictObject(
+          Object.fromEntries(
+            PRIVACY_FIELDS.filter((f) => f.group === group).map((f) => [f.field, z.enum(f.allowed as [string, ...string[]]).optional()]),
+          ),
+        )
+        .optional(),
+    ]),
+  ),
+);
 
 function settingsView(s: PrivacySettings) {
   return {
@@ -91,15 +108,20 @@ async function profilePicture(value: string, deps: Deps): Promise<string> {
 
 /** Profile and privacy of the linked account (spec 4.3). */
 export function profileRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/profile' });
+  const api = new ApiRouter({ prefix: '/api/profile', tag: 'Profile', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
-  const body = jsonBody(deps.maxBodyBytes);
   const call = deps.runtime.router;
-  for (const path of ['/account', '/privacy']) nameRequired(router, 'post', path, deps.auth);
-  nameRequired(router, 'get', '/getPrivacy', deps.auth);
+  for (const path of ['/account', '/privacy']) nameRequired(api, 'post', path, deps.auth);
+  nameRequired(api, 'get', '/getPrivacy', deps.auth);
 
-  router.post('/account/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, profileBody);
+  api.route({
+    method: 'post',
+    path: '/account/:instance',
+    summary: 'Change the profile picture, name or About text',
+    auth: guard,
+    body: profileBody,
+    responses: { 200: `${PROFILE_UPDATED}: \`{updatedFields}\`` },
+  }, async (ctx, { body: b }) => {
     if (b.profilePicture === undefined && b.profileName === undefined && b.profileStatus === undefined) {
       throw new ValidationError('At least one field must be provided (profilePicture, profileName, or profileStatus)');
     }
@@ -117,23 +139,43 @@ export function profileRoutes(deps: Deps) {
   });
 
   // The hosted product's lookup: the instance's own profile, or a contact's with ?number=.
-  router.get('/getAccount/:instance', guard, async (ctx) => {
-    const raw = typeof ctx.query.number === 'string' ? ctx.query.number.trim() : '';
+  api.route({
+    method: 'get',
+    path: '/getAccount/:instance',
+    summary: "The instance's own profile, or a contact's with ?number=",
+    auth: guard,
+    query: z.object({ number: queryParam.text("A contact's phone number with country code") }),
+    responses: { 200: '`{profile}`', 404: 'Number is not on WhatsApp' },
+  }, async (ctx, { query }) => {
+    const raw = query.number;
     const profile = await call.call(ctx.state.instance!.id, 'msgnet.profile', raw ? { jid: toRecipient(raw) } : {}, deps.callTimeoutMs);
     if (!profile) throw new NotFoundError('Number is not on WhatsApp');
     ctx.body = { success: true, message: 'Profile found', profile };
   });
 
-  router.get('/getPrivacy/:instance', guard, async (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/getPrivacy/:instance',
+    summary: 'The privacy settings',
+    auth: guard,
+    responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
+  }, async (ctx) => {
     const settings = await call.call(ctx.state.instance!.id, 'privacy.get', {}, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Privacy settings retrieved successfully', settings: settingsView(settings) };
   });
 
-  router.post('/privacy/:instance', guard, body, async (ctx) => {
-    const changes = privacyChanges(bodyOf(ctx));
+  api.route({
+    method: 'post',
+    path: '/privacy/:instance',
+    summary: 'Change privacy settings (at least one)',
+    auth: guard,
+    rawBody: privacyBodySchema,
+    responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
+  }, async (ctx, { body }) => {
+    const changes = privacyChanges(body);
     const settings = await call.call(ctx.state.instance!.id, 'privacy.update', { changes }, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Privacy settings updated successfully', settings: settingsView(settings) };
   });
 
-  return router;
+  return api;
 }

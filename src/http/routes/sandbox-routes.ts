@@ -1,9 +1,7 @@
-import Router from '@koa/router';
 import { z } from 'zod';
-import type { AppContext, AppState } from '../app-state.js';
+import { ApiRouter, queryParam } from '../api-router.js';
+import type { RouteContext } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { jsonBody } from '../json-body.js';
-import { parseBody } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -51,20 +49,31 @@ const digits = (n: string) => n.replace(/^\+/, '').replace(/@s\.whatsapp\.net$/,
  * `:instance` endpoints: what a phone or a contact would do.
  */
 export function sandboxRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/sandbox' });
+  const api = new ApiRouter({ prefix: '/api/sandbox', tag: 'Sandbox', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
-  const body = jsonBody(deps.maxBodyBytes);
   const call = deps.runtime.router;
-  const id = (ctx: AppContext) => ctx.state.instance!.id;
+  const id = (ctx: RouteContext) => ctx.state.instance!.id;
 
-  router.post('/link/:instance', guard, body, async (ctx) => {
-    const { number: n } = parseBody(ctx, schemas.link);
+  api.route({
+    method: 'post',
+    path: '/link/:instance',
+    summary: 'Complete a pending QR or pairing connect, as the phone would',
+    auth: guard,
+    body: schemas.link,
+    responses: { 200: 'Instance linked: `{numberJid}`', 409: 'No connect is pending' },
+  }, async (ctx, { body: { number: n } }) => {
     const { numberJid } = await call.call(id(ctx), 'sandbox.link', n ? { number: digits(n) } : {}, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Instance linked', numberJid };
   });
 
-  router.post('/inbound/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, schemas.inbound);
+  api.route({
+    method: 'post',
+    path: '/inbound/:instance',
+    summary: 'A contact sends the instance a message',
+    auth: guard,
+    body: schemas.inbound,
+    responses: { 200: 'Message delivered to the instance: `{messageId}`' },
+  }, async (ctx, { body: b }) => {
     const { messageId } = await call.call(
       id(ctx),
       'sandbox.inbound',
@@ -81,15 +90,26 @@ export function sandboxRoutes(deps: Deps) {
     ctx.body = { success: true, message: 'Message delivered to the instance', messageId };
   });
 
-  router.post('/call/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, schemas.call);
+  api.route({
+    method: 'post',
+    path: '/call/:instance',
+    summary: 'A contact calls the instance',
+    auth: guard,
+    body: schemas.call,
+    responses: { 200: 'Call offered to the instance: `{callId}`' },
+  }, async (ctx, { body: b }) => {
     const { callId } = await call.call(id(ctx), 'sandbox.call', { from: `${digits(b.from)}@s.whatsapp.net`, isVideo: b.isVideo ?? false }, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Call offered to the instance', callId };
   });
 
-  router.get('/outbox/:instance', guard, async (ctx) => {
-    const to = typeof ctx.query.to === 'string' && ctx.query.to ? ctx.query.to : undefined;
-    const after = typeof ctx.query.after === 'string' && ctx.query.after ? ctx.query.after : undefined;
+  api.route({
+    method: 'get',
+    path: '/outbox/:instance',
+    summary: 'What the instance sent, oldest first',
+    auth: guard,
+    query: z.object({ to: queryParam.text('Only to this number or JID'), after: queryParam.text('Only after this messageId') }),
+    responses: { 200: '`{messages: [...], meta: {total}}`' },
+  }, async (ctx, { query: { to, after } }) => {
     const entries = await call.call(
       id(ctx),
       'sandbox.outbox',
@@ -99,8 +119,14 @@ export function sandboxRoutes(deps: Deps) {
     ctx.body = { success: true, message: `${entries.length} ${entries.length === 1 ? 'message' : 'messages'} sent`, messages: entries, meta: { total: entries.length } };
   });
 
-  router.post('/group/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, schemas.group);
+  api.route({
+    method: 'post',
+    path: '/group/:instance',
+    summary: 'A group the phone is in',
+    auth: guard,
+    body: schemas.group,
+    responses: { 201: 'Group created: `{group}`' },
+  }, async (ctx, { body: b }) => {
     const group = await call.call(
       id(ctx),
       'sandbox.group',
@@ -111,22 +137,40 @@ export function sandboxRoutes(deps: Deps) {
     ctx.body = { success: true, message: 'Group created', group };
   });
 
-  router.post('/labels/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, schemas.labels);
+  api.route({
+    method: 'post',
+    path: '/labels/:instance',
+    summary: "A chat's labels, as a Business phone sets them",
+    auth: guard,
+    body: schemas.labels,
+    responses: { 200: 'Labels set: `{chat, labels}`' },
+  }, async (ctx, { body: b }) => {
     const { chat } = await call.call(id(ctx), 'sandbox.labels', { chat: `${digits(b.chat)}@s.whatsapp.net`, labels: b.labels }, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Labels set', chat, labels: b.labels };
   });
 
-  router.post('/fault/:instance', guard, body, async (ctx) => {
-    const b = parseBody(ctx, schemas.fault);
+  api.route({
+    method: 'post',
+    path: '/fault/:instance',
+    summary: 'The next call of a session operation fails with the message given',
+    auth: guard,
+    body: schemas.fault,
+    responses: { 200: '`{operation}`' },
+  }, async (ctx, { body: b }) => {
     const { operation } = await call.call(id(ctx), 'sandbox.fault', b, deps.callTimeoutMs);
     ctx.body = { success: true, message: `The next ${operation} fails`, operation };
   });
 
-  router.get('/profile/:instance', guard, async (ctx) => {
+  api.route({
+    method: 'get',
+    path: '/profile/:instance',
+    summary: 'The profile the network holds',
+    auth: guard,
+    responses: { 200: '`{profile: {name, status, picture}}`' },
+  }, async (ctx) => {
     const profile = await call.call(id(ctx), 'sandbox.profile', {}, deps.callTimeoutMs);
     ctx.body = { success: true, message: 'Profile as the network holds it', profile };
   });
 
-  return router;
+  return api;
 }

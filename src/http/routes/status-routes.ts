@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import { z } from 'zod';
 import type { StatusPayload, WireMedia } from '../../actors/actor-calls.js';
 import { AppError, ErrorCode, NOT_CONNECTED_MESSAGE, ValidationError, isNotConnected } from '../../errors.js';
@@ -6,9 +5,9 @@ import { downloadMedia } from '../../media/media-source.js';
 import { prepareMedia, STATUS_VIDEO_MAX_SECONDS } from '../../media/outgoing-media.js';
 import { FetchFailedError, FetchRefusedError } from '../../media/safe-fetch.js';
 import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { jsonBody } from '../json-body.js';
-import { nameRequired, parseBody } from '../route-helpers.js';
+import { nameRequired } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -31,17 +30,17 @@ export const STATUS_FONTS: Record<string, number> = {
 const FONT_NUMBERS = new Set(Object.values(STATUS_FONTS));
 
 const statusBody = z.strictObject({
-  type: z.string().optional(),
-  message: z.string().max(65_536).optional(),
-  mediaUrl: z.string().trim().max(4096).optional(),
+  type: z.string().optional().describe(`One of: ${STATUS_TYPES.join(', ')} (required)`),
+  message: z.string().max(65_536).optional().describe('The text, or the caption of the media (required)'),
+  mediaUrl: z.string().trim().max(4096).optional().describe('Public http(s) URL of the media (required unless type is text)'),
   mimeType: z.string().trim().max(128).optional(),
   fileName: z.string().max(256).optional(),
-  backgroundColor: z.string().trim().max(16).optional(),
-  font: z.union([z.string().trim().max(32), z.number().int()]).optional(),
-  isVoice: z.boolean().optional(),
-  duration: z.number().int().min(0).max(4_294_967_295).optional(),
-  waveform: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional(),
-  source: z.string().trim().max(64).optional(),
+  backgroundColor: z.string().trim().max(16).optional().describe('Text status: a hex colour such as #1E90FF'),
+  font: z.union([z.string().trim().max(32), z.number().int()]).optional().describe(`Text status: ${Object.keys(STATUS_FONTS).join(', ')}, or its number`),
+  isVoice: z.boolean().optional().describe('Audio: a voice note (default true)'),
+  duration: z.number().int().min(0).max(4_294_967_295).optional().describe('Audio: seconds (measured when absent)'),
+  waveform: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional().describe('Audio: the voice-note waveform (computed when absent)'),
+  source: z.string().trim().max(64).optional().describe('Echoed as data.source (default: api)'),
 });
 
 const disconnected = () => new AppError(ErrorCode.Disconnected, NOT_CONNECTED_MESSAGE);
@@ -96,11 +95,17 @@ async function statusMedia(type: Exclude<StatusType, 'text'>, b: z.infer<typeof 
 
 /** Statuses (24 h stories, spec 4.5), always to `status@broadcast`. */
 export function statusRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/message' });
-  nameRequired(router, 'post', '/status', deps.auth);
+  const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
+  nameRequired(api, 'post', '/status', deps.auth);
 
-  router.post('/status/:instance', requireInstance(deps.store, deps.auth), jsonBody(deps.maxBodyBytes), async (ctx) => {
-    const b = parseBody(ctx, statusBody);
+  api.route({
+    method: 'post',
+    path: '/status/:instance',
+    summary: 'Publish a status (24-hour story): text, image, video or audio',
+    auth: requireInstance(deps.store, deps.auth),
+    body: statusBody,
+    responses: { 200: 'Status published successfully: `{status: "sent", data: {messageId, …}}`' },
+  }, async (ctx, { body: b }) => {
     const type = STATUS_TYPES.find((t) => t === b.type);
     if (!type) throw new ValidationError(`Type must be one of: ${STATUS_TYPES.join(', ')}`);
     if (!b.message) throw new ValidationError('Message is required');
@@ -136,5 +141,5 @@ export function statusRoutes(deps: Deps) {
     };
   });
 
-  return router;
+  return api;
 }

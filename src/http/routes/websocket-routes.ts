@@ -1,14 +1,12 @@
-import Router from '@koa/router';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { isEventName } from '../../events/event-names.js';
 import type { WebsocketConfig } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import { describeIssue, isPlainObject } from '../../validation.js';
-import type { AppState } from '../app-state.js';
+import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { Authenticator } from '../auth.js';
-import { bodyOf, jsonBody } from '../json-body.js';
 
 interface Deps {
   store: Store;
@@ -18,9 +16,12 @@ interface Deps {
 
 const bodySchema = z.strictObject({
   enabled: z.boolean(),
-  events: z.array(z.string().max(64)).max(64).optional(),
-  base64: z.boolean().optional(),
+  events: z.array(z.string().max(64)).max(64).optional().describe('Events to send (empty: all); omitted: unchanged'),
+  base64: z.boolean().optional().describe('Include received media as base64; omitted: unchanged'),
 });
+
+/** The body as clients send it: `parseWebsocketBody` folds `mediaBase64` into `base64`, then applies `bodySchema`. */
+const documentedBody = bodySchema.extend({ mediaBase64: z.boolean().optional().describe("Alias of 'base64'") });
 
 function invalid(detail: string): ValidationError {
   return new ValidationError(`Invalid request body: ${detail}`);
@@ -59,27 +60,40 @@ export function websocketView(config: WebsocketConfig | undefined) {
 
 /** Spec section 4.10: the WebSocket configuration of an instance (one per instance, any node serves it). */
 export function websocketRoutes(deps: Deps) {
-  const router = new Router<AppState>({ prefix: '/api/events' });
+  const api = new ApiRouter({ prefix: '/api/events', tag: 'WebSocket', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
 
-  router.post('/websocket/:instance', guard, jsonBody(deps.maxBodyBytes), async (ctx) => {
+  api.route({
+    method: 'post',
+    path: '/websocket/:instance',
+    summary: 'Configure the WebSocket events of an instance (GET /ws/:instance)',
+    auth: guard,
+    rawBody: documentedBody,
+    responses: { 200: 'WebSocket configuration saved successfully: `{websocket: {enabled, events, base64, mediaBase64}}`' },
+  }, async (ctx, { body }) => {
     const instance = ctx.state.instance!;
-    const websocket = parseWebsocketBody(bodyOf(ctx), instance.config.websocket);
+    const websocket = parseWebsocketBody(body, instance.config.websocket);
     if (!(await deps.store.instances.updateConfigBlock(instance.id, 'websocket', websocket))) {
       throw new NotFoundError('Instance not found');
     }
     ctx.body = { success: true, message: 'WebSocket configuration saved successfully', websocket: websocketView(websocket) };
   });
 
-  const read = (ctx: { state: AppState; body: unknown }) => {
-    ctx.body = {
-      success: true,
-      message: 'WebSocket configuration retrieved successfully',
-      websocket: websocketView(ctx.state.instance!.config.websocket),
-    };
-  };
-  router.get('/getWebsocket/:instance', guard, read);
-  router.get('/websocket/:instance', guard, read);
+  for (const path of ['/getWebsocket/:instance', '/websocket/:instance']) {
+    api.route({
+      method: 'get',
+      path,
+      summary: 'Read the WebSocket configuration',
+      auth: guard,
+      responses: { 200: '`{websocket: {enabled, events, base64, mediaBase64}}`' },
+    }, (ctx) => {
+      ctx.body = {
+        success: true,
+        message: 'WebSocket configuration retrieved successfully',
+        websocket: websocketView(ctx.state.instance!.config.websocket),
+      };
+    });
+  }
 
-  return router;
+  return api;
 }

@@ -36,8 +36,10 @@ const fields = {
   fallback: z.boolean(),
 };
 
-const createSchema = z.strictObject(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> });
-const patchSchema = createSchema.extend({ botId: z.string().optional() });
+/** A new bot's body (`url` and `triggerType` are checked as required by `checkBot`). */
+export const createSchema = z.strictObject(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> });
+/** An update's body: the bot's id (or `?botId=`) and the fields to change. */
+export const patchSchema = createSchema.extend({ botId: z.string().optional() });
 
 /** Defaults of a new bot (spec 2: typing delay 0, stop on manual reply false, debounce 0, ignore groups true). */
 export const BOT_DEFAULTS: Omit<BotSettings, 'url' | 'triggerType'> = {

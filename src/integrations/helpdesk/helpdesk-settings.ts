@@ -31,7 +31,8 @@ const FIELDS = {
 } as const;
 type Field = keyof typeof FIELDS;
 
-const schema = z.strictObject(
+/** The body of set: every field optional (the creation body's `helpdesk…`/`chatwoot…` names are accepted too). */
+export const helpdeskPatchSchema = z.strictObject(
   Object.fromEntries(Object.entries(FIELDS).map(([k, v]) => [k, v.optional()])) as { [K in Field]: z.ZodOptional<(typeof FIELDS)[K]> },
 );
 
@@ -60,7 +61,7 @@ export function parseHelpdeskPatch(raw: unknown, o: { secrets: SecretBox; allowP
     spelled[name] = key;
     body[name] = value;
   }
-  const parsed = schema.safeParse(body);
+  const parsed = helpdeskPatchSchema.safeParse(body);
   if (!parsed.success) throw invalid(describeIssue(parsed.error));
   const b = parsed.data;
   if (b.enabled !== undefined && b.paused !== undefined) throw invalid("send only one of 'enabled' and 'paused'");
