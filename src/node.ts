@@ -262,7 +262,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     actorsOwned: () => runtime.host.size,
     mailboxes: () => runtime.host.mailboxes(),
     webhookQueueDepth: () => queue.depth(),
-    websocketClients: () => websockets.size,
+    websocketClients: () => ({ instance: websockets.size, console: websockets.consoleSize }),
+    receivedMedia: () => mediaCounters.snapshot(),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

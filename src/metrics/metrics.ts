@@ -46,7 +46,10 @@ export interface NodeGauges {
   mailboxes(): { total: number; max: number };
   /** Deliveries waiting (cluster mode: the shared queue, so every node reports the same figure). */
   webhookQueueDepth(): Promise<number>;
-  websocketClients(): number;
+  /** Instance sockets (`/ws/:instance`) and operator console streams (`/console/stream`). */
+  websocketClients(): { instance: number; console: number };
+  /** What happened to received media on this node (counts that only grow; see media/media-counters.ts). */
+  receivedMedia(): Readonly<Record<string, number>>;
 }
 
 const CALL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -189,10 +192,23 @@ export class NodeMetrics implements ActorMetrics, CallMetrics, DeliveryMetrics, 
     });
     new Gauge({
       name: 'switchboard_websocket_clients',
-      help: 'WebSocket clients connected to this node',
+      help: 'WebSocket clients connected to this node, by kind (instance sockets, console streams)',
+      labelNames: ['kind'],
       registers,
       collect() {
-        this.set(gauges().websocketClients?.() ?? 0);
+        const clients = gauges().websocketClients?.() ?? { instance: 0, console: 0 };
+        this.set({ kind: 'instance' }, clients.instance);
+        this.set({ kind: 'console' }, clients.console);
+      },
+    });
+    new Counter({
+      name: 'switchboard_received_media_total',
+      help: 'Received media on this node: downloads, uploads to storage, kept copies, and their failures (downloadedBytes in bytes)',
+      labelNames: ['event'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [event, n] of Object.entries(gauges().receivedMedia?.() ?? {})) this.inc({ event }, n);
       },
     });
   }

@@ -115,13 +115,31 @@ describe('GET /metrics (Prometheus)', function () {
       expect(sampleSum(after, 'switchboard_webhook_queue_depth')).to.equal(0);
       expect(moved('switchboard_rate_limit_rejections_total', { bucket: 'create' })).to.equal(1);
       expect(moved('switchboard_rate_limit_rejections_total', { bucket: 'requests' })).to.equal(0);
-      expect(sampleSum(after, 'switchboard_websocket_clients')).to.equal(1);
+      expect(sampleSum(after, 'switchboard_websocket_clients', { kind: 'instance' })).to.equal(1);
+      expect(sampleSum(after, 'switchboard_websocket_clients', { kind: 'console' })).to.equal(0);
       expect(sampleSum(after, 'switchboard_mailbox_depth')).to.equal(0);
       expect(sampleSum(after, 'switchboard_lease_renew_failures_total')).to.equal(0);
     } finally {
       socket.close();
     }
     await until('the WebSocket client to be gone', async () => (sampleSum(await scrape(node), 'switchboard_websocket_clients') === 0 ? true : undefined));
+  });
+
+  it('counts received media: the download for a base64 WebSocket and the one kept copy', async () => {
+    const before = await scrape(node);
+    const account = await node.createAccount('metrics-media');
+    const token = await node.createInstance(account, { name: 'media1', websocketEnabled: true, websocketBase64: true });
+    expectOk(await node.api.get('/api/instance/connect/media1', { token }));
+    expectOk(await node.api.post('/api/sandbox/link/media1', { number: '5511900000011' }, { token }));
+    const file = Buffer.from('a received file').toString('base64');
+    const media = { kind: 'document', mimetype: 'text/plain', fileName: 'note.txt', base64: file };
+    expectOk(await node.api.post('/api/sandbox/inbound/media1', { from: '5511900000012', media }, { token }));
+    const after = await scrape(node);
+    const moved = (event: string) => sampleSum(after, 'switchboard_received_media_total', { event }) - sampleSum(before, 'switchboard_received_media_total', { event });
+    expect(moved('downloaded')).to.equal(1);
+    expect(moved('downloadedBytes')).to.equal(Buffer.byteLength('a received file'));
+    expect(moved('blobKept')).to.equal(1);
+    expect(moved('downloadFailed')).to.equal(0);
   });
 
   it('keeps one registry per node: another node in the same process counts only its own activity', async () => {
