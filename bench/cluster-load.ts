@@ -16,7 +16,7 @@
  * linking and after the load, divided by the instances it owns. See bench/README.md.
  */
 import { randomInt } from 'node:crypto';
-import { Agent, createServer, request } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { AccountService } from '../src/accounts/account-service.js';
@@ -26,6 +26,7 @@ import { ClusterFixture, sleep } from '../test/cluster/cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN, CLUSTER_ENCRYPTION_KEY } from '../test/cluster/node-process.js';
 import type { NodeProcess } from '../test/cluster/node-process.js';
 import { parseSamples, sampleSum } from '../test/helpers/prometheus-text.js';
+import { apiCall } from './http-client.js';
 import { fmt, printTable, summary } from './stats.js';
 
 const SECONDS = Number(process.argv[2] ?? 60);
@@ -44,28 +45,8 @@ const MIX: [Kind, number][] = [
 
 const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT + LINK_CONCURRENCY });
 
-function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; text: string }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      new URL(path, base),
-      {
-        method,
-        agent,
-        headers: { token, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
+  apiCall(agent, new URL(path, base), method, token, body === undefined ? undefined : JSON.stringify(body));
 
 /** The webhook receiver: message.exchange events by message id, with their emit-to-receipt latency. */
 async function startReceiver() {

@@ -7,9 +7,10 @@
  * Two node processes, one redis-server, one SQLite file (test/cluster/cluster-fixture.ts), default lease
  * TTL (5 s). See bench/README.md.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { ClusterFixture } from '../test/cluster/cluster-fixture.js';
 import type { NodeProcess } from '../test/cluster/node-process.js';
+import { apiCall } from './http-client.js';
 import { fmt, printTable, summary } from './stats.js';
 import type { Summary } from './stats.js';
 
@@ -23,34 +24,10 @@ const LEVEL_BUDGET_MS = 20_000;
 
 type Path = 'local' | 'routed';
 
-/**
- * Client: node:http with one keep-alive Agent (not global fetch): it is lighter on the CPU than undici's
- * fetch, which matters with the client, two nodes and Redis sharing two cores. maxSockets = the highest
- * in-flight level, so each in-flight request has its own reused connection.
- */
+/** maxSockets = the highest in-flight level, so each in-flight request has its own reused connection. */
 const agent = new Agent({ keepAlive: true, maxSockets: Math.max(...LEVELS) });
 
-function post(url: URL, token: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { token, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (url: URL, token: string, body: string) => apiCall(agent, url, 'POST', token, body);
 
 interface Target {
   path: Path;

@@ -72,23 +72,24 @@ export interface HelpdeskConfig {
 export type ChatbotTriggerType = 'all' | 'keyword';
 export type ChatbotTriggerOperator = 'contains' | 'equals' | 'startsWith' | 'endsWith' | 'regex';
 
-/** The chatbot block of the creation body: the first bot, kept until the chatbot module creates it. */
-export interface ChatbotBlock {
-  enabled: boolean;
-  url: string;
-  triggerType: ChatbotTriggerType;
-  triggerOperator: ChatbotTriggerOperator | undefined;
-  triggerValue: string | undefined;
-  expireMinutes: number;
-  expireMessage: string;
-  keywordFinish: string;
-  finishMessage: string;
-  typingDelayMs: number;
-  stopBotFromMe: boolean;
-  debounceSeconds: number;
-  ignoreGroups: boolean;
-  label: string;
-}
+/** The chatbot block of the creation body: the first bot's settings (kept as is while the chatbot module is off). */
+export type ChatbotBlock = Pick<
+  ChatbotBotRecord,
+  | 'enabled'
+  | 'url'
+  | 'triggerType'
+  | 'triggerOperator'
+  | 'triggerValue'
+  | 'expireMinutes'
+  | 'expireMessage'
+  | 'keywordFinish'
+  | 'finishMessage'
+  | 'typingDelayMs'
+  | 'stopBotFromMe'
+  | 'debounceSeconds'
+  | 'ignoreGroups'
+  | 'label'
+>;
 
 /**
  * One chatbot bot of an instance (spec 2): configuration any node may read. Writes are serialised by the

@@ -45,6 +45,24 @@ const ANSWER_TYPES = new Set<NormalizedMessage['type']>(['text', 'media', 'butto
 const iso = (ms: number) => new Date(ms).toISOString();
 const expiry = (bot: ChatbotBotRecord, now: number) => (bot.expireMinutes > 0 ? now + bot.expireMinutes * 60_000 : undefined);
 
+/** A session that has not talked to the flow yet. */
+function newSession(chatJid: string, bot: ChatbotBotRecord, pushName: string | undefined, now: number): ChatSession {
+  const at = iso(now);
+  return {
+    chatJid,
+    botId: bot.botId,
+    status: 'opened',
+    flowSessionId: undefined,
+    choices: [],
+    pending: [],
+    ended: false,
+    pushName,
+    createdAt: at,
+    updatedAt: at,
+    expiresAt: expiry(bot, now),
+  };
+}
+
 /** The chatbot of every instance: one extension per actor (CHATBOT_ENABLED). */
 export function chatbotExtension(deps: ChatbotExtensionDeps): InstanceExtensionFactory {
   return (instanceId) => new ChatbotExtension(deps, instanceId);
@@ -271,20 +289,7 @@ export class ChatbotExtension implements InstanceExtension {
     });
     if (!bot) return;
     if (bot.noStartFromMe && now - (this.#state.manual.get(chat) ?? -Infinity) < OPERATOR_WINDOW_MS) return;
-    const at = iso(now);
-    const fresh: ChatSession = {
-      chatJid: chat,
-      botId: bot.botId,
-      status: 'opened',
-      flowSessionId: undefined,
-      choices: [],
-      pending: [],
-      ended: false,
-      pushName: m.sender.name ?? m.chat.name,
-      createdAt: at,
-      updatedAt: at,
-      expiresAt: expiry(bot, now),
-    };
+    const fresh = newSession(chat, bot, m.sender.name ?? m.chat.name, now);
     await this.#accept(chat, fresh, bot, text, { replyId: undefined, button: clicked !== undefined }, now);
   }
 
@@ -495,19 +500,7 @@ export class ChatbotExtension implements InstanceExtension {
     return this.#controlLane(chat, async () => {
       const now = Date.now();
       const existing = this.#state.sessions.get(chat);
-      const fresh: ChatSession = {
-        chatJid: chat,
-        botId: bot.botId,
-        status: 'opened',
-        flowSessionId: undefined,
-        choices: [],
-        pending: [],
-        ended: false,
-        pushName: existing?.pushName,
-        createdAt: iso(now),
-        updatedAt: iso(now),
-        expiresAt: expiry(bot, now),
-      };
+      const fresh = newSession(chat, bot, existing?.pushName, now);
       const session = this.#advance(fresh, await this.#flow.start(fresh, bot, variables, undefined));
       await this.#state.save(chat, { session, inbox: this.#state.inboxes.has(chat) ? null : undefined, activity: bot.botId });
       return sessionView(session);
