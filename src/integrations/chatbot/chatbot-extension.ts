@@ -14,7 +14,7 @@ import { ConversationState, OPERATOR_WINDOW_MS } from './conversation-state.js';
 import { FlowRunner } from './flow-runner.js';
 import type { Step } from './flow-runner.js';
 import { sendReply } from './reply-sender.js';
-import { sessionView } from './session-records.js';
+import { expiry, newSession, sessionView } from './session-records.js';
 import type { ChatInbox, ChatSession, SessionView } from './session-records.js';
 import { TypebotRequestError } from './typebot-client.js';
 import type { TypebotClient, TypebotMessage } from './typebot-client.js';
@@ -43,25 +43,6 @@ type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
 const ANSWER_TYPES = new Set<NormalizedMessage['type']>(['text', 'media', 'buttons_response', 'interactive']);
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const expiry = (bot: ChatbotBotRecord, now: number) => (bot.expireMinutes > 0 ? now + bot.expireMinutes * 60_000 : undefined);
-
-/** A session that has not talked to the flow yet. */
-function newSession(chatJid: string, bot: ChatbotBotRecord, pushName: string | undefined, now: number): ChatSession {
-  const at = iso(now);
-  return {
-    chatJid,
-    botId: bot.botId,
-    status: 'opened',
-    flowSessionId: undefined,
-    choices: [],
-    pending: [],
-    ended: false,
-    pushName,
-    createdAt: at,
-    updatedAt: at,
-    expiresAt: expiry(bot, now),
-  };
-}
 
 /** The chatbot of every instance: one extension per actor (CHATBOT_ENABLED). */
 export function chatbotExtension(deps: ChatbotExtensionDeps): InstanceExtensionFactory {
