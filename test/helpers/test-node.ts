@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { loadConfig } from '../../src/config/config.js';
 import { startNode } from '../../src/node.js';
 import type { RunningNode } from '../../src/node.js';
@@ -63,6 +64,13 @@ export interface RequestOptions {
   raw?: string;
 }
 
+/**
+ * The tests' HTTP client pool. Its idle sockets are dropped after 4 s, far inside the nodes' 65 s
+ * keep-alive: on two loaded cores a client timer can fire a second late, and a socket the server closes
+ * just as the client reuses it fails the request ("other side closed") for no fault of the service's.
+ */
+const testAgent = new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
+
 export class ApiClient {
   constructor(readonly baseUrl: string) {}
 
@@ -74,7 +82,7 @@ export class ApiClient {
     if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(this.baseUrl + path, { method, headers, body: payload });
+    const res = await undiciFetch(this.baseUrl + path, { method, headers, body: payload, dispatcher: testAgent });
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -82,7 +90,7 @@ export class ApiClient {
     } catch {
       parsed = undefined;
     }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+    return { status: res.status, headers: res.headers as unknown as Headers, body: parsed, text };
   }
 
   get(path: string, options?: RequestOptions) {
