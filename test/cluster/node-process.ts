@@ -34,7 +34,13 @@ export class NodeProcess {
     this.output = output;
     child.stdout?.on('data', (c: Buffer) => (this.output += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (this.output += c.toString()));
+    // A node that dies on its own is a bug: its last words go to the test's output.
+    void exited.then((code) => {
+      if (!this.#stopping) process.stderr.write(`\nnode ${nodeId} exited on its own (${code}); its last output:\n${this.output.slice(-4000)}\n`);
+    });
   }
+
+  #stopping = false;
 
   static start(o: NodeProcessOptions): Promise<NodeProcess> {
     const { REDIS_URL: _r, MONGO_URL: _m, ...inherited } = process.env;
@@ -86,6 +92,7 @@ export class NodeProcess {
   }
 
   kill9(): Promise<number | null> {
+    this.#stopping = true;
     this.child.kill('SIGKILL');
     return this.exited;
   }
@@ -100,6 +107,7 @@ export class NodeProcess {
 
   /** Graceful stop (SIGTERM); resolves with the exit code. */
   async terminate(): Promise<number | null> {
+    this.#stopping = true;
     this.child.kill('SIGTERM');
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
     const code = await this.exited;
