@@ -153,6 +153,9 @@ export class Router {
       }, msg.timeoutMs);
       this.#pending.set(msg.id, { resolve, reject, timer, node, instanceId: msg.instanceId });
     });
+    // The reply can fail while the publish below is awaited (the owner's node leaves, the deadline
+    // passes): handled from now on, or that rejection would be unhandled and end the process.
+    reply.catch(() => undefined);
     const receivers = await this.o.transport.publish(channels.inbox(node), JSON.stringify(msg)).catch((err: unknown) => {
       // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
       this.#settle(msg.id, (p) => p.reject(new UnavailableError('Cluster coordination unavailable; try again later', { cause: err })));
