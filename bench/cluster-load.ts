@@ -117,7 +117,9 @@ async function main(): Promise<void> {
 
     // Seed: account and instances straight in the store (each with its webhook), then a real sandbox link.
     const seedStarted = performance.now();
-    const { account, token } = await new AccountService(fixture.store, INSTANCES + 10).create({ name: `load-${Date.now()}` });
+    const { account, token } = await new AccountService(fixture.store, INSTANCES + 10).create({
+      name: `load-${Date.now()}`,
+    });
     const instances = new InstanceService({
       store: fixture.store,
       secrets: new SecretBox(Buffer.from(CLUSTER_ENCRYPTION_KEY, 'hex')),
@@ -125,19 +127,33 @@ async function main(): Promise<void> {
       logger: pino({ level: 'silent' }),
     });
     const names = Array.from({ length: INSTANCES }, (_, i) => `load-${i}`);
-    for (const name of names) await instances.create(account, { name, webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] });
+    for (const name of names)
+      await instances.create(account, {
+        name,
+        webhookEnabled: true,
+        webhookURL: receiver.url,
+        webhookEvents: ['message.exchange'],
+      });
     let next = 0;
     const linker = async () => {
       for (let i = next++; i < names.length; i = next++) {
         const node = nodes[i % nodes.length]!;
         const connect = await call(node.url, 'GET', `/api/instance/connect/${names[i]}`, token);
-        const link = await call(node.url, 'POST', `/api/sandbox/link/${names[i]}`, token, { number: `5511${String(70_000_000 + i)}` });
-        if (connect.status !== 200 || link.status !== 200) throw new Error(`linking ${names[i]}: ${connect.status} ${link.status} ${link.text}`);
+        const link = await call(node.url, 'POST', `/api/sandbox/link/${names[i]}`, token, {
+          number: `5511${String(70_000_000 + i)}`,
+        });
+        if (connect.status !== 200 || link.status !== 200)
+          throw new Error(`linking ${names[i]}: ${connect.status} ${link.status} ${link.text}`);
       }
     };
     await Promise.all(Array.from({ length: LINK_CONCURRENCY }, linker));
-    await fixture.waitAllOwned(30_000, (await fixture.store.instances.listByAccount(account.id)).map((x) => x.id));
-    console.log(`${INSTANCES} instances created and linked through 3 nodes in ${fmt((performance.now() - seedStarted) / 1000, 1)} s`);
+    await fixture.waitAllOwned(
+      30_000,
+      (await fixture.store.instances.listByAccount(account.id)).map((x) => x.id),
+    );
+    console.log(
+      `${INSTANCES} instances created and linked through 3 nodes in ${fmt((performance.now() - seedStarted) / 1000, 1)} s`,
+    );
     // The link's own events (instance.state) are filtered out; let any stragglers settle.
     await sleep(2000);
     const linked = await Promise.all(nodes.map(memory));
@@ -159,9 +175,14 @@ async function main(): Promise<void> {
       const started = performance.now();
       let res: { status: number; text: string };
       if (kind === 'settings read') res = await call(node.url, 'GET', `/api/instance/getSettings/${name}`, token);
-      else if (kind === 'settings write') res = await call(node.url, 'POST', `/api/instance/settings/${name}`, token, { autoReadMessages: (flip = !flip) });
-      else if (kind === 'text send') res = await call(node.url, 'POST', `/api/message/text/${name}`, token, { number: contact, text: 'load test' });
-      else res = await call(node.url, 'POST', `/api/sandbox/inbound/${name}`, token, { from: contact, text: 'load test' });
+      else if (kind === 'settings write')
+        res = await call(node.url, 'POST', `/api/instance/settings/${name}`, token, {
+          autoReadMessages: (flip = !flip),
+        });
+      else if (kind === 'text send')
+        res = await call(node.url, 'POST', `/api/message/text/${name}`, token, { number: contact, text: 'load test' });
+      else
+        res = await call(node.url, 'POST', `/api/sandbox/inbound/${name}`, token, { from: contact, text: 'load test' });
       samples.get(kind)!.push(performance.now() - started);
       if (res.status < 200 || res.status > 299) {
         errors.push(`${kind} via ${node.nodeId}: ${res.status} ${res.text.slice(0, 200)}`);
@@ -195,13 +216,36 @@ async function main(): Promise<void> {
       return [kind, String(s.n), fmt(s.n / loadSeconds, 0), fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max)];
     });
     const all = summary([...samples.values()].flat());
-    rows.push(['all', String(all.n), fmt(requests / loadSeconds, 0), fmt(all.p50), fmt(all.p90), fmt(all.p99), fmt(all.max)]);
-    printTable(['call', 'n', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'], rows, `Load: ${fmt(loadSeconds, 1)} s, ${IN_FLIGHT} in flight, random node and instance per request`);
+    rows.push([
+      'all',
+      String(all.n),
+      fmt(requests / loadSeconds, 0),
+      fmt(all.p50),
+      fmt(all.p90),
+      fmt(all.p99),
+      fmt(all.max),
+    ]);
+    printTable(
+      ['call', 'n', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+      rows,
+      `Load: ${fmt(loadSeconds, 1)} s, ${IN_FLIGHT} in flight, random node and instance per request`,
+    );
 
     const hooks = summary(receiver.latencies);
     printTable(
       ['webhook events', 'expected', 'received', 'duplicates', 'events/s', 'p50 ms', 'p99 ms', 'drain s'],
-      [['message.exchange', String(expected.size), String(receiver.latencies.length), String(receiver.duplicates()), fmt(receiver.latencies.length / (loadSeconds + drainSeconds), 0), fmt(hooks.p50, 0), fmt(hooks.p99, 0), fmt(drainSeconds, 1)]],
+      [
+        [
+          'message.exchange',
+          String(expected.size),
+          String(receiver.latencies.length),
+          String(receiver.duplicates()),
+          fmt(receiver.latencies.length / (loadSeconds + drainSeconds), 0),
+          fmt(hooks.p50, 0),
+          fmt(hooks.p99, 0),
+          fmt(drainSeconds, 1),
+        ],
+      ],
       'Webhook deliveries (emit → receiver)',
     );
 
@@ -219,7 +263,16 @@ async function main(): Promise<void> {
       ];
     });
     printTable(
-      ['node', 'owned', 'RSS idle MB', 'RSS linked MB', 'RSS after load MB', 'RSS/instance KB', 'Δ RSS/instance KB', 'Δ heap/instance KB'],
+      [
+        'node',
+        'owned',
+        'RSS idle MB',
+        'RSS linked MB',
+        'RSS after load MB',
+        'RSS/instance KB',
+        'Δ RSS/instance KB',
+        'Δ heap/instance KB',
+      ],
       memRows,
       'Memory per node (Δ = linked − idle, i.e. what the instances added)',
     );

@@ -34,13 +34,18 @@ async function receiver() {
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
       const body = JSON.parse(raw) as { event: string; data: { id: string; timestamp: string } };
-      if (body.event === 'message.exchange') arrivals.push({ id: body.data.id, at: Date.now(), emittedAt: Date.parse(body.data.timestamp) });
+      if (body.event === 'message.exchange')
+        arrivals.push({ id: body.data.id, at: Date.now(), emittedAt: Date.parse(body.data.timestamp) });
       res.writeHead(200).end();
     });
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { arrivals, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    arrivals,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 async function run(mode: string, env: Record<string, string>): Promise<Run> {
@@ -55,10 +60,18 @@ async function run(mode: string, env: Record<string, string>): Promise<Run> {
     const account = await node.createAccount('bench');
     const ids: string[] = [];
     for (let i = 0; i < INSTANCES; i++) {
-      const token = await node.createInstance(account, { name: `b${i}`, webhookEnabled: true, webhookURL: sink.url, webhookEvents: ['message.exchange'] });
+      const token = await node.createInstance(account, {
+        name: `b${i}`,
+        webhookEnabled: true,
+        webhookURL: sink.url,
+        webhookEvents: ['message.exchange'],
+      });
       await node.api.get(`/api/instance/connect/b${i}`, { token });
       await node.api.post(`/api/sandbox/link/b${i}`, {}, { token });
-      ids.push((await node.store.instances.listByAccount((await node.store.accounts.findByName('bench'))!.id, [`b${i}`]))[0]!.id);
+      ids.push(
+        (await node.store.instances.listByAccount((await node.store.accounts.findByName('bench'))!.id, [`b${i}`]))[0]!
+          .id,
+      );
     }
     const started = performance.now();
     let sent = 0;
@@ -67,7 +80,10 @@ async function run(mode: string, env: Record<string, string>): Promise<Run> {
       ids.map(async (id) => {
         while (sent < EVENTS) {
           sent++;
-          await node.runtime.router.call(id, 'sandbox.inbound', { from: '5511955550000@s.whatsapp.net', text: 'bench' });
+          await node.runtime.router.call(id, 'sandbox.inbound', {
+            from: '5511955550000@s.whatsapp.net',
+            text: 'bench',
+          });
           // Real events arrive through network I/O; without this yield the emitters (synchronous SQLite
           // plus promise chains) would run as one microtask burst and starve the delivery worker.
           await new Promise((r) => setImmediate(r));
@@ -86,14 +102,24 @@ async function run(mode: string, env: Record<string, string>): Promise<Run> {
 
 /** One instance, CLIENTS WebSocket clients, FANOUT_EVENTS events one after another: latency per (event, client). */
 async function fanOut(): Promise<{ latencies: number[]; expected: number }> {
-  const node = await startTestNode({ RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_CREATE_PER_MINUTE: '1000000', WS_MAX_BUFFERED_BYTES: String(64 * 1024 * 1024) });
+  const node = await startTestNode({
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_CREATE_PER_MINUTE: '1000000',
+    WS_MAX_BUFFERED_BYTES: String(64 * 1024 * 1024),
+  });
   const sockets: WebSocket[] = [];
   try {
     const account = await node.createAccount('fanout');
-    const token = await node.createInstance(account, { name: 'fan', websocketEnabled: true, websocketEvents: ['message.exchange'] });
+    const token = await node.createInstance(account, {
+      name: 'fan',
+      websocketEnabled: true,
+      websocketEvents: ['message.exchange'],
+    });
     await node.api.get('/api/instance/connect/fan', { token });
     await node.api.post('/api/sandbox/link/fan', {}, { token });
-    const id = (await node.store.instances.listByAccount((await node.store.accounts.findByName('fanout'))!.id, ['fan']))[0]!.id;
+    const id = (
+      await node.store.instances.listByAccount((await node.store.accounts.findByName('fanout'))!.id, ['fan'])
+    )[0]!.id;
     const latencies: number[] = [];
     const wsUrl = `${node.url.replace('http', 'ws')}/ws/fan?token=${encodeURIComponent(token)}`;
     for (let i = 0; i < CLIENTS; i += 100) {
@@ -131,12 +157,22 @@ try {
     await run('embedded (SQLite outbox)', {}),
     await run('cluster (Redis Streams)', { REDIS_URL: redis.url, ENCRYPTION_KEY: 'e'.repeat(64), HOST: '127.0.0.1' }),
   ];
-  console.log(`\nWebhook deliveries of ${EVENTS} message.exchange events from ${INSTANCES} instances, one node, 2 cores shared with the receiver\n`);
+  console.log(
+    `\nWebhook deliveries of ${EVENTS} message.exchange events from ${INSTANCES} instances, one node, 2 cores shared with the receiver\n`,
+  );
   printTable(
     ['mode', 'delivered', 'seconds', 'events/s', 'p50 ms', 'p99 ms', 'max ms'],
     runs.map((r) => {
       const s = summary(r.latencies);
-      return [r.mode, String(r.n), r.seconds.toFixed(2), (r.n / r.seconds).toFixed(0), s.p50.toFixed(1), s.p99.toFixed(1), s.max.toFixed(1)];
+      return [
+        r.mode,
+        String(r.n),
+        r.seconds.toFixed(2),
+        (r.n / r.seconds).toFixed(0),
+        s.p50.toFixed(1),
+        s.p99.toFixed(1),
+        s.max.toFixed(1),
+      ];
     }),
   );
   console.log('\nLatency: from the event timestamp (set when the actor emits) to the receiver reading the POST.');
@@ -144,7 +180,19 @@ try {
   const fan = await fanOut();
   const f = summary(fan.latencies);
   console.log(`\nWebSocket fan-out: ${FANOUT_EVENTS} events to ${CLIENTS} clients of one instance (one node)\n`);
-  printTable(['received', 'expected', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'], [[String(fan.latencies.length), String(fan.expected), f.p50.toFixed(1), f.p90.toFixed(1), f.p99.toFixed(1), f.max.toFixed(1)]]);
+  printTable(
+    ['received', 'expected', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+    [
+      [
+        String(fan.latencies.length),
+        String(fan.expected),
+        f.p50.toFixed(1),
+        f.p90.toFixed(1),
+        f.p99.toFixed(1),
+        f.max.toFixed(1),
+      ],
+    ],
+  );
   console.log('Latency: from the event timestamp to the client parsing the frame. Target (issue): p99 <= 50 ms.');
 } finally {
   await redis.stop();

@@ -37,7 +37,9 @@ const s = (ms: number) => fmt(ms / 1000, 3);
  * runnable), at most `concurrency` links at a time.
  */
 async function seed(fixture: ClusterFixture, count: number, concurrency: number): Promise<string[]> {
-  const { account, token } = await new AccountService(fixture.store, count + 100).create({ name: `bench-${Date.now()}` });
+  const { account, token } = await new AccountService(fixture.store, count + 100).create({
+    name: `bench-${Date.now()}`,
+  });
   fixture.accountToken = token;
   const instances = new InstanceService({
     store: fixture.store,
@@ -189,7 +191,9 @@ async function join(fixture: ClusterFixture): Promise<void> {
     newNode = await fixture.addNode();
     await fixture.waitForMembers(oldNodes + 1);
     windowStart = performance.now();
-    console.log(`${newNode.nodeId} started and is a member after ${s(windowStart - joinStarted)} s; observing for ${JOIN_WINDOW_MS / 1000} s`);
+    console.log(
+      `${newNode.nodeId} started and is a member after ${s(windowStart - joinStarted)} s; observing for ${JOIN_WINDOW_MS / 1000} s`,
+    );
     await sleep(JOIN_WINDOW_MS);
   } finally {
     stopPolling = true;
@@ -225,14 +229,19 @@ async function join(fixture: ClusterFixture): Promise<void> {
       `released but not yet re-owned at the end: ${inFlight.length}` +
       `\nowners now: ${distribution(after)}`,
   );
-  console.log(`Target: per-actor handoff p99 ≤ 1 s (release + acquire, cluster-runtimes.md §8) → ${g.n && g.p99 <= 1000 ? 'met' : 'MISSED'}`);
+  console.log(
+    `Target: per-actor handoff p99 ≤ 1 s (release + acquire, cluster-runtimes.md §8) → ${g.n && g.p99 <= 1000 ? 'met' : 'MISSED'}`,
+  );
 }
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 3000);
-  if (!Number.isInteger(count) || count < 1) throw new Error(`usage: npx tsx bench/failover.ts [instances=3000], got ${process.argv[2]}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(`usage: npx tsx bench/failover.ts [instances=3000], got ${process.argv[2]}`);
   const started = performance.now();
-  console.log(`failover bench: 3 nodes, ${count} instances, LEASE_TTL_MS=${LEASE_TTL_MS}, RECONCILE_MS=${RECONCILE_MS}`);
+  console.log(
+    `failover bench: 3 nodes, ${count} instances, LEASE_TTL_MS=${LEASE_TTL_MS}, RECONCILE_MS=${RECONCILE_MS}`,
+  );
   const fixture = await ClusterFixture.start(3, {
     LEASE_TTL_MS: String(LEASE_TTL_MS),
     RECONCILE_MS: String(RECONCILE_MS),
@@ -249,7 +258,9 @@ async function main(): Promise<void> {
     const seeded = performance.now();
     await fixture.waitAllOwned(60_000);
     await fixture.waitSettled(60_000);
-    console.log(`seeded and linked ${count} instances in ${s(seeded - seedStarted)} s; all owned and on placement after ${s(performance.now() - seeded)} s more`);
+    console.log(
+      `seeded and linked ${count} instances in ${s(seeded - seedStarted)} s; all owned and on placement after ${s(performance.now() - seeded)} s more`,
+    );
 
     // Steady state before the crash: wait past one lease renewal round (TTL/3), so that no lease is still
     // on the TTL of its acquisition during seeding and the victim's leases all lapse together.
@@ -258,7 +269,9 @@ async function main(): Promise<void> {
     const settleStarted = performance.now();
     await fixture.waitAllOwned(60_000);
     await fixture.waitSettled(60_000);
-    console.log(`(all owned and on placement among the survivors ${s(performance.now() - settleStarted)} s after the failover measurement)`);
+    console.log(
+      `(all owned and on placement among the survivors ${s(performance.now() - settleStarted)} s after the failover measurement)`,
+    );
 
     await join(fixture);
     console.log(`\ntotal ${fmt((performance.now() - started) / 1000, 1)} s`);

@@ -75,7 +75,14 @@ async function main(): Promise<void> {
         const res = await Promise.race([request, timeout]);
         const ms = performance.now() - started - at;
         if (res === 'timeout') samples.push({ kind, at, status: 'timeout', ms });
-        else samples.push({ kind, at, status: res.status, ms, ...(res.body?.error?.code ? { code: String(res.body.error.code) } : {}) });
+        else
+          samples.push({
+            kind,
+            at,
+            status: res.status,
+            ms,
+            ...(res.body?.error?.code ? { code: String(res.body.error.code) } : {}),
+          });
       } catch {
         samples.push({ kind, at, status: 'error', ms: performance.now() - started - at });
       }
@@ -100,7 +107,9 @@ async function main(): Promise<void> {
     if (mode === 'kill') await fixture.redis.restart();
     else fixture.redis.resume();
     const restartedAt = performance.now() - started;
-    console.log(`redis-server ${mode === 'kill' ? 'restarted empty' : 'resumed'} at ${(restartedAt / 1000).toFixed(1)} s`);
+    console.log(
+      `redis-server ${mode === 'kill' ? 'restarted empty' : 'resumed'} at ${(restartedAt / 1000).toFixed(1)} s`,
+    );
     const reowned = await fixture.waitAllOwned(AFTER_MS).then(
       (ms) => `all ${names.length} instances owned again ${(ms / 1000).toFixed(2)} s after Redis returned`,
       (err: Error) => `NOT all owned again: ${err.message}`,
@@ -127,7 +136,11 @@ async function main(): Promise<void> {
       });
       rows.push([`${s}`, phase, ...cells]);
     }
-    printTable(['s', 'redis', ...KINDS], rows, 'Answers per second, by status (and error code), requests counted in the second they were sent');
+    printTable(
+      ['s', 'redis', ...KINDS],
+      rows,
+      'Answers per second, by status (and error code), requests counted in the second they were sent',
+    );
 
     const summaryRows = KINDS.map((kind) => {
       const mine = samples.filter((x) => x.kind === kind);
@@ -143,7 +156,13 @@ async function main(): Promise<void> {
       ];
     });
     printTable(
-      ['kind', `first failure after ${mode}`, 'last failure after return', 'slowest answer sent while down', 'failures'],
+      [
+        'kind',
+        `first failure after ${mode}`,
+        'last failure after return',
+        'slowest answer sent while down',
+        'failures',
+      ],
       summaryRows,
       `Outage (${mode}) of ${outageMs / 1000} s`,
     );

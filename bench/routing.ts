@@ -41,7 +41,14 @@ interface RunResult {
 }
 
 /** Closed loop: `inFlight` workers send `count` probes (fewer if the deadline passes); checks every answer. */
-async function run(t: Target, token: string, ownerId: string, count: number, inFlight: number, deadline: number): Promise<RunResult> {
+async function run(
+  t: Target,
+  token: string,
+  ownerId: string,
+  count: number,
+  inFlight: number,
+  deadline: number,
+): Promise<RunResult> {
   const body = JSON.stringify({ op: 'describe' });
   const samples: number[] = [];
   const failures: string[] = [];
@@ -76,7 +83,12 @@ interface LevelResult {
   stats: Record<Path, { summary: Summary; rps: number }>;
 }
 
-async function level(targets: Record<Path, Target>, token: string, ownerId: string, inFlight: number): Promise<LevelResult> {
+async function level(
+  targets: Record<Path, Target>,
+  token: string,
+  ownerId: string,
+  inFlight: number,
+): Promise<LevelResult> {
   const deadline = performance.now() + LEVEL_BUDGET_MS;
   const acc: Record<Path, { samples: number[]; elapsedMs: number }> = {
     local: { samples: [], elapsedMs: 0 },
@@ -94,13 +106,18 @@ async function level(targets: Record<Path, Target>, token: string, ownerId: stri
       acc[p].elapsedMs += res.elapsedMs;
     }
   }
-  const stat = (p: Path) => ({ summary: summary(acc[p].samples), rps: (acc[p].samples.length / acc[p].elapsedMs) * 1000 });
+  const stat = (p: Path) => ({
+    summary: summary(acc[p].samples),
+    rps: (acc[p].samples.length / acc[p].elapsedMs) * 1000,
+  });
   return { inFlight, stats: { local: stat('local'), routed: stat('routed') } };
 }
 
 async function main(): Promise<void> {
   const started = performance.now();
-  console.log(`routing bench: 2 nodes, ${INSTANCES} instances, describe probe, ${WARMUP} warm-up + ${COUNT} per path and level`);
+  console.log(
+    `routing bench: 2 nodes, ${INSTANCES} instances, describe probe, ${WARMUP} warm-up + ${COUNT} per path and level`,
+  );
   const fixture = await ClusterFixture.start(2, {
     LEASE_TTL_MS: '5000',
     RECONCILE_MS: '1000',
@@ -120,7 +137,11 @@ async function main(): Promise<void> {
     const owner = fixture.nodes.find((n) => n.nodeId === ownerId);
     if (!ownerId || !owner) throw new Error(`instance ${id} has no live owner (${ownerId})`);
     const other = fixture.other(owner);
-    const target = (path: Path, node: NodeProcess): Target => ({ path, node, url: new URL(`/api/cluster/probe/${name}`, node.url) });
+    const target = (path: Path, node: NodeProcess): Target => ({
+      path,
+      node,
+      url: new URL(`/api/cluster/probe/${name}`, node.url),
+    });
     const targets = { local: target('local', owner), routed: target('routed', other) };
     console.log(`instance ${name} (${id}) owned by ${owner.nodeId}; routed probes enter through ${other.nodeId}`);
 
@@ -135,7 +156,16 @@ async function main(): Promise<void> {
       results.flatMap((r) =>
         (['local', 'routed'] as const).map((p) => {
           const { summary: s, rps } = r.stats[p];
-          return [String(r.inFlight), p, String(s.n), fmt(s.p50, 3), fmt(s.p90, 3), fmt(s.p99, 3), fmt(s.max, 2), fmt(rps, 0)];
+          return [
+            String(r.inFlight),
+            p,
+            String(s.n),
+            fmt(s.p50, 3),
+            fmt(s.p90, 3),
+            fmt(s.p99, 3),
+            fmt(s.max, 2),
+            fmt(rps, 0),
+          ];
         }),
       ),
       'HTTP latency of POST /api/cluster/probe/:instance {op:"describe"} (client → node → [Redis pub/sub → owner →] reply)',
@@ -162,7 +192,9 @@ async function main(): Promise<void> {
         `\n 2-core machine; here every request also pays HTTP, auth, the Redis rate-limit script and JSON on both nodes.)`,
     );
     const measured = results.reduce((n, r) => n + r.stats.local.summary.n + r.stats.routed.summary.n, 0);
-    console.log(`\nall ${measured} measured probes (and the warm-up ones) answered 200 with the expected servedBy and owner`);
+    console.log(
+      `\nall ${measured} measured probes (and the warm-up ones) answered 200 with the expected servedBy and owner`,
+    );
     console.log(`total ${fmt((performance.now() - started) / 1000, 1)} s`);
   } finally {
     agent.destroy();

@@ -7,7 +7,11 @@ import ts from 'typescript';
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const configPath = ts.findConfigFile(root, (f) => ts.sys.fileExists(f), 'tsconfig.build.json')!;
-const config = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, (f) => ts.sys.readFile(f)).config, ts.sys, root);
+const config = ts.parseJsonConfigFileContent(
+  ts.readConfigFile(configPath, (f) => ts.sys.readFile(f)).config,
+  ts.sys,
+  root,
+);
 const program = ts.createProgram(config.fileNames, config.options);
 const src = resolve(root, 'src');
 
@@ -22,7 +26,8 @@ for (const file of program.getSourceFiles()) {
     if (!isImport && !isExport) continue;
     const spec = (stmt.moduleSpecifier as ts.StringLiteral).text;
     const resolved = ts.resolveModuleName(spec, file.fileName, config.options, ts.sys).resolvedModule;
-    if (resolved && !resolved.isExternalLibraryImport && resolved.resolvedFileName.startsWith(src)) deps.push(resolved.resolvedFileName);
+    if (resolved && !resolved.isExternalLibraryImport && resolved.resolvedFileName.startsWith(src))
+      deps.push(resolved.resolvedFileName);
   }
   graph.set(file.fileName, deps);
 }

@@ -78,7 +78,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const logger = (options.logger ?? pino({ level: config.logLevel })).child({ node: nodeId });
 
   const key = resolveEncryptionKey(config);
-  if (key.source === 'file-created') logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
+  if (key.source === 'file-created')
+    logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
   const secrets = new SecretBox(key.key);
   const store = await openStore(config);
   const metrics = new NodeMetrics(nodeId);
@@ -105,7 +106,9 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const driver = await createDriver(config.msgnetDriver, runtime.transport);
   const envelopes = new EnvelopeBuilder(secrets, () => config.publicBaseUrl ?? url);
   // Webhooks: a durable queue (Redis Streams across nodes, or the store's outbox in embedded mode).
-  const queue: DeliveryQueue = runtime.redis ? new RedisDeliveryQueue(runtime.redis, nodeId, logger) : new OutboxDeliveryQueue(store.deliveries);
+  const queue: DeliveryQueue = runtime.redis
+    ? new RedisDeliveryQueue(runtime.redis, nodeId, logger)
+    : new OutboxDeliveryQueue(store.deliveries);
   const dispatcher = new WebhookDispatcher(store, queue, envelopes);
   // Received media: one kept copy per file (Redis in cluster mode, else the store), buckets per instance.
   const mediaCounters = new MediaCounters();
@@ -131,7 +134,11 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     queue,
     sender: new WebhookSender({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.webhooks.timeoutMs }),
     secrets,
-    policy: { maxAttempts: config.webhooks.maxAttempts, baseDelayMs: config.webhooks.retryBaseMs, maxDelayMs: config.webhooks.retryMaxMs },
+    policy: {
+      maxAttempts: config.webhooks.maxAttempts,
+      baseDelayMs: config.webhooks.retryBaseMs,
+      maxDelayMs: config.webhooks.retryMaxMs,
+    },
     log: logger,
     concurrency: config.webhooks.concurrency,
     leaseMs: config.webhooks.leaseMs,
@@ -160,10 +167,20 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const publicBaseUrl = () => config.publicBaseUrl ?? url;
   // The helpdesk (Chatwoot) bridge runs in every actor when its module is on.
   const helpdeskExtensions = config.helpdesk.enabled
-    ? [helpdeskExtension({ secrets, options: config.helpdesk, media: config.media, allowPrivateUrls: config.allowPrivateUrls, publicBaseUrl })]
+    ? [
+        helpdeskExtension({
+          secrets,
+          options: config.helpdesk,
+          media: config.media,
+          allowPrivateUrls: config.allowPrivateUrls,
+          publicBaseUrl,
+        }),
+      ]
     : [];
   // The chatbot module (CHATBOT_ENABLED): bots in the store, conversations in each instance's actor.
-  const chatbot = config.chatbot.enabled ? new ChatbotService({ store, allowPrivateUrls: config.allowPrivateUrls, log: logger.child({ module: 'chatbot' }) }) : undefined;
+  const chatbot = config.chatbot.enabled
+    ? new ChatbotService({ store, allowPrivateUrls: config.allowPrivateUrls, log: logger.child({ module: 'chatbot' }) })
+    : undefined;
   const typebot = new TypebotClient({ timeoutMs: config.chatbot.timeoutMs, allowPrivateUrls: config.allowPrivateUrls });
   late.behavior = instanceBehavior({
     messaging: {
@@ -190,12 +207,20 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
       })
     : undefined;
   const accounts = new AccountService(store, config.defaultInstanceQuota);
-  const instances = new InstanceService({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, logger, helpdesk, ...(chatbot ? { chatbot } : {}) });
+  const instances = new InstanceService({
+    store,
+    secrets,
+    allowPrivateUrls: config.allowPrivateUrls,
+    logger,
+    helpdesk,
+    ...(chatbot ? { chatbot } : {}),
+  });
 
   if (config.embedded) {
     const token = await accounts.ensureFirstAccount();
     // Printed once, on the first start only: the token cannot be recovered later.
-    if (token) logger.info({ account: 'default', token }, 'created account "default"; its TokenAccount is shown only now');
+    if (token)
+      logger.info({ account: 'default', token }, 'created account "default"; its TokenAccount is shown only now');
   }
 
   const requireHttps = !(config.tls || config.allowInsecureHttp || isLoopbackHost(config.host));
@@ -220,13 +245,24 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     probeEnabled: probe !== undefined,
     sandbox: driver.name === 'sandbox',
     webhooks: { queue, dispatcher },
-    accountWebhooks: new AccountWebhookService({ store, secrets, dispatcher: accountDispatcher, allowPrivateUrls: config.allowPrivateUrls }),
+    accountWebhooks: new AccountWebhookService({
+      store,
+      secrets,
+      dispatcher: accountDispatcher,
+      allowPrivateUrls: config.allowPrivateUrls,
+    }),
     ...(chatbot ? { chatbot } : {}),
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
     media: config.media,
     receivedMedia: {
-      blocks: new BlockSettings({ store, secrets, allowPrivateUrls: config.allowPrivateUrls, storage: objectStorage, logger }),
+      blocks: new BlockSettings({
+        store,
+        secrets,
+        allowPrivateUrls: config.allowPrivateUrls,
+        storage: objectStorage,
+        logger,
+      }),
       blobs: mediaBlobs,
       storage: objectStorage,
     },
@@ -239,7 +275,10 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   app.on('error', (err: unknown) => logger.debug({ err }, 'koa error'));
 
   const server: Server = config.tls
-    ? createHttpsServer({ cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) }, app.callback())
+    ? createHttpsServer(
+        { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
+        app.callback(),
+      )
     : createHttpServer(app.callback());
   // Idle keep-alive connections outlive a balancer's usual 60 s idle timeout (Node's default is 5 s), so a
   // balancer or client never reuses a connection the node is closing at that moment (ECONNRESET, 502).

@@ -25,7 +25,10 @@ export interface AccountWebhookView {
 /** Bodies of PATCH /api/account/webhook and POST …/redeliver (also what the API documents). */
 export const patchBody = z.strictObject({
   url: z.string().max(2048).optional(),
-  events: z.array(z.enum(DEFAULT_ENTERPRISE_EVENTS as [string, ...string[]])).max(16).optional(),
+  events: z
+    .array(z.enum(DEFAULT_ENTERPRISE_EVENTS as [string, ...string[]]))
+    .max(16)
+    .optional(),
   enabled: z.boolean().optional(),
 });
 
@@ -39,7 +42,12 @@ const newSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64
  */
 export class AccountWebhookService {
   constructor(
-    private readonly o: { store: Store; secrets: SecretBox; dispatcher: AccountWebhookDispatcher; allowPrivateUrls: boolean },
+    private readonly o: {
+      store: Store;
+      secrets: SecretBox;
+      dispatcher: AccountWebhookDispatcher;
+      allowPrivateUrls: boolean;
+    },
   ) {}
 
   #view(w: AccountWebhookRecord | undefined): AccountWebhookView {
@@ -87,7 +95,11 @@ export class AccountWebhookService {
     if (!existing) throw new ValidationError('No account webhook configured');
     const secret = newSecret();
     const now = new Date().toISOString();
-    await this.o.store.accountWebhooks.save({ ...existing, secretSealed: this.o.secrets.seal(secret, SecretPurpose.AccountWebhookSecret), updatedAt: now });
+    await this.o.store.accountWebhooks.save({
+      ...existing,
+      secretSealed: this.o.secrets.seal(secret, SecretPurpose.AccountWebhookSecret),
+      updatedAt: now,
+    });
     return { secret, secretMasked: maskSecret(secret, SECRET_PREFIX) };
   }
 

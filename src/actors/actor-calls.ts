@@ -30,11 +30,17 @@ export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap {
   'msgnet.sendText': { payload: { to: string; text: string; replyTo?: QuotedMessage }; result: SentMessage };
   'msgnet.sendMedia': { payload: { to: string; media: WireMedia; replyTo?: QuotedMessage }; result: SentMessage };
   /** Revokes a message for everyone (a status too) and drops it from the history. */
-  'msgnet.deleteMessage': { payload: { chatJid: string; messageId: string; fromMe: boolean }; result: { deleted: true } };
+  'msgnet.deleteMessage': {
+    payload: { chatJid: string; messageId: string; fromMe: boolean };
+    result: { deleted: true };
+  };
   /** `sent: false` when the driver cannot show chat presence. */
   'msgnet.presence': { payload: { to: string; state: 'composing' | 'paused' }; result: { sent: boolean } };
   /** Whether a number is on the network (and its JID and LID). */
-  'msgnet.lookup': { payload: { number: string }; result: { found: boolean; jid: string | undefined; lid: string | undefined } };
+  'msgnet.lookup': {
+    payload: { number: string };
+    result: { found: boolean; jid: string | undefined; lid: string | undefined };
+  };
   /** The linked number's profile, or a contact's (`jid`); undefined when the contact is not on the network. */
   'msgnet.profile': { payload: { jid?: string }; result: ProfileInfo | undefined };
   'groups.list': { payload: { includeMembers: boolean }; result: GroupInfo[] };
@@ -48,7 +54,10 @@ export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap {
   'status.publish': { payload: StatusPayload; result: SentMessage & { senderJid: string } };
   'call.offer': { payload: { to: string; seconds: number }; result: { callId: string } };
   /** Creates a call link and sends the event card that carries it. */
-  'call.schedule': { payload: { to: string; card: Omit<EventCard, 'joinLink'> }; result: { messageId: string; token: string; url: string } };
+  'call.schedule': {
+    payload: { to: string; card: Omit<EventCard, 'joinLink'> };
+    result: { messageId: string; token: string; url: string };
+  };
   /** A received file of the history, downloaded again from the session while it still holds the message. */
   'media.download': { payload: { messageId: string }; result: { base64: string; mimetype: string; fileName?: string } };
   /** Re-reads the instance's settings from the store and applies what is live (presence). */

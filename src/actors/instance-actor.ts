@@ -20,7 +20,10 @@ export interface ActorContext {
   setConnection(connection: ConnectionInfo): Promise<void>;
 }
 
-export type CallHandler<K extends ActorCallKind> = (ctx: ActorContext, payload: ActorPayload<K>) => Promise<ActorResult<K>>;
+export type CallHandler<K extends ActorCallKind> = (
+  ctx: ActorContext,
+  payload: ActorPayload<K>,
+) => Promise<ActorResult<K>>;
 
 /** How an instance behaves on its owner node: start, stop, and the calls it answers. */
 export interface ActorBehavior {

@@ -37,7 +37,9 @@ function probeBehavior(probe: TestProbe): ActorBehavior {
         return describe(ctx);
       },
       'probe.link': async (ctx) => {
-        await ctx.writeOwned([{ namespace: AUTH_NAMESPACE, key: 'probe-link', value: JSON.stringify({ node: ctx.nodeId }) }]);
+        await ctx.writeOwned([
+          { namespace: AUTH_NAMESPACE, key: 'probe-link', value: JSON.stringify({ node: ctx.nodeId }) },
+        ]);
         return describe(ctx);
       },
     },
@@ -55,7 +57,10 @@ export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => Ac
       async onStop(ctx, reason) {
         for (const p of [...parts].reverse()) await p.onStop?.(ctx, reason);
       },
-      handlers: Object.assign({ describe: async (ctx: ActorContext) => describe(ctx) }, ...parts.map((p) => p.handlers)) as ActorBehavior['handlers'],
+      handlers: Object.assign(
+        { describe: async (ctx: ActorContext) => describe(ctx) },
+        ...parts.map((p) => p.handlers),
+      ) as ActorBehavior['handlers'],
     };
   };
 }

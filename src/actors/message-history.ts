@@ -18,7 +18,13 @@ export function historyRecord(instanceId: string, m: NormalizedMessage, stored?:
     type: m.media ? m.media.kind : m.type,
     text: m.text,
     media: m.media
-      ? { kind: m.media.kind, mimetype: m.media.mimetype, ...(m.media.fileName ? { fileName: m.media.fileName } : {}), ...(m.media.size !== undefined ? { size: m.media.size } : {}), ...(stored ? { stored } : {}) }
+      ? {
+          kind: m.media.kind,
+          mimetype: m.media.mimetype,
+          ...(m.media.fileName ? { fileName: m.media.fileName } : {}),
+          ...(m.media.size !== undefined ? { size: m.media.size } : {}),
+          ...(stored ? { stored } : {}),
+        }
       : undefined,
     status: m.fromMe ? 'pending' : 'received',
   };

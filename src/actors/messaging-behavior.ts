@@ -61,7 +61,10 @@ export class MessagingBehavior {
     private readonly deps: MessagingDeps,
     instanceId: string,
   ) {
-    this.#extensions = (deps.extensions ?? []).map((create) => ({ extension: create(instanceId), chain: Promise.resolve() }));
+    this.#extensions = (deps.extensions ?? []).map((create) => ({
+      extension: create(instanceId),
+      chain: Promise.resolve(),
+    }));
     const ctx = () => this.#ctx;
     this.#env = {
       get ctx() {
@@ -94,7 +97,8 @@ export class MessagingBehavior {
     });
     // A connect that was waiting for a QR scan on the previous owner cannot continue here.
     const { state } = instance.connection;
-    if (state === 'qr' || state === 'connecting') this.#enqueue({ type: 'connection', state: 'disconnected', reason: 'owner changed' });
+    if (state === 'qr' || state === 'connecting')
+      this.#enqueue({ type: 'connection', state: 'disconnected', reason: 'owner changed' });
     await this.#session.resume();
     await this.#drained();
     for (const e of this.#extensions) await e.extension.onActivate?.(this.#env);
@@ -116,7 +120,8 @@ export class MessagingBehavior {
       e.chain = e.chain
         .then(() => (this.#stopped ? undefined : e.extension.onMessage?.(message, this.#env)))
         .catch((err: unknown) => {
-          if (!(err instanceof NotOwnerError)) this.log.error({ err, message: message.id }, 'extension failed on a message');
+          if (!(err instanceof NotOwnerError))
+            this.log.error({ err, message: message.id }, 'extension failed on a message');
         });
     }
   }
@@ -145,9 +150,11 @@ export class MessagingBehavior {
   }
 
   #enqueue(event: MsgNetEvent): void {
-    this.#chain = this.#chain.then(() => this.#handle(event)).catch((err: unknown) => {
-      if (!(err instanceof NotOwnerError)) this.log.error({ err, event: event.type }, 'event handling failed');
-    });
+    this.#chain = this.#chain
+      .then(() => this.#handle(event))
+      .catch((err: unknown) => {
+        if (!(err instanceof NotOwnerError)) this.log.error({ err, event: event.type }, 'event handling failed');
+      });
   }
 
   /** Resolves once every network event reported so far has been handled. */
@@ -180,7 +187,11 @@ export class MessagingBehavior {
           state: e.state,
           numberJid: e.state === 'loggedout' ? undefined : (e.numberJid ?? before.numberJid),
           updatedAt: new Date().toISOString(),
-          ...(e.profileName ? { profileName: e.profileName } : before.profileName ? { profileName: before.profileName } : {}),
+          ...(e.profileName
+            ? { profileName: e.profileName }
+            : before.profileName
+              ? { profileName: before.profileName }
+              : {}),
         };
         await this.#ctx.setConnection(connection);
         this.#instance = { ...this.#instance, connection };
@@ -232,7 +243,10 @@ export class MessagingBehavior {
 
   /** The calls this behaviour and its extensions answer (merged into the actor's handler table). */
   handlers(): Handlers {
-    const extensionHandlers: Handlers = Object.assign({}, ...this.#extensions.map((e) => e.extension.handlers ?? {})) as Handlers;
+    const extensionHandlers: Handlers = Object.assign(
+      {},
+      ...this.#extensions.map((e) => e.extension.handlers ?? {}),
+    ) as Handlers;
     return {
       ...extensionHandlers,
       ...networkHandlers({
@@ -255,8 +269,15 @@ export class MessagingBehavior {
       },
       'media.download': async (ctx, { messageId }) => {
         if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
-        const file = await this.deps.media.downloadRecorded(this.#session_(), await ctx.store.messages.find(ctx.instanceId, messageId));
-        return { base64: file.data.toString('base64'), mimetype: file.mimetype, ...(file.fileName ? { fileName: file.fileName } : {}) };
+        const file = await this.deps.media.downloadRecorded(
+          this.#session_(),
+          await ctx.store.messages.find(ctx.instanceId, messageId),
+        );
+        return {
+          base64: file.data.toString('base64'),
+          mimetype: file.mimetype,
+          ...(file.fileName ? { fileName: file.fileName } : {}),
+        };
       },
       'msgnet.reconnect': async () => {
         await this.#session_().reconnect();

@@ -78,36 +78,74 @@ async function lastApplied(ctx: ActorContext): Promise<Map<string, string>> {
  * owner node as one turn; media arrive already validated and converted by the edge.
  */
 export function networkHandlers(host: NetworkHost): Handlers {
-  const sent = async (ctx: ActorContext, to: string, text: string, result: { messageId: string; timestamp: number }, media?: OutgoingMedia) => {
+  const sent = async (
+    ctx: ActorContext,
+    to: string,
+    text: string,
+    result: { messageId: string; timestamp: number },
+    media?: OutgoingMedia,
+  ) => {
     const me = host.session().numberJid ?? '';
-    const meta = media ? { kind: media.kind, mimetype: media.mimetype, size: media.data.length, ...(media.fileName ? { fileName: media.fileName } : {}) } : undefined;
-    await remember(ctx.store, { instanceId: ctx.instanceId, id: result.messageId, chatJid: to, fromMe: true, senderJid: me, timestamp: result.timestamp, type: media?.kind ?? 'text', text, media: meta }, host.log());
+    const meta = media
+      ? {
+          kind: media.kind,
+          mimetype: media.mimetype,
+          size: media.data.length,
+          ...(media.fileName ? { fileName: media.fileName } : {}),
+        }
+      : undefined;
+    await remember(
+      ctx.store,
+      {
+        instanceId: ctx.instanceId,
+        id: result.messageId,
+        chatJid: to,
+        fromMe: true,
+        senderJid: me,
+        timestamp: result.timestamp,
+        type: media?.kind ?? 'text',
+        text,
+        media: meta,
+      },
+      host.log(),
+    );
   };
 
   return {
     'msgnet.sendText': async (ctx, { to, text, replyTo }) => {
-      const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, replyTo ? { replyTo } : undefined));
+      const result = await attempt('Failed to send the message', () =>
+        host.session().sendText(to, text, replyTo ? { replyTo } : undefined),
+      );
       await sent(ctx, to, text, result);
       return result;
     },
     'msgnet.sendMedia': async (ctx, { to, media, replyTo }) => {
       const outgoing = outgoingMedia(media);
-      const result = await attempt('Failed to send the message', () => host.session().sendMedia(to, outgoing, replyTo ? { replyTo } : undefined));
+      const result = await attempt('Failed to send the message', () =>
+        host.session().sendMedia(to, outgoing, replyTo ? { replyTo } : undefined),
+      );
       await sent(ctx, to, media.caption ?? '', result, outgoing);
       return result;
     },
     'msgnet.deleteMessage': async (ctx, { chatJid, messageId, fromMe }) => {
       await attempt('Failed to delete the message', () => host.session().deleteMessage(chatJid, messageId, fromMe));
-      await ctx.store.messages.delete(ctx.instanceId, messageId).catch((err: unknown) => host.log().warn({ err, messageId }, 'could not drop a deleted message from the history'));
+      await ctx.store.messages
+        .delete(ctx.instanceId, messageId)
+        .catch((err: unknown) =>
+          host.log().warn({ err, messageId }, 'could not drop a deleted message from the history'),
+        );
       return { deleted: true };
     },
     'msgnet.presence': async (_ctx, { to, state }) => {
       await attempt('Failed to send the chat presence', () => host.session().sendChatPresence(to, state));
       return { sent: true };
     },
-    'msgnet.lookup': async (_ctx, { number }) => attempt('Failed to look the number up', () => host.session().lookup(number)),
-    'msgnet.profile': async (_ctx, { jid }) => attempt('Failed to read the profile', () => host.session().getProfile(jid)),
-    'groups.list': async (_ctx, { includeMembers }) => attempt('Failed to list groups', () => host.session().listGroups(includeMembers)),
+    'msgnet.lookup': async (_ctx, { number }) =>
+      attempt('Failed to look the number up', () => host.session().lookup(number)),
+    'msgnet.profile': async (_ctx, { jid }) =>
+      attempt('Failed to read the profile', () => host.session().getProfile(jid)),
+    'groups.list': async (_ctx, { includeMembers }) =>
+      attempt('Failed to list groups', () => host.session().listGroups(includeMembers)),
     'profile.update': async (ctx, { picture, name, status }) => {
       const session = host.session();
       const known = await lastApplied(ctx);
@@ -137,10 +175,12 @@ export function networkHandlers(host: NetworkHost): Handlers {
     'privacy.update': async (_ctx, { changes }) => {
       const session = host.session();
       // One by one and not transactional (spec 4.3): a later failure leaves the earlier ones applied.
-      for (const [field, value] of changes) await attempt(`failed to update ${field} privacy`, () => session.setPrivacy(field, value));
+      for (const [field, value] of changes)
+        await attempt(`failed to update ${field} privacy`, () => session.setPrivacy(field, value));
       return attempt('failed to read privacy settings', () => session.getPrivacy());
     },
-    'labels.chats': async (_ctx, { refresh }) => attempt('failed to read chat labels', () => host.session().chatLabels(refresh)),
+    'labels.chats': async (_ctx, { refresh }) =>
+      attempt('failed to read chat labels', () => host.session().chatLabels(refresh)),
     'labels.list': async () => {
       const session = host.session();
       const onChats = await attempt('failed to read labels', () => session.chatLabels(false));
@@ -149,7 +189,8 @@ export function networkHandlers(host: NetworkHost): Handlers {
       for (const chat of onChats) for (const l of chat.labels) if (!all.has(l.id)) all.set(l.id, l);
       return [...all.values()];
     },
-    'labels.assign': async (_ctx, { chatJid, labelIds, add }) => bare(() => host.session().assignLabels(chatJid, labelIds, add)),
+    'labels.assign': async (_ctx, { chatJid, labelIds, add }) =>
+      bare(() => host.session().assignLabels(chatJid, labelIds, add)),
     'status.publish': async (ctx, payload) => {
       const session = host.session();
       const media = payload.media ? outgoingMedia(payload.media) : undefined;

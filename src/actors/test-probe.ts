@@ -29,7 +29,9 @@ export class TestProbe {
   /** One owned write through the actor's fenced path; recorded only when the store accepts it. */
   async write(ctx: ActorContext): Promise<void> {
     const start = wallNow();
-    await ctx.writeOwned([{ namespace: PROBE_NAMESPACE, key: 'last', value: JSON.stringify({ node: ctx.nodeId, epoch: ctx.epoch }) }]);
+    await ctx.writeOwned([
+      { namespace: PROBE_NAMESPACE, key: 'last', value: JSON.stringify({ node: ctx.nodeId, epoch: ctx.epoch }) },
+    ]);
     const record: ProbeRecord = { instance: ctx.instanceId, node: ctx.nodeId, epoch: ctx.epoch, start, end: wallNow() };
     // One small O_APPEND write per line: lines from several processes never interleave.
     appendFileSync(this.file, `${JSON.stringify(record)}\n`);

@@ -67,14 +67,20 @@ export class BillingCron {
       for (const due of dueEvents(account, instances, now, this.o.terms)) {
         if (this.#known.has(due.key)) continue;
         if (!this.o.holding()) return;
-        const entry: BillingLedgerEntry = { ...due, data: JSON.stringify(due.data), createdAt: new Date(now).toISOString(), sentAt: undefined };
+        const entry: BillingLedgerEntry = {
+          ...due,
+          data: JSON.stringify(due.data),
+          createdAt: new Date(now).toISOString(),
+          sentAt: undefined,
+        };
         const recorded = await this.o.store.billingLedger.record(entry, Date.now() + recoverAfterMs);
         this.#known.add(due.key);
         if (recorded) await this.#publish(entry);
       }
     }
     if (!this.o.holding()) return;
-    for (const entry of await this.o.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs)) await this.#publish(entry);
+    for (const entry of await this.o.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs))
+      await this.#publish(entry);
   }
 
   async #publish(entry: BillingLedgerEntry): Promise<void> {

@@ -17,7 +17,10 @@ export const MAX_CATCH_UP_PERIODS = 3;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export type BillingTerms = Pick<BillingConfig, 'trial' | 'trialNotice' | 'cycle' | 'baseCents' | 'instanceMonthlyCents'>;
+export type BillingTerms = Pick<
+  BillingConfig,
+  'trial' | 'trialNotice' | 'cycle' | 'baseCents' | 'instanceMonthlyCents'
+>;
 
 /** When the instance's trial ends (Unix ms). */
 export function trialEndsAt(instance: InstanceRecord, terms: BillingTerms): number {
@@ -33,7 +36,13 @@ export function periodCharge(instances: InstanceRecord[], start: number, end: nu
   }
   const usageCents = Math.round((billableMs / (end - start)) * terms.instanceMonthlyCents);
   const amountChargedCents = Math.max(terms.baseCents, usageCents);
-  return { amountChargedCents, baseCents: terms.baseCents, overageCents: amountChargedCents - terms.baseCents, periodStart: iso(start), periodEnd: iso(end) };
+  return {
+    amountChargedCents,
+    baseCents: terms.baseCents,
+    overageCents: amountChargedCents - terms.baseCents,
+    periodStart: iso(start),
+    periodEnd: iso(end),
+  };
 }
 
 function instanceEvents(account: AccountRecord, i: InstanceRecord, now: number, terms: BillingTerms): DueEvent[] {
@@ -42,11 +51,27 @@ function instanceEvents(account: AccountRecord, i: InstanceRecord, now: number, 
   const number = i.connection.numberJid ? { numberJid: i.connection.numberJid } : {};
   const due: DueEvent[] = [];
   const push = (event: string, at: number, description: string, data: Record<string, unknown>) => {
-    if (at <= now) due.push({ key: `${event}:${i.id}`, accountId: account.id, event, description, data: { instance: i.name, ...number, ...data } });
+    if (at <= now)
+      due.push({
+        key: `${event}:${i.id}`,
+        accountId: account.id,
+        event,
+        description,
+        data: { instance: i.name, ...number, ...data },
+      });
   };
-  push(EnterpriseEvent.TrialStarted, created, `The trial of instance ${i.name} started; it ends at ${iso(ends)}.`, { trialEndsAt: iso(ends) });
-  push(EnterpriseEvent.TrialEnding, Math.max(created, addDuration(ends, terms.trialNotice, -1)), `The trial of instance ${i.name} ends at ${iso(ends)}.`, { trialEndsAt: iso(ends) });
-  push(EnterpriseEvent.InstanceBillable, ends, `Instance ${i.name} is billed from ${iso(ends)}.`, { billableSince: iso(ends) });
+  push(EnterpriseEvent.TrialStarted, created, `The trial of instance ${i.name} started; it ends at ${iso(ends)}.`, {
+    trialEndsAt: iso(ends),
+  });
+  push(
+    EnterpriseEvent.TrialEnding,
+    Math.max(created, addDuration(ends, terms.trialNotice, -1)),
+    `The trial of instance ${i.name} ends at ${iso(ends)}.`,
+    { trialEndsAt: iso(ends) },
+  );
+  push(EnterpriseEvent.InstanceBillable, ends, `Instance ${i.name} is billed from ${iso(ends)}.`, {
+    billableSince: iso(ends),
+  });
   return due;
 }
 
@@ -62,7 +87,12 @@ function lastEndedPeriod(created: number, now: number, terms: BillingTerms): num
  * Everything due for an account at `now`, oldest kind first: each instance's trial events from its
  * creation time, then each ended billing period's renewal (the last MAX_CATCH_UP_PERIODS at most).
  */
-export function dueEvents(account: AccountRecord, instances: InstanceRecord[], now: number, terms: BillingTerms): DueEvent[] {
+export function dueEvents(
+  account: AccountRecord,
+  instances: InstanceRecord[],
+  now: number,
+  terms: BillingTerms,
+): DueEvent[] {
   const due = instances.flatMap((i) => instanceEvents(account, i, now, terms));
   const created = Date.parse(account.createdAt);
   const last = lastEndedPeriod(created, now, terms);

@@ -149,7 +149,9 @@ export class ActorHost {
     await actor.stop(reason);
     // A lease lost or fenced is someone else's now: releasing it is harmless (token-checked) but useless.
     if (release && reason !== 'lease-lost' && reason !== 'fenced') {
-      await this.o.leases.release([entry.lease]).catch((err: unknown) => this.o.log.warn({ err, instanceId }, 'lease release failed'));
+      await this.o.leases
+        .release([entry.lease])
+        .catch((err: unknown) => this.o.log.warn({ err, instanceId }, 'lease release failed'));
     }
     this.o.metrics?.stopped(reason);
     for (const l of this.#listeners) l.stopped?.(instanceId, reason);

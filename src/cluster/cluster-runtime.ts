@@ -158,7 +158,9 @@ export class ClusterRuntime {
 
   /** The live nodes, this one with its current actor count. */
   nodes(): NodeInfo[] {
-    return this.membership.liveNodes().map((n) => (n.nodeId === this.deps.nodeId ? { ...n, actors: this.host.size } : n));
+    return this.membership
+      .liveNodes()
+      .map((n) => (n.nodeId === this.deps.nodeId ? { ...n, actors: this.host.size } : n));
   }
 
   /** Redis answers (health). */
@@ -175,7 +177,10 @@ export class ClusterRuntime {
     this.#reconciler.stop();
     for (const s of this.#singletons) await s.stop();
     await this.membership.stop();
-    const live = this.membership.liveNodes().map((n) => n.nodeId).filter((n) => n !== this.deps.nodeId);
+    const live = this.membership
+      .liveNodes()
+      .map((n) => n.nodeId)
+      .filter((n) => n !== this.deps.nodeId);
     const ids = this.host.ids();
     await this.host.stopAll('shutdown');
     if (live.length) {

@@ -41,7 +41,9 @@ export class LocalMembership implements Membership {
 
   liveNodes(): NodeInfo[] {
     const now = new Date().toISOString();
-    return [{ nodeId: this.nodeId, url: this.url(), startedAt: this.#startedAt, actors: this.actors(), heartbeatAt: now }];
+    return [
+      { nodeId: this.nodeId, url: this.url(), startedAt: this.#startedAt, actors: this.actors(), heartbeatAt: now },
+    ];
   }
 
   async refresh(): Promise<NodeInfo[]> {

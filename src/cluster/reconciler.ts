@@ -106,10 +106,13 @@ export class Reconciler {
 
   #soon(): void {
     if (this.#fastPoll || !this.#timer) return;
-    this.#fastPoll = setTimeout(() => {
-      this.#fastPoll = undefined;
-      this.kick();
-    }, Math.min(250, this.o.intervalMs));
+    this.#fastPoll = setTimeout(
+      () => {
+        this.#fastPoll = undefined;
+        this.kick();
+      },
+      Math.min(250, this.o.intervalMs),
+    );
   }
 
   #takeMove(): boolean {

@@ -42,7 +42,12 @@ export class RedisLeaseManager implements LeaseManager {
     }
     const lease = { resource, token, validUntil: validityFrom(start, this.ttlMs) };
     const recorded = await this.#onEach((c) =>
-      runScript<number>(c, 'recordOwner', [keys.lease(resource), keys.owner(resource)], [token, this.nodeId, this.ttlMs]),
+      runScript<number>(
+        c,
+        'recordOwner',
+        [keys.lease(resource), keys.owner(resource)],
+        [token, this.nodeId, this.ttlMs],
+      ),
     );
     if (recorded.filter((r) => r === 1).length < this.#quorum || performance.now() >= lease.validUntil) {
       await this.release([lease]);

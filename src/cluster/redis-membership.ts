@@ -37,7 +37,8 @@ export class RedisMembership implements Membership {
   async start(): Promise<void> {
     this.#unsubscribe = await this.transport.subscribe(channels.cluster(), (raw) => {
       const msg = JSON.parse(raw) as { t: string; nodeId: string };
-      if (msg.t === 'leaving' && msg.nodeId !== this.o.nodeId) this.#set(this.#live.filter((n) => n.nodeId !== msg.nodeId));
+      if (msg.t === 'leaving' && msg.nodeId !== this.o.nodeId)
+        this.#set(this.#live.filter((n) => n.nodeId !== msg.nodeId));
     });
     await this.#beat();
     this.#timer = setInterval(() => {
@@ -67,7 +68,9 @@ export class RedisMembership implements Membership {
     const records = ids.length ? await this.redis.mget(...ids.map((id) => keys.node(id))) : [];
     const gone = ids.filter((_, i) => records[i] === null);
     if (gone.length) await this.redis.zrem(keys.nodes(), ...gone);
-    const live = records.flatMap((r) => (r ? [JSON.parse(r) as NodeInfo] : [])).sort((a, b) => a.nodeId.localeCompare(b.nodeId));
+    const live = records
+      .flatMap((r) => (r ? [JSON.parse(r) as NodeInfo] : []))
+      .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
     this.#set(live);
     return live;
   }

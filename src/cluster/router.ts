@@ -38,7 +38,9 @@ interface Pending {
   instanceId: string;
 }
 
-type ReplyMessage = { t: 'reply'; id: string; ok: true; result: unknown } | { t: 'reply'; id: string; ok: false; code: string; message: string };
+type ReplyMessage =
+  | { t: 'reply'; id: string; ok: true; result: unknown }
+  | { t: 'reply'; id: string; ok: false; code: string; message: string };
 
 export interface RouterOptions {
   nodeId: string;
@@ -71,13 +73,18 @@ export class Router {
     // A node that leaves will never answer: its pending calls fail now and take the one retry.
     o.membership.onChange((nodes) => {
       const live = new Set(nodes.map((n) => n.nodeId));
-      for (const [id, p] of this.#pending) if (!live.has(p.node)) this.#settle(id, (x) => x.reject(new NotOwnerError(p.instanceId)));
+      for (const [id, p] of this.#pending)
+        if (!live.has(p.node)) this.#settle(id, (x) => x.reject(new NotOwnerError(p.instanceId)));
     });
   }
 
   async start(): Promise<void> {
-    this.#unsubscribeInbox = await this.o.transport.subscribe(channels.inbox(this.o.nodeId), (raw) => this.#onInbox(raw));
-    this.#unsubscribeReply = await this.o.transport.subscribe(channels.reply(this.o.nodeId), (raw) => this.#onReply(raw));
+    this.#unsubscribeInbox = await this.o.transport.subscribe(channels.inbox(this.o.nodeId), (raw) =>
+      this.#onInbox(raw),
+    );
+    this.#unsubscribeReply = await this.o.transport.subscribe(channels.reply(this.o.nodeId), (raw) =>
+      this.#onReply(raw),
+    );
   }
 
   /** Takes no more calls, lets the ones being served reply, then stops listening for replies. */
@@ -88,7 +95,12 @@ export class Router {
     for (const id of [...this.#pending.keys()]) this.#settle(id, (p) => p.reject(new NotOwnerError(p.instanceId)));
   }
 
-  async call<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K>> {
+  async call<K extends ActorCallKind>(
+    instanceId: string,
+    kind: K,
+    payload: ActorPayload<K>,
+    timeoutMs = 30_000,
+  ): Promise<ActorResult<K>> {
     const started = performance.now();
     const deadline = started + timeoutMs;
     let outcome: string = 'ok';
@@ -109,23 +121,41 @@ export class Router {
       throw err;
     } finally {
       // Where the actor is now is where the call ran (a move in the middle of a call is rare enough).
-      this.o.metrics?.routedCall(this.o.host.get(instanceId) ? 'local' : 'remote', outcome, (performance.now() - started) / 1000);
+      this.o.metrics?.routedCall(
+        this.o.host.get(instanceId) ? 'local' : 'remote',
+        outcome,
+        (performance.now() - started) / 1000,
+      );
     }
   }
 
   /** Calls the actor only if some node runs it (never activates); undefined when nobody owns it. */
-  async callIfOwned<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs = 30_000): Promise<ActorResult<K> | undefined> {
+  async callIfOwned<K extends ActorCallKind>(
+    instanceId: string,
+    kind: K,
+    payload: ActorPayload<K>,
+    timeoutMs = 30_000,
+  ): Promise<ActorResult<K> | undefined> {
     if (!this.o.host.get(instanceId) && (await this.#ownerOf(instanceId)) === undefined) return undefined;
     return this.call(instanceId, kind, payload, timeoutMs);
   }
 
-  async #attempt<K extends ActorCallKind>(instanceId: string, kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
+  async #attempt<K extends ActorCallKind>(
+    instanceId: string,
+    kind: K,
+    payload: ActorPayload<K>,
+    timeoutMs: number,
+  ): Promise<ActorResult<K>> {
     const local = this.o.host.get(instanceId);
     if (local) return local.call(kind, payload, timeoutMs);
     let owner = await this.#ownerOf(instanceId);
     let activate = false;
     if (owner === undefined || owner === this.o.nodeId) {
-      owner = placeInstance(instanceId, this.o.membership.liveNodes().map((n) => n.nodeId)) ?? this.o.nodeId;
+      owner =
+        placeInstance(
+          instanceId,
+          this.o.membership.liveNodes().map((n) => n.nodeId),
+        ) ?? this.o.nodeId;
       activate = true;
     }
     if (owner === this.o.nodeId) {
@@ -133,7 +163,16 @@ export class Router {
       if (!actor) throw new NotOwnerError(instanceId);
       return actor.call(kind, payload, timeoutMs);
     }
-    return (await this.#send(owner, { t: 'call', id: randomUUID(), from: this.o.nodeId, instanceId, kind, payload, timeoutMs, activate })) as ActorResult<K>;
+    return (await this.#send(owner, {
+      t: 'call',
+      id: randomUUID(),
+      from: this.o.nodeId,
+      instanceId,
+      kind,
+      payload,
+      timeoutMs,
+      activate,
+    })) as ActorResult<K>;
   }
 
   async #ownerOf(instanceId: string): Promise<string | undefined> {
@@ -156,11 +195,15 @@ export class Router {
     // The reply can fail while the publish below is awaited (the owner's node leaves, the deadline
     // passes): handled from now on, or that rejection would be unhandled and end the process.
     reply.catch(() => undefined);
-    const receivers = await this.o.transport.publish(channels.inbox(node), JSON.stringify(msg)).catch((err: unknown) => {
-      // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
-      this.#settle(msg.id, (p) => p.reject(new UnavailableError('Cluster coordination unavailable; try again later', { cause: err })));
-      return -1;
-    });
+    const receivers = await this.o.transport
+      .publish(channels.inbox(node), JSON.stringify(msg))
+      .catch((err: unknown) => {
+        // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
+        this.#settle(msg.id, (p) =>
+          p.reject(new UnavailableError('Cluster coordination unavailable; try again later', { cause: err })),
+        );
+        return -1;
+      });
     // Nobody listens on that inbox: the node is gone, so its leases are about to lapse.
     if (receivers === 0) this.#settle(msg.id, (p) => p.reject(new NotOwnerError(msg.instanceId)));
     return reply;
@@ -182,7 +225,9 @@ export class Router {
   #onInbox(raw: string): void {
     const msg = JSON.parse(raw) as CallMessage | ActivateMessage;
     if (msg.t === 'activate') {
-      this.o.host.activate(msg.instanceId).catch((err: unknown) => this.o.log.warn({ err, instanceId: msg.instanceId }, 'handoff activation failed'));
+      this.o.host
+        .activate(msg.instanceId)
+        .catch((err: unknown) => this.o.log.warn({ err, instanceId: msg.instanceId }, 'handoff activation failed'));
       return;
     }
     const serving = this.#serve(msg).finally(() => this.#serving.delete(serving));
@@ -192,9 +237,15 @@ export class Router {
   async #serve(msg: CallMessage): Promise<void> {
     let reply: ReplyMessage;
     try {
-      const actor = this.o.host.get(msg.instanceId) ?? (msg.activate ? await this.o.host.activate(msg.instanceId) : undefined);
+      const actor =
+        this.o.host.get(msg.instanceId) ?? (msg.activate ? await this.o.host.activate(msg.instanceId) : undefined);
       if (!actor) throw new NotOwnerError(msg.instanceId);
-      reply = { t: 'reply', id: msg.id, ok: true, result: await actor.call(msg.kind, msg.payload as never, msg.timeoutMs) };
+      reply = {
+        t: 'reply',
+        id: msg.id,
+        ok: true,
+        result: await actor.call(msg.kind, msg.payload as never, msg.timeoutMs),
+      };
     } catch (err) {
       const known = err instanceof AppError;
       if (!known) this.o.log.error({ err, instanceId: msg.instanceId, kind: msg.kind }, 'routed call failed');

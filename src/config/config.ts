@@ -42,7 +42,10 @@ const duration = (name: string, fallback: string) =>
     .transform((value, ctx) => {
       const d = parseDuration(value === undefined || value === '' ? fallback : value);
       if (!d) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a duration like 90s, 24h, 7d or 1mo, got "${value}"` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a duration like 90s, 24h, 7d or 1mo, got "${value}"`,
+        });
         return z.NEVER;
       }
       return d;
@@ -349,14 +352,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.MONGO_URL !== undefined && !/^mongodb(\+srv)?:\/\//.test(e.MONGO_URL)) {
     throw new ConfigError('MONGO_URL must start with mongodb:// or mongodb+srv://');
   }
-  if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS) throw new ConfigError('WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS');
+  if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS)
+    throw new ConfigError('WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS');
   if (e.BILLING_TICK !== undefined && (e.BILLING_TICK.months > 0 || e.BILLING_TICK.ms <= 0)) {
     throw new ConfigError('BILLING_TICK must be a fixed duration (ms, s, m, h, d), not months');
   }
   // An interval replaces the cron expression: setting both would leave one silently ignored.
-  if (e.BILLING_TICK !== undefined && e.BILLING_CRON !== undefined) throw new ConfigError('Set BILLING_CRON or BILLING_TICK, not both');
+  if (e.BILLING_TICK !== undefined && e.BILLING_CRON !== undefined)
+    throw new ConfigError('Set BILLING_CRON or BILLING_TICK, not both');
   if (e.BILLING_CRON !== undefined && !validCron(e.BILLING_CRON)) {
-    throw new ConfigError(`BILLING_CRON must be a cron expression (5 fields, or 6 with seconds first), got "${e.BILLING_CRON}"`);
+    throw new ConfigError(
+      `BILLING_CRON must be a cron expression (5 fields, or 6 with seconds first), got "${e.BILLING_CRON}"`,
+    );
   }
   if (e.NODE_TIMEOUT_MS <= e.HEARTBEAT_MS) throw new ConfigError('NODE_TIMEOUT_MS must be greater than HEARTBEAT_MS');
   if (e.NODE_ID !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(e.NODE_ID)) {
@@ -365,7 +372,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.PUBLIC_BASE_URL !== undefined && !/^https?:\/\/[^/]+/.test(e.PUBLIC_BASE_URL)) {
     throw new ConfigError('PUBLIC_BASE_URL must be an http(s) URL');
   }
-  for (const [name, d] of [['MEDIA_BLOB_TTL', e.MEDIA_BLOB_TTL], ['S3_URL_EXPIRY', e.S3_URL_EXPIRY]] as const) {
+  for (const [name, d] of [
+    ['MEDIA_BLOB_TTL', e.MEDIA_BLOB_TTL],
+    ['S3_URL_EXPIRY', e.S3_URL_EXPIRY],
+  ] as const) {
     if (d.months > 0) throw new ConfigError(`${name} must be a fixed duration (s, m, h, d), not months`);
   }
   if (e.S3_URL_EXPIRY.ms > 7 * 86_400_000 || e.S3_URL_EXPIRY.ms < 1000) {
@@ -403,7 +413,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitCreatePerMinute: e.RATE_LIMIT_CREATE_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
-    media: { allowPrivateUrls: e.ALLOW_PRIVATE_URLS, maxBytes: e.MEDIA_MAX_BYTES, fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS },
+    media: {
+      allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
+      maxBytes: e.MEDIA_MAX_BYTES,
+      fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS,
+    },
     messageRetentionDays: e.MESSAGE_RETENTION_DAYS,
     receivedMedia: {
       blobTtlMs: e.MEDIA_BLOB_TTL.ms,

@@ -21,6 +21,14 @@ export function addDuration(at: number, d: Duration, times = 1): number {
   const date = new Date(at);
   const month = date.getUTCMonth() + d.months * times;
   const lastDay = new Date(Date.UTC(date.getUTCFullYear(), month + 1, 0)).getUTCDate();
-  const moved = Date.UTC(date.getUTCFullYear(), month, Math.min(date.getUTCDate(), lastDay), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds(), date.getUTCMilliseconds());
+  const moved = Date.UTC(
+    date.getUTCFullYear(),
+    month,
+    Math.min(date.getUTCDate(), lastDay),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+    date.getUTCMilliseconds(),
+  );
   return moved;
 }

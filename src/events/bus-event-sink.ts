@@ -19,7 +19,10 @@ export class BusEventSink implements InstanceEventSink {
     const base64 = attachments?.websocketMediaBase64;
     const withMedia: InstanceEvent =
       base64 !== undefined && event.event === 'message.exchange' && event.data.message.media
-        ? { event: event.event, data: { ...event.data, message: { ...event.data.message, media: { ...event.data.message.media, base64 } } } }
+        ? {
+            event: event.event,
+            data: { ...event.data, message: { ...event.data.message, media: { ...event.data.message.media, base64 } } },
+          }
         : event;
     await this.bus.publish(instance.id, this.envelopes.build(instance, withMedia));
   }

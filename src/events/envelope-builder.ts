@@ -18,6 +18,10 @@ export class EnvelopeBuilder {
       token = this.secrets.open(instance.tokenSealed, SecretPurpose.InstanceToken);
       this.#tokens.set(instance.id, token);
     }
-    return { event: event.event, data: event.data, instanceData: { instance: instance.name, token, baseUrl: this.baseUrl() } };
+    return {
+      event: event.event,
+      data: event.data,
+      instanceData: { instance: instance.name, token, baseUrl: this.baseUrl() },
+    };
   }
 }

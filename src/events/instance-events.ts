@@ -157,17 +157,35 @@ export function toInstanceEvent(e: Exclude<MsgNetEvent, { type: 'connection' }>,
     case 'delivery':
       return {
         event: 'message.status',
-        data: { timestamp: iso(e.timestamp), chat: { type: chatType(e.chatJid), jid: e.chatJid }, recipient: e.recipient, status: e.status, messageIds: e.messageIds },
+        data: {
+          timestamp: iso(e.timestamp),
+          chat: { type: chatType(e.chatJid), jid: e.chatJid },
+          recipient: e.recipient,
+          status: e.status,
+          messageIds: e.messageIds,
+        },
       };
     case 'call':
-      return { event: 'call.update', data: { callId: e.callId, from: e.from, status: e.status, isVideo: e.isVideo, timestamp: iso(e.timestamp) } };
+      return {
+        event: 'call.update',
+        data: { callId: e.callId, from: e.from, status: e.status, isVideo: e.isVideo, timestamp: iso(e.timestamp) },
+      };
     case 'group':
       return {
         event: 'group.flow',
-        data: { groupJid: e.groupJid, type: e.action, participants: e.participants.map(party), groupName: e.groupName ?? null, timestamp: iso(e.timestamp) },
+        data: {
+          groupJid: e.groupJid,
+          type: e.action,
+          participants: e.participants.map(party),
+          groupName: e.groupName ?? null,
+          timestamp: iso(e.timestamp),
+        },
       };
     case 'labels':
-      return { event: 'label.update', data: { chat: e.chatJid, labels: e.labels, action: e.action, timestamp: iso(e.timestamp) } };
+      return {
+        event: 'label.update',
+        data: { chat: e.chatJid, labels: e.labels, action: e.action, timestamp: iso(e.timestamp) },
+      };
   }
 }
 

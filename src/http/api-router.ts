@@ -124,7 +124,8 @@ export class ApiRouter {
     if (spec.auth !== 'public') chain.push(spec.auth);
     const invalid = spec.invalidBody ?? detailedInvalidBody;
     if (spec.body || spec.rawBody) {
-      if (this.o.maxBodyBytes === undefined) throw new Error(`${spec.method} ${spec.path}: the router has no maxBodyBytes`);
+      if (this.o.maxBodyBytes === undefined)
+        throw new Error(`${spec.method} ${spec.path}: the router has no maxBodyBytes`);
       chain.push(jsonBody(this.o.maxBodyBytes, invalid));
     }
     const { body, query } = spec;

@@ -130,7 +130,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
-  const actorRoutes = { ...common, runtime: deps.runtime, store: deps.store, callTimeoutMs: deps.callTimeoutMs, media: deps.media };
+  const actorRoutes = {
+    ...common,
+    runtime: deps.runtime,
+    store: deps.store,
+    callTimeoutMs: deps.callTimeoutMs,
+    media: deps.media,
+  };
   // Every route is declared through an ApiRouter, so that GET /openapi.json lists them all (a test checks).
   let document: OpenApiDocument | undefined;
   const routers: ApiRouter[] = [
@@ -141,10 +147,27 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     adminRoutes({ ...common, accounts: deps.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
     instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
-    instanceBlockRoutes({ ...common, store: deps.store, router: deps.runtime.router, callTimeoutMs: deps.callTimeoutMs, blocks: deps.receivedMedia.blocks }),
-    mediaRoutes({ ...actorRoutes, secrets: deps.secrets, blobs: deps.receivedMedia.blobs, storage: deps.receivedMedia.storage }),
+    instanceBlockRoutes({
+      ...common,
+      store: deps.store,
+      router: deps.runtime.router,
+      callTimeoutMs: deps.callTimeoutMs,
+      blocks: deps.receivedMedia.blocks,
+    }),
+    mediaRoutes({
+      ...actorRoutes,
+      secrets: deps.secrets,
+      blobs: deps.receivedMedia.blobs,
+      storage: deps.receivedMedia.storage,
+    }),
     connectionRoutes(actorRoutes),
-    eventRoutes({ ...common, store: deps.store, secrets: deps.secrets, allowPrivateUrls: deps.allowPrivateUrls, ...deps.webhooks }),
+    eventRoutes({
+      ...common,
+      store: deps.store,
+      secrets: deps.secrets,
+      allowPrivateUrls: deps.allowPrivateUrls,
+      ...deps.webhooks,
+    }),
     messageRoutes(actorRoutes),
     lookupRoutes(actorRoutes),
     statusRoutes(actorRoutes),

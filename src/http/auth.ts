@@ -46,12 +46,18 @@ export function presentedToken(ctx: AppContext, headerOnly = false): string | un
  * - `instance-account`: only a TokenAccount owning the path's instance;
  * - `account-scope`: a TokenAccount, or the global token naming the account with `?account=`.
  */
-export type Access = 'global' | 'metrics' | 'account' | 'account-or-instance' | 'instance' | 'instance-account' | 'account-scope';
+export type Access =
+  'global' | 'metrics' | 'account' | 'account-or-instance' | 'instance' | 'instance-account' | 'account-scope';
 
 /** A route guard: authenticates and authorises, then calls `next`; `access` names what it accepts. */
-export type Guard = ((ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>) & { readonly access: Access };
+export type Guard = ((ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>) & {
+  readonly access: Access;
+};
 
-function guard(access: Access, fn: (ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>): Guard {
+function guard(
+  access: Access,
+  fn: (ctx: AppContext & { params: Record<string, string> }, next: Next) => Promise<void>,
+): Guard {
   return Object.assign(fn, { access });
 }
 
@@ -148,7 +154,8 @@ export function requireAccountScope(store: Store, auth: Authenticator): Guard {
     const named = (Array.isArray(raw) ? raw[0] : raw)?.trim() || undefined;
     if (principal.kind === 'instance') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
     if (principal.kind === 'account') {
-      if (named !== undefined && named !== principal.account.name) throw new ForbiddenError(AuthMessage.OtherAccountParam);
+      if (named !== undefined && named !== principal.account.name)
+        throw new ForbiddenError(AuthMessage.OtherAccountParam);
       ctx.state.account = principal.account;
     } else {
       if (named === undefined) throw new ValidationError(AuthMessage.AccountParamRequired);

@@ -30,7 +30,11 @@ export function rateLimit(limiter: RateLimiter, auth: Authenticator, o: RateLimi
     const helpdesk = principal === undefined && ctx.path.startsWith(HELPDESK_WEBHOOK);
     const result = helpdesk
       ? await limiter.hit(`helpdesk-webhook:ip:${ctx.ip}`, o.helpdeskWebhookPerMinute ?? o.perMinute, 60_000)
-      : await limiter.hit(creating ? `create:${who}` : `global:${who}`, creating ? o.createPerMinute : o.perMinute, 60_000);
+      : await limiter.hit(
+          creating ? `create:${who}` : `global:${who}`,
+          creating ? o.createPerMinute : o.perMinute,
+          60_000,
+        );
     ctx.set('X-RateLimit-Limit', String(result.limit));
     ctx.set('X-RateLimit-Remaining', String(result.remaining));
     ctx.set('X-RateLimit-Reset', String(result.resetAt));

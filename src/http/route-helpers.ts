@@ -1,4 +1,10 @@
-import { NOT_CONNECTED_MESSAGE, NotConnectedError, UnavailableError, ValidationError, isNotConnected } from '../errors.js';
+import {
+  NOT_CONNECTED_MESSAGE,
+  NotConnectedError,
+  UnavailableError,
+  ValidationError,
+  isNotConnected,
+} from '../errors.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { ApiRouter } from './api-router.js';
 import { requireAccountOrInstance } from './auth.js';

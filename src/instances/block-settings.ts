@@ -53,7 +53,9 @@ export class BlockSettings {
 
   /** Saves the proxy block; the session uses it from its next connection. */
   async saveProxy(instance: InstanceRecord, raw: Record<string, unknown>): Promise<ProxyConfig> {
-    const proxy = valueOrThrow(proxyBlock(parseBlockBody(raw, 'proxy'), this.#ctx(), { current: instance.config.proxy }));
+    const proxy = valueOrThrow(
+      proxyBlock(parseBlockBody(raw, 'proxy'), this.#ctx(), { current: instance.config.proxy }),
+    );
     await this.#save(instance, 'proxy', proxy);
     return proxy;
   }
@@ -62,8 +64,13 @@ export class BlockSettings {
     return proxySummary(instance.config);
   }
 
-  async #save<K extends 'storage' | 'proxy'>(instance: InstanceRecord, block: K, value: InstanceConfig[K]): Promise<void> {
-    if (!(await this.o.store.instances.updateConfigBlock(instance.id, block, value))) throw new NotFoundError('Instance not found');
+  async #save<K extends 'storage' | 'proxy'>(
+    instance: InstanceRecord,
+    block: K,
+    value: InstanceConfig[K],
+  ): Promise<void> {
+    if (!(await this.o.store.instances.updateConfigBlock(instance.id, block, value)))
+      throw new NotFoundError('Instance not found');
     this.o.logger.info({ instance: instance.name, block }, 'configuration block saved');
   }
 
@@ -77,7 +84,12 @@ export class BlockSettings {
       error = (err as Error).message;
       this.o.logger.warn({ instance: instance.name, bucket: storage.bucket, reason: error }, 'storage check failed');
     }
-    const status: StorageStatus = { revision: storage.revision ?? '', state: error === undefined ? 'ok' : 'error', error, checkedAt: new Date().toISOString() };
+    const status: StorageStatus = {
+      revision: storage.revision ?? '',
+      state: error === undefined ? 'ok' : 'error',
+      error,
+      checkedAt: new Date().toISOString(),
+    };
     await this.o.store.instances.updateConfigBlock(instance.id, 'storageStatus', status);
     return status;
   }

@@ -96,9 +96,17 @@ export const CREATION_ALIASES: Readonly<Record<string, string>> = {
   webhookMediaBase64: 'webhookBase64',
   websocketMediaBase64: 'websocketBase64',
   ...Object.fromEntries(
-    ['Enabled', 'BaseUrl', 'AccountId', 'ApiToken', 'InboxName', 'SignMessages', 'IgnoreGroups', 'StartAsPending', 'ReopenResolved'].map(
-      (s) => [`chatwoot${s}`, `helpdesk${s}`],
-    ),
+    [
+      'Enabled',
+      'BaseUrl',
+      'AccountId',
+      'ApiToken',
+      'InboxName',
+      'SignMessages',
+      'IgnoreGroups',
+      'StartAsPending',
+      'ReopenResolved',
+    ].map((s) => [`chatwoot${s}`, `helpdesk${s}`]),
   ),
   ...Object.fromEntries(
     Object.keys(fields)
@@ -120,7 +128,8 @@ export function parseCreationBody(raw: unknown): CreationBody {
   const body: Record<string, unknown> = {};
   const settingsPatch: Record<string, unknown> = {};
   const nested = raw.settings;
-  if (nested !== undefined && nested !== null && !isPlainObject(nested)) throw invalid("field 'settings': expected object");
+  if (nested !== undefined && nested !== null && !isPlainObject(nested))
+    throw invalid("field 'settings': expected object");
 
   for (const [key, value] of Object.entries(raw)) {
     if (value === null || key === 'settings') continue;

@@ -41,9 +41,15 @@ function block<T>(present: boolean, build: () => T): BlockResult<T> {
 const has = (body: object, prefix: string) => Object.keys(body).some((k) => k.startsWith(prefix));
 
 /** The creation body's fields of the proxy block (also the body of POST /api/instance/proxy). */
-export type ProxyFields = Pick<CreationBody, 'proxyEnabled' | 'proxyHost' | 'proxyPort' | 'proxyProtocol' | 'proxyUser' | 'proxyPassword'>;
+export type ProxyFields = Pick<
+  CreationBody,
+  'proxyEnabled' | 'proxyHost' | 'proxyPort' | 'proxyProtocol' | 'proxyUser' | 'proxyPassword'
+>;
 /** The creation body's fields of the storage block (also the body of POST /api/instance/s3). */
-export type StorageFields = Pick<CreationBody, 's3Enabled' | 's3Region' | 's3Bucket' | 's3AccessKey' | 's3SecretKey' | 's3Endpoint' | 's3PathPrefix'>;
+export type StorageFields = Pick<
+  CreationBody,
+  's3Enabled' | 's3Region' | 's3Bucket' | 's3AccessKey' | 's3SecretKey' | 's3Endpoint' | 's3PathPrefix'
+>;
 
 export interface BlockContext {
   secrets: SecretBox;
@@ -65,13 +71,18 @@ function events(list: string[] | undefined, field: string): string[] {
 }
 
 const PROXY_PROTOCOLS: readonly ProxyProtocol[] = ['http', 'https', 'socks5'];
-const HOST = /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$/;
+const HOST =
+  /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$|^\[?[0-9A-Fa-f:.]+\]?$/;
 
 /**
  * The proxy block. With `update` (POST /api/instance/proxy), fields left out keep the current values and
  * the password is kept unless sent (an empty one removes it).
  */
-export function proxyBlock(body: ProxyFields, ctx: BlockContext, update?: { current: ProxyConfig | undefined }): BlockResult<ProxyConfig> {
+export function proxyBlock(
+  body: ProxyFields,
+  ctx: BlockContext,
+  update?: { current: ProxyConfig | undefined },
+): BlockResult<ProxyConfig> {
   const current = update?.current;
   return block(update !== undefined || has(body, 'proxy'), () => {
     const enabled = body.proxyEnabled ?? current?.enabled ?? false;
@@ -93,7 +104,11 @@ export function proxyBlock(body: ProxyFields, ctx: BlockContext, update?: { curr
       protocol,
       user: body.proxyUser !== undefined ? body.proxyUser || undefined : current?.user,
       passwordSealed:
-        password !== undefined ? (password ? ctx.secrets.seal(password, SecretPurpose.ProxyPassword) : undefined) : current?.passwordSealed,
+        password !== undefined
+          ? password
+            ? ctx.secrets.seal(password, SecretPurpose.ProxyPassword)
+            : undefined
+          : current?.passwordSealed,
     };
   });
 }
@@ -146,7 +161,9 @@ export function helpdeskBlock(body: CreationBody, ctx: BlockContext): BlockResul
       enabled,
       baseUrl,
       accountId,
-      apiTokenSealed: body.helpdeskApiToken ? ctx.secrets.seal(body.helpdeskApiToken, SecretPurpose.HelpdeskApiToken) : '',
+      apiTokenSealed: body.helpdeskApiToken
+        ? ctx.secrets.seal(body.helpdeskApiToken, SecretPurpose.HelpdeskApiToken)
+        : '',
       inboxName: body.helpdeskInboxName?.trim() || 'Switchboard',
       signMessages: body.helpdeskSignMessages ?? false,
       ignoreGroups: body.helpdeskIgnoreGroups ?? false,
@@ -204,7 +221,11 @@ export function chatbotBlock(body: CreationBody, ctx: BlockContext): BlockResult
  * The storage block. With `update` (POST /api/instance/s3), fields left out keep the current values and
  * the secret key is kept unless sent. Every result gets a new `revision`, which the storage status names.
  */
-export function storageBlock(body: StorageFields, ctx: BlockContext, update?: { current: StorageConfig | undefined }): BlockResult<StorageConfig> {
+export function storageBlock(
+  body: StorageFields,
+  ctx: BlockContext,
+  update?: { current: StorageConfig | undefined },
+): BlockResult<StorageConfig> {
   const current = update?.current;
   return block(update !== undefined || has(body, 's3'), () => {
     const enabled = body.s3Enabled ?? current?.enabled ?? false;
@@ -215,12 +236,20 @@ export function storageBlock(body: StorageFields, ctx: BlockContext, update?: { 
     if (enabled && !accessKey) fail('s3AccessKey is required when storage is enabled');
     const secret = body.s3SecretKey;
     const secretKeySealed =
-      secret !== undefined ? (secret ? ctx.secrets.seal(secret, SecretPurpose.StorageSecretKey) : '') : (current?.secretKeySealed ?? '');
+      secret !== undefined
+        ? secret
+          ? ctx.secrets.seal(secret, SecretPurpose.StorageSecretKey)
+          : ''
+        : (current?.secretKeySealed ?? '');
     if (enabled && !secretKeySealed) fail('s3SecretKey is required when storage is enabled');
     const region = body.s3Region !== undefined ? body.s3Region.trim() || 'us-east-1' : (current?.region ?? 'us-east-1');
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(region)) fail('s3Region is not a valid region name');
     const endpoint =
-      body.s3Endpoint !== undefined ? (body.s3Endpoint.trim() ? publicUrl(body.s3Endpoint, 's3Endpoint', ctx) : undefined) : current?.endpoint;
+      body.s3Endpoint !== undefined
+        ? body.s3Endpoint.trim()
+          ? publicUrl(body.s3Endpoint, 's3Endpoint', ctx)
+          : undefined
+        : current?.endpoint;
     return {
       enabled,
       region,

@@ -6,7 +6,14 @@ import type { SecretBox } from '../security/secret-box.js';
 import { generateToken, hashToken } from '../security/tokens.js';
 import { DEFAULT_SETTINGS } from '../store/records.js';
 import { MODULE_UNAVAILABLE } from '../integrations/module-unavailable.js';
-import type { AccountRecord, ChatbotBlock, HelpdeskConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../store/records.js';
+import type {
+  AccountRecord,
+  ChatbotBlock,
+  HelpdeskConfig,
+  InstanceRecord,
+  InstanceSettings,
+  WebhookRecord,
+} from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { describeIssue, isPlainObject } from '../validation.js';
 import { parseCreationBody } from './creation-body.js';
@@ -60,7 +67,9 @@ const valueOf = <T>(r: BlockResult<T>): T | undefined => (r && 'value' in r ? r.
 
 /** Summary of a block that failed: `enabled: false` plus the cause (and `status: error` for integrations). */
 const failed = (r: BlockResult<unknown>, integration = false) =>
-  r && 'error' in r ? { enabled: false, ...(integration ? { status: 'error' as const } : {}), error: r.error } : undefined;
+  r && 'error' in r
+    ? { enabled: false, ...(integration ? { status: 'error' as const } : {}), error: r.error }
+    : undefined;
 
 /** Accounts' instances: creation with its blocks, listing, deletion and settings. */
 export class InstanceService {
@@ -79,7 +88,10 @@ export class InstanceService {
     };
     for (const [name, result] of Object.entries(blocks)) {
       if (result && 'error' in result) {
-        this.o.logger.warn({ account: account.name, instance: body.name, block: name, reason: result.error }, 'creation block skipped');
+        this.o.logger.warn(
+          { account: account.name, instance: body.name, block: name, reason: result.error },
+          'creation block skipped',
+        );
       }
     }
 
@@ -105,13 +117,20 @@ export class InstanceService {
       createdAt: now,
     };
     const hook = valueOf(blocks.webhook);
-    const webhooks: WebhookRecord[] = hook ? [{ instanceId: instance.id, label: 'default', ...hook, createdAt: now, updatedAt: now }] : [];
+    const webhooks: WebhookRecord[] = hook
+      ? [{ instanceId: instance.id, label: 'default', ...hook, createdAt: now, updatedAt: now }]
+      : [];
     await this.o.store.instances.create(instance, webhooks, account.instanceQuota);
     this.o.logger.info({ account: account.name, instance: instance.name, instanceId: instance.id }, 'instance created');
 
     const { config } = instance;
     return {
-      instance: { name: instance.name, token, createdAt: now, connection: { state: instance.connection.state, numberJid: null } },
+      instance: {
+        name: instance.name,
+        token,
+        createdAt: now,
+        connection: { state: instance.connection.state, numberJid: null },
+      },
       proxy: failed(blocks.proxy) ?? proxySummary(config),
       webhook: failed(blocks.webhook) ?? webhookSummary(webhooks[0]),
       websocket: failed(blocks.websocket) ?? websocketSummary(config),

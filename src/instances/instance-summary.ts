@@ -9,7 +9,14 @@ import type { InstanceConfig, InstanceRecord, WebhookRecord } from '../store/rec
 export function proxySummary(config: InstanceConfig) {
   const p = config.proxy;
   if (!p) return { enabled: false };
-  return { enabled: p.enabled, host: p.host, port: p.port, protocol: p.protocol, user: p.user ?? '', hasPassword: !!p.passwordSealed };
+  return {
+    enabled: p.enabled,
+    host: p.host,
+    port: p.port,
+    protocol: p.protocol,
+    user: p.user ?? '',
+    hasPassword: !!p.passwordSealed,
+  };
 }
 
 export function webhookSummary(webhook: WebhookRecord | undefined) {
@@ -76,7 +83,8 @@ export function chatbotSummary(config: InstanceConfig) {
 export function storageSummary(config: InstanceConfig) {
   const s = config.storage;
   if (!s) return { enabled: false };
-  const status = config.storageStatus && config.storageStatus.revision === (s.revision ?? '') ? config.storageStatus : undefined;
+  const status =
+    config.storageStatus && config.storageStatus.revision === (s.revision ?? '') ? config.storageStatus : undefined;
   return {
     enabled: s.enabled,
     region: s.region,
@@ -98,7 +106,10 @@ export function instanceView(instance: InstanceRecord, webhooks: WebhookRecord[]
     name: instance.name,
     createdAt: instance.createdAt,
     connection: { state: instance.connection.state, numberJid: instance.connection.numberJid ?? null },
-    profile: { name: instance.connection.profileName ?? null, pictureUrl: instance.connection.profilePictureUrl ?? null },
+    profile: {
+      name: instance.connection.profileName ?? null,
+      pictureUrl: instance.connection.profilePictureUrl ?? null,
+    },
     settings: config.settings,
     proxy: proxySummary(config),
     webhook: webhookSummary(webhooks.find((w) => w.label === 'default')),

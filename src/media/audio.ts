@@ -25,8 +25,10 @@ export interface PreparedAudio {
   converted: boolean;
 }
 
-const conversionFailed = (reason: string) => new AppError(ErrorCode.AudioConversionFailed, `Failed to convert audio: ${reason}`);
-const notAudio = (reason: string) => new AppError(ErrorCode.MediaValidationFailed, `The media is not playable audio: ${reason}`);
+const conversionFailed = (reason: string) =>
+  new AppError(ErrorCode.AudioConversionFailed, `Failed to convert audio: ${reason}`);
+const notAudio = (reason: string) =>
+  new AppError(ErrorCode.MediaValidationFailed, `The media is not playable audio: ${reason}`);
 
 async function probe(path: string): Promise<MediaProbe> {
   try {
@@ -75,7 +77,30 @@ async function convertToOpus(input: string, output: string): Promise<void> {
   try {
     await runTool(
       'ffmpeg',
-      ['-v', 'error', '-nostdin', '-y', '-i', input, '-vn', '-map_metadata', '-1', '-ac', '1', '-ar', '48000', '-c:a', 'libopus', '-b:a', '32k', '-application', 'voip', '-f', 'ogg', output],
+      [
+        '-v',
+        'error',
+        '-nostdin',
+        '-y',
+        '-i',
+        input,
+        '-vn',
+        '-map_metadata',
+        '-1',
+        '-ac',
+        '1',
+        '-ar',
+        '48000',
+        '-c:a',
+        'libopus',
+        '-b:a',
+        '32k',
+        '-application',
+        'voip',
+        '-f',
+        'ogg',
+        output,
+      ],
       { timeoutMs: CONVERT_TIMEOUT_MS, maxOutputBytes: 64 * 1024 },
     );
   } catch (err) {
@@ -87,10 +112,30 @@ async function convertToOpus(input: string, output: string): Promise<void> {
 async function waveformOfFile(path: string, durationSeconds: number): Promise<Uint8Array> {
   const rate = Math.min(8000, Math.max(100, Math.floor(PCM_SAMPLES_TARGET / Math.max(durationSeconds, 1))));
   try {
-    const pcm = await runTool('ffmpeg', ['-v', 'error', '-nostdin', '-i', path, '-vn', '-ac', '1', '-ar', String(rate), '-f', 's16le', '-acodec', 'pcm_s16le', 'pipe:1'], {
-      timeoutMs: CONVERT_TIMEOUT_MS,
-      maxOutputBytes: 4 * PCM_SAMPLES_TARGET,
-    });
+    const pcm = await runTool(
+      'ffmpeg',
+      [
+        '-v',
+        'error',
+        '-nostdin',
+        '-i',
+        path,
+        '-vn',
+        '-ac',
+        '1',
+        '-ar',
+        String(rate),
+        '-f',
+        's16le',
+        '-acodec',
+        'pcm_s16le',
+        'pipe:1',
+      ],
+      {
+        timeoutMs: CONVERT_TIMEOUT_MS,
+        maxOutputBytes: 4 * PCM_SAMPLES_TARGET,
+      },
+    );
     return waveformOf(pcm);
   } catch (err) {
     throw conversionFailed((err as Error).message);

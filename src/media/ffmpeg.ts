@@ -43,7 +43,11 @@ export function runTool(tool: 'ffmpeg' | 'ffprobe', args: string[], limits: Tool
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     child.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(err.code === 'ENOENT' ? new ToolError(tool, `${tool} is not installed`, true) : new ToolError(tool, err.message));
+      reject(
+        err.code === 'ENOENT'
+          ? new ToolError(tool, `${tool} is not installed`, true)
+          : new ToolError(tool, err.message),
+      );
     });
     child.once('close', (code) => {
       clearTimeout(timer);
@@ -87,7 +91,11 @@ const PROBE_LIMITS: ToolLimits = { timeoutMs: 20_000, maxOutputBytes: 1024 * 102
 
 /** What the container holds, from ffprobe. @throws ToolError when ffprobe cannot read it. */
 export async function probeMedia(path: string): Promise<MediaProbe> {
-  const raw = await runTool('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path], PROBE_LIMITS);
+  const raw = await runTool(
+    'ffprobe',
+    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path],
+    PROBE_LIMITS,
+  );
   const json = JSON.parse(raw.toString('utf8')) as ProbeJson;
   const streams = json.streams ?? [];
   const audio = streams.find((s) => s.codec_type === 'audio');

@@ -33,8 +33,10 @@ export interface JpegOptions {
  */
 export async function toJpeg(bytes: Buffer, o: JpegOptions): Promise<{ data: Buffer; width: number; height: number }> {
   const type = sniffMedia(bytes);
-  if (type?.kind !== 'image') throw new ImageRejectedError('not_image', 'the data is not a JPEG, PNG, WebP or GIF image');
-  if (!DECODABLE.has(type.mime)) throw new ImageRejectedError('unsupported', `${type.mime} is not supported; send JPEG, PNG, WebP or GIF`);
+  if (type?.kind !== 'image')
+    throw new ImageRejectedError('not_image', 'the data is not a JPEG, PNG, WebP or GIF image');
+  if (!DECODABLE.has(type.mime))
+    throw new ImageRejectedError('unsupported', `${type.mime} is not supported; send JPEG, PNG, WebP or GIF`);
   let width: number;
   let height: number;
   try {
@@ -44,13 +46,19 @@ export async function toJpeg(bytes: Buffer, o: JpegOptions): Promise<{ data: Buf
     throw new ImageRejectedError('corrupt', (err as Error).message, { cause: err });
   }
   if (width * height > MAX_INPUT_PIXELS) {
-    throw new ImageRejectedError('too_large', `the image is ${width}x${height} pixels; at most ${MAX_INPUT_PIXELS} pixels are accepted`);
+    throw new ImageRejectedError(
+      'too_large',
+      `the image is ${width}x${height} pixels; at most ${MAX_INPUT_PIXELS} pixels are accepted`,
+    );
   }
   try {
     let pipeline = sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).rotate();
     if (o.maxSide) pipeline = pipeline.resize(o.maxSide, o.maxSide, { fit: 'inside', withoutEnlargement: true });
     // JPEG has no alpha: transparent areas become white rather than black.
-    const { data, info } = await pipeline.flatten({ background: '#ffffff' }).jpeg({ quality: o.quality }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await pipeline
+      .flatten({ background: '#ffffff' })
+      .jpeg({ quality: o.quality })
+      .toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height };
   } catch (err) {
     throw new ImageRejectedError('corrupt', (err as Error).message, { cause: err });

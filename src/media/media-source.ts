@@ -20,13 +20,16 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
  */
 export function decodeBase64Media(raw: string, field: string, maxBytes: number): LoadedMedia {
   const prefix = DATA_URL.exec(raw);
-  if (raw.startsWith('data:') && !prefix) throw new ValidationError(`Invalid request body: ${field} must be a base64 data URL`);
+  if (raw.startsWith('data:') && !prefix)
+    throw new ValidationError(`Invalid request body: ${field} must be a base64 data URL`);
   const body = (prefix ? raw.slice(prefix[0].length) : raw).replace(/\s+/g, '');
   if (!body || !BASE64.test(body)) throw new ValidationError(`Invalid request body: ${field} is not valid base64`);
-  if (Math.floor((body.length * 3) / 4) > maxBytes + 2) throw new ValidationError(`Invalid request body: ${field} is larger than ${maxBytes} bytes`);
+  if (Math.floor((body.length * 3) / 4) > maxBytes + 2)
+    throw new ValidationError(`Invalid request body: ${field} is larger than ${maxBytes} bytes`);
   const bytes = Buffer.from(body, /[-_]/.test(body) ? 'base64url' : 'base64');
   if (bytes.length === 0) throw new ValidationError(`Invalid request body: ${field} is empty`);
-  if (bytes.length > maxBytes) throw new ValidationError(`Invalid request body: ${field} is larger than ${maxBytes} bytes`);
+  if (bytes.length > maxBytes)
+    throw new ValidationError(`Invalid request body: ${field} is larger than ${maxBytes} bytes`);
   return { bytes, declaredMime: prefix?.[1] || undefined, fileName: undefined };
 }
 
@@ -43,7 +46,11 @@ function safeDecode(segment: string): string {
  * limits). @throws FetchRefusedError | FetchFailedError
  */
 export async function downloadMedia(url: string, limits: MediaConfig): Promise<LoadedMedia> {
-  const fetched = await safeFetch(url, { allowPrivate: limits.allowPrivateUrls, maxBytes: limits.maxBytes, timeoutMs: limits.fetchTimeoutMs });
+  const fetched = await safeFetch(url, {
+    allowPrivate: limits.allowPrivateUrls,
+    maxBytes: limits.maxBytes,
+    timeoutMs: limits.fetchTimeoutMs,
+  });
   const contentType = fetched.contentType?.split(';')[0]?.trim().toLowerCase();
   const last = safeDecode(new URL(fetched.finalUrl).pathname.split('/').pop() ?? '');
   return {

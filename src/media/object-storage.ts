@@ -109,7 +109,9 @@ function policyLookup(allowPrivate: boolean): LookupFunction {
         return;
       }
       if (!allowPrivate && addresses.some((a) => isBlockedAddress(a.address))) {
-        const refused = Object.assign(new Error(`${hostname} resolves to an internal network address`), { code: 'EADDRNOTALLOWED' });
+        const refused = Object.assign(new Error(`${hostname} resolves to an internal network address`), {
+          code: 'EADDRNOTALLOWED',
+        });
         callback(refused, '', 0);
         return;
       }
@@ -131,7 +133,8 @@ const CAUSES: Record<string, (t: StorageTarget) => string> = {
   InvalidAccessKeyId: () => 'the access key id is not known to the storage service',
   SignatureDoesNotMatch: () => 'the secret access key does not match the access key id',
   NoSuchBucket: (t) => `bucket "${t.bucket}" does not exist`,
-  AccessDenied: (t) => `access to bucket "${t.bucket}" was denied (check the key's permissions: s3:PutObject and s3:GetObject)`,
+  AccessDenied: (t) =>
+    `access to bucket "${t.bucket}" was denied (check the key's permissions: s3:PutObject and s3:GetObject)`,
   PermanentRedirect: (t) => `bucket "${t.bucket}" is not in region "${t.region}"`,
   AuthorizationHeaderMalformed: (t) => `the request was refused for region "${t.region}" (is it the bucket's region?)`,
   InvalidBucketName: (t) => `"${t.bucket}" is not a valid bucket name for this store`,
@@ -150,7 +153,13 @@ const NETWORK: Record<string, string> = {
 
 /** A readable cause for a failed storage request: what to fix, then the store's own error name. */
 export function describeStorageError(err: unknown, target: StorageTarget, timeoutMs: number): string {
-  const e = err as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number };
+    cause?: unknown;
+  };
   const host = hostOf(target);
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError') return `no answer from ${host} within ${timeoutMs} ms`;
   const cause = e?.name ? CAUSES[e.name] : undefined;
@@ -160,7 +169,8 @@ export function describeStorageError(err: unknown, target: StorageTarget, timeou
   if (code && NETWORK[code]) return `cannot reach ${host}: ${NETWORK[code]}`;
   const status = e?.$metadata?.httpStatusCode;
   const name = e?.name && e.name !== 'Error' && e.name !== 'Unknown' ? e.name : undefined;
-  if (status !== undefined) return `the storage service refused the request: ${name ?? 'HTTP'} ${status}${e?.message && e.message !== 'UnknownError' ? ` (${e.message})` : ''}`;
+  if (status !== undefined)
+    return `the storage service refused the request: ${name ?? 'HTTP'} ${status}${e?.message && e.message !== 'UnknownError' ? ` (${e.message})` : ''}`;
   return e?.message ? `storage request failed: ${e.message}` : 'storage request failed';
 }
 
@@ -197,7 +207,9 @@ export class ObjectStorage {
   /** Where a client downloads the object: presigned (computed locally) or plain, as configured. */
   async url(key: string): Promise<string> {
     if (this.o.publicUrls) return this.publicUrl(key);
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.target.bucket, Key: key }), { expiresIn: this.o.urlExpirySeconds });
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.target.bucket, Key: key }), {
+      expiresIn: this.o.urlExpirySeconds,
+    });
   }
 
   publicUrl(key: string): string {
@@ -247,7 +259,10 @@ export class ObjectStorageClients {
 
   #create(target: StorageTarget): CachedClient {
     const lookup = policyLookup(this.o.allowPrivateUrls);
-    const agents: [HttpAgent, HttpsAgent] = [new HttpAgent({ keepAlive: true, lookup }), new HttpsAgent({ keepAlive: true, lookup })];
+    const agents: [HttpAgent, HttpsAgent] = [
+      new HttpAgent({ keepAlive: true, lookup }),
+      new HttpsAgent({ keepAlive: true, lookup }),
+    ];
     const client = new S3Client({
       region: target.region,
       credentials: { accessKeyId: target.accessKey, secretAccessKey: target.secretKey },
@@ -261,7 +276,12 @@ export class ObjectStorageClients {
           }
         : {}),
       maxAttempts: 2,
-      requestHandler: { httpAgent: agents[0], httpsAgent: agents[1], connectionTimeout: Math.min(this.o.timeoutMs, 10_000), requestTimeout: this.o.timeoutMs },
+      requestHandler: {
+        httpAgent: agents[0],
+        httpsAgent: agents[1],
+        connectionTimeout: Math.min(this.o.timeoutMs, 10_000),
+        requestTimeout: this.o.timeoutMs,
+      },
     });
     return { client, agents };
   }

@@ -41,7 +41,8 @@ export interface ReceivedMediaResult {
   attachments: EventAttachments;
 }
 
-const reasonOf = (err: unknown): string => (err instanceof StorageError ? err.reason : err instanceof Error ? err.message : String(err));
+const reasonOf = (err: unknown): string =>
+  err instanceof StorageError ? err.reason : err instanceof Error ? err.message : String(err);
 
 /** Rejects with TimeoutError after `ms`, for drivers that do not honour the abort signal. */
 function withDeadline<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
@@ -55,7 +56,8 @@ function withDeadline<T>(work: Promise<T>, ms: number, signal: AbortSignal): Pro
 
 /** A history record as the message the session reported, enough for `downloadMedia` (id and media). */
 function asMessage(record: MessageRecord): NormalizedMessage {
-  const chatType = record.chatJid === 'status@broadcast' ? 'status' : record.chatJid.endsWith('@g.us') ? 'group' : 'private';
+  const chatType =
+    record.chatJid === 'status@broadcast' ? 'status' : record.chatJid.endsWith('@g.us') ? 'group' : 'private';
   return {
     id: record.id,
     fromMe: record.fromMe,
@@ -65,7 +67,13 @@ function asMessage(record: MessageRecord): NormalizedMessage {
     type: 'media',
     text: record.text,
     ...(record.media
-      ? { media: { kind: record.media.kind as MediaKind, mimetype: record.media.mimetype, ...(record.media.fileName ? { fileName: record.media.fileName } : {}) } }
+      ? {
+          media: {
+            kind: record.media.kind as MediaKind,
+            mimetype: record.media.mimetype,
+            ...(record.media.fileName ? { fileName: record.media.fileName } : {}),
+          },
+        }
       : {}),
   };
 }
@@ -99,7 +107,12 @@ export class ReceivedMediaPipeline {
     return this.deps.counters;
   }
 
-  async receive(instance: InstanceRecord, m: NormalizedMessage, session: MsgNetSession, log: Logger): Promise<ReceivedMediaResult | undefined> {
+  async receive(
+    instance: InstanceRecord,
+    m: NormalizedMessage,
+    session: MsgNetSession,
+    log: Logger,
+  ): Promise<ReceivedMediaResult | undefined> {
     if (m.fromMe || !m.media) return undefined;
     // Read afresh: configuration saved on any node applies to the next file without a restart.
     const fresh = (await this.deps.store.instances.findById(instance.id).catch(() => undefined)) ?? instance;
@@ -137,7 +150,10 @@ export class ReceivedMediaPipeline {
         await this.#recordStatus(fresh, undefined, log);
       } catch (err) {
         this.deps.counters.add('uploadFailed');
-        log.warn({ err, messageId: m.id, bucket: storage.bucket, reason: reasonOf(err) }, 'could not store received media');
+        log.warn(
+          { err, messageId: m.id, bucket: storage.bucket, reason: reasonOf(err) },
+          'could not store received media',
+        );
         errors.push(`storage failed: ${reasonOf(err)}`);
         await this.#recordStatus(fresh, reasonOf(err), log);
       }
@@ -162,7 +178,11 @@ export class ReceivedMediaPipeline {
   /** The file of a message the session still holds, bounded in size and time. */
   async download(session: MsgNetSession, m: NormalizedMessage): Promise<ReceivedMedia> {
     const signal = AbortSignal.timeout(this.deps.downloadTimeoutMs);
-    const file = await withDeadline(session.downloadMedia(m, this.deps.maxBytes, signal), this.deps.downloadTimeoutMs, signal);
+    const file = await withDeadline(
+      session.downloadMedia(m, this.deps.maxBytes, signal),
+      this.deps.downloadTimeoutMs,
+      signal,
+    );
     this.deps.counters.add('downloaded');
     this.deps.counters.add('downloadedBytes', file.data.length);
     return file;

@@ -21,7 +21,9 @@ function isoMedia(bytes: Buffer): SniffedType {
 
 /** Matroska/WebM: the DocType element names which one within the first bytes. */
 function matroska(bytes: Buffer): SniffedType {
-  return ascii(bytes, 0, 64).includes('webm') ? { mime: 'video/webm', kind: 'video' } : { mime: 'video/x-matroska', kind: 'video' };
+  return ascii(bytes, 0, 64).includes('webm')
+    ? { mime: 'video/webm', kind: 'video' }
+    : { mime: 'video/x-matroska', kind: 'video' };
 }
 
 /**
@@ -32,7 +34,8 @@ export function sniffMedia(bytes: Buffer): SniffedType | undefined {
   if (bytes.length < 4) return undefined;
   const b = bytes;
   if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return { mime: 'image/jpeg', kind: 'image' };
-  if (b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return { mime: 'image/png', kind: 'image' };
+  if (b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return { mime: 'image/png', kind: 'image' };
   if (ascii(b, 0, 6) === 'GIF87a' || ascii(b, 0, 6) === 'GIF89a') return { mime: 'image/gif', kind: 'image' };
   if (ascii(b, 0, 4) === 'RIFF') {
     const form = ascii(b, 8, 12);
@@ -47,7 +50,9 @@ export function sniffMedia(bytes: Buffer): SniffedType | undefined {
   if (b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) return matroska(b);
   if (ascii(b, 0, 4) === 'OggS') {
     // The first page holds the codec's header: OpusHead for Opus.
-    return ascii(b, 0, 64).includes('OpusHead') ? { mime: 'audio/ogg; codecs=opus', kind: 'audio' } : { mime: 'audio/ogg', kind: 'audio' };
+    return ascii(b, 0, 64).includes('OpusHead')
+      ? { mime: 'audio/ogg; codecs=opus', kind: 'audio' }
+      : { mime: 'audio/ogg', kind: 'audio' };
   }
   if (ascii(b, 0, 4) === 'fLaC') return { mime: 'audio/flac', kind: 'audio' };
   if (ascii(b, 0, 5) === '#!AMR') return { mime: 'audio/amr', kind: 'audio' };

@@ -107,8 +107,17 @@ export class NodeMetrics implements ActorMetrics, CallMetrics, DeliveryMetrics, 
   constructor(nodeId: string) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ node: nodeId });
-    this.#activations = new Counter({ name: 'switchboard_actor_activations_total', help: 'Actors activated on this node', registers });
-    this.#stops = new Counter({ name: 'switchboard_actor_stops_total', help: 'Actors stopped on this node, by reason', labelNames: ['reason'], registers });
+    this.#activations = new Counter({
+      name: 'switchboard_actor_activations_total',
+      help: 'Actors activated on this node',
+      registers,
+    });
+    this.#stops = new Counter({
+      name: 'switchboard_actor_stops_total',
+      help: 'Actors stopped on this node, by reason',
+      labelNames: ['reason'],
+      registers,
+    });
     this.#handoffs = new Counter({
       name: 'switchboard_actor_handoffs_total',
       help: 'Actors handed to another node (placement change or shutdown)',
@@ -153,7 +162,10 @@ export class NodeMetrics implements ActorMetrics, CallMetrics, DeliveryMetrics, 
     };
     this.#lostLeases = this.#renewFailures.labels('lost');
     this.#renewErrors = this.#renewFailures.labels('error');
-    this.#rateLimitChildren = { requests: this.#rateLimited.labels('requests'), create: this.#rateLimited.labels('create') };
+    this.#rateLimitChildren = {
+      requests: this.#rateLimited.labels('requests'),
+      create: this.#rateLimited.labels('create'),
+    };
 
     const gauges = () => this.#gauges;
     new Gauge({

@@ -5,13 +5,7 @@ import type { MediaKind } from './msgnet-driver.js';
  * What a session reports, in network terms but already normalised (one shape for every driver). The
  * actor turns these into the API's event payloads (message.exchange, message.status, …).
  */
-export type MsgNetEvent =
-  | ConnectionEvent
-  | MessageEvent
-  | DeliveryEvent
-  | CallEvent
-  | GroupEvent
-  | LabelEvent;
+export type MsgNetEvent = ConnectionEvent | MessageEvent | DeliveryEvent | CallEvent | GroupEvent | LabelEvent;
 
 export interface ConnectionEvent {
   type: 'connection';

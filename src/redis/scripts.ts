@@ -27,7 +27,10 @@ const SCRIPTS: ReadonlyMap<string, Script> = new Map(
       if (!match?.[1] || !match[2]) throw new Error(`Lua file ${file} is not named <verbNoun>-<numKeys>.lua`);
       const lua = readFileSync(join(LUA_DIR, file), 'utf8');
       const hash = createHash('sha1').update(lua).digest('hex').slice(0, 8);
-      return [match[1], { command: `${match[1]}:${hash}`, numKeys: match[2] === 'var' ? undefined : Number(match[2]), lua }] as const;
+      return [
+        match[1],
+        { command: `${match[1]}:${hash}`, numKeys: match[2] === 'var' ? undefined : Number(match[2]), lua },
+      ] as const;
     }),
 );
 

@@ -9,7 +9,10 @@ export const KEY_FILE_NAME = 'encryption.key';
  * The encryption key: ENCRYPTION_KEY when given; in embedded mode otherwise a key file in DATA_DIR,
  * created with mode 0600 on first start. Config already refused a missing key in cluster mode.
  */
-export function resolveEncryptionKey(config: Config): { key: Buffer; source: 'env' | 'file-existing' | 'file-created' } {
+export function resolveEncryptionKey(config: Config): {
+  key: Buffer;
+  source: 'env' | 'file-existing' | 'file-created';
+} {
   if (config.encryptionKey) return { key: config.encryptionKey, source: 'env' };
   const path = join(config.dataDir, KEY_FILE_NAME);
   if (existsSync(path)) {

@@ -15,7 +15,11 @@ const HOURLY: PruneSchedule = { firstAfterMs: 10_000, everyMs: 60 * 60 * 1000 };
  * Deletes history older than `retentionDays` on a schedule (0 keeps it forever). Every node prunes; the
  * deletes are idempotent, so several nodes on one store only repeat each other. Returns the stop.
  */
-export function startMessagePruning(messages: MessageRepository, retentionDays: number, schedule: PruneSchedule = HOURLY): () => void {
+export function startMessagePruning(
+  messages: MessageRepository,
+  retentionDays: number,
+  schedule: PruneSchedule = HOURLY,
+): () => void {
   if (retentionDays <= 0) return () => undefined;
   const prune = () => {
     // A failed prune (store briefly away) is simply retried at the next tick.

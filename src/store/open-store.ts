@@ -7,7 +7,9 @@ import type { Store } from './store.js';
 export const SQLITE_FILE_NAME = 'switchboard.db';
 
 /** MongoDB when MONGO_URL is set, otherwise the SQLite file under DATA_DIR. */
-export async function openStore(config: Pick<Config, 'mongoUrl' | 'mongoDb' | 'dataDir' | 'messageRetentionDays'>): Promise<Store> {
+export async function openStore(
+  config: Pick<Config, 'mongoUrl' | 'mongoDb' | 'dataDir' | 'messageRetentionDays'>,
+): Promise<Store> {
   const options = { messageRetentionDays: config.messageRetentionDays };
   if (config.mongoUrl) return MongoStore.connect(config.mongoUrl, config.mongoDb, options);
   return new SqliteStore(join(config.dataDir, SQLITE_FILE_NAME), options);

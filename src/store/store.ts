@@ -86,7 +86,11 @@ export interface InstanceRepository {
    * Replaces one configuration block (websocket, proxy, storage, helpdesk, chatbot) atomically; `undefined`
    * removes it. False when no such instance.
    */
-  updateConfigBlock<K extends ConfigBlock>(id: string, block: K, value: InstanceConfig[K] | undefined): Promise<boolean>;
+  updateConfigBlock<K extends ConfigBlock>(
+    id: string,
+    block: K,
+    value: InstanceConfig[K] | undefined,
+  ): Promise<boolean>;
   /** Increments the owner epoch and returns it: the caller is now the only valid writer. */
   claim(id: string): Promise<number>;
   /** @throws FencedError unless `epoch` is the current owner epoch. */
@@ -151,7 +155,10 @@ export interface MessageRepository {
   save(message: MessageRecord): Promise<void>;
   find(instanceId: string, id: string): Promise<MessageRecord | undefined>;
   /** Newest first, optionally of one chat, strictly older than `before`. */
-  list(instanceId: string, query: { chatJid?: string; before?: HistoryCursor; limit: number }): Promise<MessageRecord[]>;
+  list(
+    instanceId: string,
+    query: { chatJid?: string; before?: HistoryCursor; limit: number },
+  ): Promise<MessageRecord[]>;
   delete(instanceId: string, id: string): Promise<boolean>;
   /** Moves the messages' status forward (never back, by MESSAGE_STATUS_RANK); unknown ids are ignored. */
   setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void>;

@@ -11,7 +11,13 @@ const S = 1000;
 const ROLE = 'singleton:billing-cron';
 const INSTANCES = ['bc-1', 'bc-2', 'bc-3'];
 const INSTANCE_EVENTS = ['enterprise.trial.started', 'enterprise.trial.ending', 'enterprise.instance.billable'];
-const TERMS: BillingTerms = { trial: { months: 0, ms: 4 * S }, trialNotice: { months: 0, ms: 2 * S }, cycle: { months: 0, ms: 4 * S }, baseCents: 1000, instanceMonthlyCents: 3000 };
+const TERMS: BillingTerms = {
+  trial: { months: 0, ms: 4 * S },
+  trialNotice: { months: 0, ms: 2 * S },
+  cycle: { months: 0, ms: 4 * S },
+  baseCents: 1000,
+  instanceMonthlyCents: 3000,
+};
 
 /** What makes an event unique: the event and its instance, or its period for renewals. */
 const keyOf = (r: Received): string => `${r.body.event}|${r.body.data.instance ?? r.body.data.periodStart}`;
@@ -53,12 +59,14 @@ describe('cluster: billing cron singleton across 3 processes', function () {
     const configured = await api.request('PATCH', '/api/account/webhook', { url: receiver.url }, { token });
     expect(configured.status, configured.text).to.equal(200);
     const secret = configured.body.secret as string;
-    for (const name of INSTANCES) expect((await api.post('/api/instance/new', { name }, { token })).status).to.equal(201);
+    for (const name of INSTANCES)
+      expect((await api.post('/api/instance/new', { name }, { token })).status).to.equal(201);
 
     // Mid-cycle: the trials have started, nothing has ended yet.
     const started = () => receiver.events('enterprise.trial.started').length === INSTANCES.length;
     for (let i = 0; !started(); i++) {
-      if (i > 100) throw new Error(`trial.started not delivered: ${JSON.stringify(receiver.received.map((r) => r.body))}`);
+      if (i > 100)
+        throw new Error(`trial.started not delivered: ${JSON.stringify(receiver.received.map((r) => r.body))}`);
       await sleep(50);
     }
     const [holderId] = await c.owners([ROLE]);
@@ -81,27 +89,42 @@ describe('cluster: billing cron singleton across 3 processes', function () {
     // Three whole periods, plus time for the delivery of the last one.
     const until = createdAt + 3 * TERMS.cycle.ms + 3 * S;
     const deadline = until + 40 * S;
-    const complete = () => INSTANCE_EVENTS.every((e) => receiver.events(e).length >= INSTANCES.length) && receiver.events('enterprise.cycle.renewed').length >= 3;
+    const complete = () =>
+      INSTANCE_EVENTS.every((e) => receiver.events(e).length >= INSTANCES.length) &&
+      receiver.events('enterprise.cycle.renewed').length >= 3;
     while (Date.now() < until || (!complete() && Date.now() < deadline)) await sleep(100);
     await sleep(1000);
 
     // Emission is exactly once (one delivery id per event); delivery is at least once, so a POST cut
     // short by the kill may arrive again under the same delivery id: those repeats are not duplicates.
     const byDelivery = new Map<string, Received>();
-    for (const r of receiver.received) if (r.body?.event !== undefined) byDelivery.set(String(r.headers['x-switchboard-delivery']), r);
+    for (const r of receiver.received)
+      if (r.body?.event !== undefined) byDelivery.set(String(r.headers['x-switchboard-delivery']), r);
     const events = [...byDelivery.values()];
     const seen = new Map<string, number>();
     for (const r of events) seen.set(keyOf(r), (seen.get(keyOf(r)) ?? 0) + 1);
-    expect([...seen].filter(([, n]) => n > 1), 'events emitted twice').to.deep.equal([]);
+    expect(
+      [...seen].filter(([, n]) => n > 1),
+      'events emitted twice',
+    ).to.deep.equal([]);
     const ofType = (e: string) => events.filter((r) => r.body.event === e);
     for (const e of INSTANCE_EVENTS) {
-      expect(ofType(e).map((r) => r.body.data.instance).sort(), e).to.deep.equal(INSTANCES);
+      expect(
+        ofType(e)
+          .map((r) => r.body.data.instance)
+          .sort(),
+        e,
+      ).to.deep.equal(INSTANCES);
     }
-    const renewals = ofType('enterprise.cycle.renewed').map((r) => r.body.data).sort((a, b) => a.periodStart.localeCompare(b.periodStart));
+    const renewals = ofType('enterprise.cycle.renewed')
+      .map((r) => r.body.data)
+      .sort((a, b) => a.periodStart.localeCompare(b.periodStart));
     expect(renewals.length).to.be.at.least(3);
     renewals.forEach((data, k) => {
       expect(Date.parse(data.periodStart), `period ${k}`).to.equal(createdAt + k * TERMS.cycle.ms);
-      expect(data).to.deep.equal(periodCharge(instances, Date.parse(data.periodStart), Date.parse(data.periodEnd), TERMS));
+      expect(data).to.deep.equal(
+        periodCharge(instances, Date.parse(data.periodStart), Date.parse(data.periodEnd), TERMS),
+      );
       expect(data.amountChargedCents).to.equal(data.baseCents + data.overageCents);
     });
     for (const r of events) expect(verifySignature(r, secret), keyOf(r)).to.equal(true);

@@ -43,21 +43,34 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
 
   const texts = async (via: NodeProcess) => {
     const res = await via.api.get(`/api/sandbox/outbox/ha?to=${CONTACT}`, { token: account });
-    return res.status === 200 ? (res.body.messages as { type: string; text?: string }[]).filter((m) => m.type === 'text').map((m) => m.text!) : undefined;
+    return res.status === 200
+      ? (res.body.messages as { type: string; text?: string }[]).filter((m) => m.type === 'text').map((m) => m.text!)
+      : undefined;
   };
-  const say = (via: NodeProcess, message: string) => via.api.post('/api/sandbox/inbound/ha', { from: CONTACT, text: message }, { token: account });
+  const say = (via: NodeProcess, message: string) =>
+    via.api.post('/api/sandbox/inbound/ha', { from: CONTACT, text: message }, { token: account });
 
   it('the new owner resumes the session and the pending debounce, and the flow goes on in the same Typebot session', async () => {
     const api = c.nodes[0]!.api;
-    account = (await api.post('/api/admin/accounts', { name: 'chatbot-ha' }, { token: CLUSTER_ADMIN_TOKEN })).body.account.token as string;
+    account = (await api.post('/api/admin/accounts', { name: 'chatbot-ha' }, { token: CLUSTER_ADMIN_TOKEN })).body
+      .account.token as string;
     const url = typebot.flow('ha-echo', [
       { messages: [text('Hi! Tell me everything.')], input: textInput() },
-      ...Array.from({ length: 4 }, () => ({ messages: ({ answers }: { answers: string[] }) => [text(`You said: ${answers.at(-1)}`)], input: textInput() })),
+      ...Array.from({ length: 4 }, () => ({
+        messages: ({ answers }: { answers: string[] }) => [text(`You said: ${answers.at(-1)}`)],
+        input: textInput(),
+      })),
     ]);
     expect((await api.post('/api/instance/new', { name: 'ha' }, { token: account })).status).to.equal(201);
     await connectAndLink(api, api, 'ha', account, { number: '5511400000001' });
-    instanceId = (await c.store.instances.listByAccount((await c.store.accounts.list()).find((a) => a.name === 'chatbot-ha')!.id))[0]!.id;
-    const created = await c.nodes[1]!.api.post('/api/chatbot/set/ha', { url, triggerType: 'all', debounceSeconds: 4 }, { token: account });
+    instanceId = (
+      await c.store.instances.listByAccount((await c.store.accounts.list()).find((a) => a.name === 'chatbot-ha')!.id)
+    )[0]!.id;
+    const created = await c.nodes[1]!.api.post(
+      '/api/chatbot/set/ha',
+      { url, triggerType: 'all', debounceSeconds: 4 },
+      { token: account },
+    );
     expect(created.status, created.text).to.equal(201);
 
     // A conversation under way: the flow has a session and has greeted the contact.
@@ -69,7 +82,10 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
     // A fragment waits in the debounce buffer (stored under the owner's epoch) when the owner dies.
     const victim = await owner();
     expect((await say(c.other(victim), 'my order never came')).status).to.equal(200);
-    await until(async () => (await c.store.ownedState.get(instanceId, CHATBOT_NAMESPACE, `inbox:${CONTACT_JID}`)) ?? undefined, 'the buffered fragment in the store');
+    await until(
+      async () => (await c.store.ownedState.get(instanceId, CHATBOT_NAMESPACE, `inbox:${CONTACT_JID}`)) ?? undefined,
+      'the buffered fragment in the store',
+    );
     expect(typebot.received('ha-echo')).to.deep.equal([]);
     await victim.kill9();
     c.remove(victim);
@@ -77,16 +93,28 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
     await c.waitAllOwned(TEST_TTL_MS + 5000, [instanceId]);
     expect((await owner()).nodeId).to.not.equal(victim.nodeId);
     const survivor = c.nodes[0]!;
-    await until(async () => ((await texts(survivor))?.includes('You said: my order never came') ? true : undefined), 'the buffered fragment answered by the new owner');
-    expect(typebot.callsOf({ sessionId: flowSession, kind: 'continue' }).map((call) => call.body.message)).to.deep.equal(['my order never came']);
+    await until(
+      async () => ((await texts(survivor))?.includes('You said: my order never came') ? true : undefined),
+      'the buffered fragment answered by the new owner',
+    );
+    expect(
+      typebot.callsOf({ sessionId: flowSession, kind: 'continue' }).map((call) => call.body.message),
+    ).to.deep.equal(['my order never came']);
 
     // The conversation goes on in the same session, on the new owner.
     expect((await say(survivor, 'where is it?')).status).to.equal(200);
-    await until(async () => ((await texts(survivor))?.includes('You said: where is it?') ? true : undefined), 'the next answer');
+    await until(
+      async () => ((await texts(survivor))?.includes('You said: where is it?') ? true : undefined),
+      'the next answer',
+    );
     expect(typebot.startsFor(CONTACT_JID)).to.have.length(1);
     const sessions = await survivor.api.get('/api/chatbot/sessions/ha', { token: account });
     expect(sessions.body.sessions).to.have.length(1);
     expect(sessions.body.sessions[0]).to.include({ number: CONTACT, status: 'opened' });
-    expect(await texts(survivor)).to.deep.equal(['Hi! Tell me everything.', 'You said: my order never came', 'You said: where is it?']);
+    expect(await texts(survivor)).to.deep.equal([
+      'Hi! Tell me everything.',
+      'You said: my order never came',
+      'You said: where is it?',
+    ]);
   });
 });

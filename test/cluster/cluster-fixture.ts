@@ -25,13 +25,20 @@ type Api = NodeProcess['api'];
  * Connects an instance and links it on the sandbox phone. A QR waiting on one owner ends when the
  * instance is placed again (nodes still joining), so a link that finds no QR connects again.
  */
-export async function connectAndLink(connectVia: Api, linkVia: Api, name: string, token: string, body: { number?: string } = {}): Promise<void> {
+export async function connectAndLink(
+  connectVia: Api,
+  linkVia: Api,
+  name: string,
+  token: string,
+  body: { number?: string } = {},
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const connect = await connectVia.get(`/api/instance/connect/${name}`, { token });
     if (connect.body?.status !== 'qr') throw new Error(`connect ${name}: ${JSON.stringify(connect.body)}`);
     const link = await linkVia.post(`/api/sandbox/link/${name}`, body, { token });
     if (link.status === 200) return;
-    if (link.status !== 409 || attempt === 5) throw new Error(`link ${name}: ${link.status} ${JSON.stringify(link.body)}`);
+    if (link.status !== 409 || attempt === 5)
+      throw new Error(`link ${name}: ${link.status} ${JSON.stringify(link.body)}`);
   }
 }
 
@@ -62,7 +69,11 @@ export class ClusterFixture {
   static async start(nodeCount: number, env: Record<string, string> = {}): Promise<ClusterFixture> {
     const redis = await startRedisServer();
     const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cluster-'));
-    const fixture = new ClusterFixture(redis, dataDir, { LEASE_TTL_MS: String(TEST_TTL_MS), RECONCILE_MS: '250', ...env });
+    const fixture = new ClusterFixture(redis, dataDir, {
+      LEASE_TTL_MS: String(TEST_TTL_MS),
+      RECONCILE_MS: '250',
+      ...env,
+    });
     for (let i = 0; i < nodeCount; i++) await fixture.addNode();
     await fixture.waitForMembers(nodeCount);
     return fixture;
@@ -117,7 +128,9 @@ export class ClusterFixture {
     for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
     const created = await this.store.instances.listByAccount(account.id);
     // Link through different nodes so that routing is exercised from the start.
-    const linked = await Promise.all(created.map((inst, i) => this.probe(this.nodes[i % this.nodes.length]!, inst.name, 'link')));
+    const linked = await Promise.all(
+      created.map((inst, i) => this.probe(this.nodes[i % this.nodes.length]!, inst.name, 'link')),
+    );
     const failed = linked.find((r) => r.status !== 200);
     if (failed) throw new Error(`link failed: ${JSON.stringify(failed.body)}`);
     this.instanceIds = created.map((i) => i.id);
@@ -142,7 +155,9 @@ export class ClusterFixture {
       const owners = await this.owners(ids).catch(() => ids.map(() => undefined));
       if (owners.every((o) => o !== undefined && live.has(o))) return performance.now() - started;
       if (performance.now() - started > timeoutMs) {
-        throw new Error(`not all owned after ${timeoutMs} ms: ${owners.filter((o) => !o || !live.has(o)).length} missing`);
+        throw new Error(
+          `not all owned after ${timeoutMs} ms: ${owners.filter((o) => !o || !live.has(o)).length} missing`,
+        );
       }
       await sleep(50);
     }

@@ -24,7 +24,11 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
 
   before(async function () {
     this.timeout(90_000);
-    c = await ClusterFixture.start(3, { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_CREATE_PER_MINUTE: '6', TEST_PROBE_WRITE_MS: '200' });
+    c = await ClusterFixture.start(3, {
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_CREATE_PER_MINUTE: '6',
+      TEST_PROBE_WRITE_MS: '200',
+    });
     await c.seed(INSTANCES);
     await c.waitAllOwned(10_000);
   });
@@ -66,7 +70,11 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
     // The creation bucket (6 a minute in this cluster) is small enough to exhaust across three nodes.
     const remaining: number[] = [];
     for (let i = 0; i < 6; i++) {
-      const res = await c.nodes[i % c.nodes.length]!.api.post('/api/instance/new', { name: `rl-${i}` }, { token: c.accountToken });
+      const res = await c.nodes[i % c.nodes.length]!.api.post(
+        '/api/instance/new',
+        { name: `rl-${i}` },
+        { token: c.accountToken },
+      );
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
       remaining.push(Number(res.headers.get('x-ratelimit-remaining')));
     }
@@ -145,7 +153,9 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
     // and leave the cluster whole for the next test.
     const load = (async () => {
       for (let i = 0; running; i++) {
-        const res = await c.probe(front, names[i % names.length]!, 'describe').catch((err: Error) => ({ status: `${err.message}: ${String(err.cause)}` }));
+        const res = await c
+          .probe(front, names[i % names.length]!, 'describe')
+          .catch((err: Error) => ({ status: `${err.message}: ${String(err.cause)}` }));
         statuses.push(res.status);
       }
     })();

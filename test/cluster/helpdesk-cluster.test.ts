@@ -21,7 +21,11 @@ describe('cluster: the helpdesk bridge across node processes', function () {
       HELPDESK_RETRIES: '1',
       HELPDESK_RETRY_INTERVAL_MS: '150',
     });
-    const res = await c.nodes[0]!.api.post('/api/admin/accounts', { name: 'helpdesk-cluster' }, { token: CLUSTER_ADMIN_TOKEN });
+    const res = await c.nodes[0]!.api.post(
+      '/api/admin/accounts',
+      { name: 'helpdesk-cluster' },
+      { token: CLUSTER_ADMIN_TOKEN },
+    );
     account = res.body.account.token as string;
   });
 
@@ -30,7 +34,11 @@ describe('cluster: the helpdesk bridge across node processes', function () {
     await fake?.stop();
   });
 
-  const until = async <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> => {
+  const until = async <T>(
+    what: string,
+    probe: () => Promise<T | undefined | false> | T | undefined | false,
+    ms = 15_000,
+  ): Promise<T> => {
     const end = Date.now() + ms;
     for (;;) {
       const v = await probe();
@@ -54,11 +62,13 @@ describe('cluster: the helpdesk bridge across node processes', function () {
     await via.api.get(`/api/instance/connect/${name}`, { token: account });
     expect((await via.api.post(`/api/sandbox/link/${name}`, { number }, { token: account })).status).to.equal(200);
     const owner = await ownerOf(name);
-    const set = await c.other(owner).api.post(
-      `/api/helpdesk/set/${name}`,
-      { baseUrl: fake.url, accountId: fake.accountId, apiToken: fake.token, inboxName: `cluster ${name}` },
-      { token: account },
-    );
+    const set = await c
+      .other(owner)
+      .api.post(
+        `/api/helpdesk/set/${name}`,
+        { baseUrl: fake.url, accountId: fake.accountId, apiToken: fake.token, inboxName: `cluster ${name}` },
+        { token: account },
+      );
     expect(set.status, JSON.stringify(set.body)).to.equal(200);
     return owner;
   }
@@ -71,12 +81,16 @@ describe('cluster: the helpdesk bridge across node processes', function () {
       const res = await front.api.post('/api/sandbox/inbound/hd-order', { from: contact, text }, { token: account });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
     }
-    const conversation = await until('the conversation', () => fake.conversationsOf(fake.contactByIdentifier(`${contact}@s.whatsapp.net`)?.id ?? -1)[0]);
+    const conversation = await until(
+      'the conversation',
+      () => fake.conversationsOf(fake.contactByIdentifier(`${contact}@s.whatsapp.net`)?.id ?? -1)[0],
+    );
     await until('three messages', () => fake.messagesOf(conversation.id).length === 3);
     expect(fake.messagesOf(conversation.id).map((m) => m.content)).to.deep.equal(['one', 'two', 'three']);
 
     const { message } = await fake.agentReply(conversation.id, { content: 'answer' });
-    const outbox = async () => (await front.api.get(`/api/sandbox/outbox/hd-order?to=${contact}`, { token: account })).body.messages as any[];
+    const outbox = async () =>
+      (await front.api.get(`/api/sandbox/outbox/hd-order?to=${contact}`, { token: account })).body.messages as any[];
     await until('the answer in the outbox', async () => (await outbox()).length === 1);
     // The same webhook through the node that does not own the instance: accepted there, not sent twice.
     const delivery = fake.webhooks.find((w) => w.body.id === message.id && w.body.event === 'message_created')!;
@@ -93,11 +107,18 @@ describe('cluster: the helpdesk bridge across node processes', function () {
     const survivor = c.other(owner);
     const contact = '5511300000102';
     const inbound = async (text: string) => {
-      const res = await survivor.api.post('/api/sandbox/inbound/hd-failover', { from: contact, text }, { token: account });
+      const res = await survivor.api.post(
+        '/api/sandbox/inbound/hd-failover',
+        { from: contact, text },
+        { token: account },
+      );
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
     };
     await inbound('before');
-    const conversation = await until('the conversation', () => fake.conversationsOf(fake.contactByIdentifier(`${contact}@s.whatsapp.net`)?.id ?? -1)[0]);
+    const conversation = await until(
+      'the conversation',
+      () => fake.conversationsOf(fake.contactByIdentifier(`${contact}@s.whatsapp.net`)?.id ?? -1)[0],
+    );
     await until('the first message', () => fake.messagesOf(conversation.id).length === 1);
 
     fake.fail({ status: 500 });
@@ -111,7 +132,12 @@ describe('cluster: the helpdesk bridge across node processes', function () {
     await until('the new owner to deliver the queue', () => fake.messagesOf(conversation.id).length >= 3, 30_000);
     await inbound('after');
     await until('the message after the failover', () => fake.messagesOf(conversation.id).length >= 4);
-    expect(fake.messagesOf(conversation.id).map((m) => m.content)).to.deep.equal(['before', 'queued 1', 'queued 2', 'after']);
+    expect(fake.messagesOf(conversation.id).map((m) => m.content)).to.deep.equal([
+      'before',
+      'queued 1',
+      'queued 2',
+      'after',
+    ]);
     expect((await ownerOf('hd-failover')).nodeId).to.equal(survivor.nodeId);
   });
 });

@@ -20,7 +20,12 @@ describe('cluster: metrics of node processes', function () {
   before(async function () {
     this.timeout(60_000);
     receiver = await WebhookReceiver.start();
-    c = await ClusterFixture.start(2, { RATE_LIMIT_PER_MINUTE: '100000', TEST_PROBE_WRITE_MS: '0', HANDOFF_MOVES: '100', ALLOW_PRIVATE_URLS: 'true' });
+    c = await ClusterFixture.start(2, {
+      RATE_LIMIT_PER_MINUTE: '100000',
+      TEST_PROBE_WRITE_MS: '0',
+      HANDOFF_MOVES: '100',
+      ALLOW_PRIVATE_URLS: 'true',
+    });
     await c.seed(12);
     await c.waitSettled(15_000);
   });
@@ -40,7 +45,8 @@ describe('cluster: metrics of node processes', function () {
     for (const name of names) expect((await c.probe(a, name, 'describe')).status).to.equal(200);
     const after = await scrape(a);
     const moved = (labels: Record<string, string>) =>
-      sampleSum(after, 'switchboard_routed_call_duration_seconds_count', labels) - sampleSum(before, 'switchboard_routed_call_duration_seconds_count', labels);
+      sampleSum(after, 'switchboard_routed_call_duration_seconds_count', labels) -
+      sampleSum(before, 'switchboard_routed_call_duration_seconds_count', labels);
     expect(moved({ target: 'remote', outcome: 'ok' })).to.equal(owned(b));
     expect(moved({ target: 'local', outcome: 'ok' })).to.equal(owned(a));
     expect(owned(a)).to.be.greaterThan(0);
@@ -50,21 +56,32 @@ describe('cluster: metrics of node processes', function () {
     // Both nodes renew their leases (TTL 2 s: a round every ~0.7 s once they hold some).
     for (const node of [a, b]) {
       const deadline = Date.now() + 5000;
-      while (sampleSum(await scrape(node), 'switchboard_lease_renew_duration_seconds_count') === 0 && Date.now() < deadline) await sleep(100);
-      expect(sampleSum(await scrape(node), 'switchboard_lease_renew_duration_seconds_count'), node.nodeId).to.be.greaterThan(0);
+      while (
+        sampleSum(await scrape(node), 'switchboard_lease_renew_duration_seconds_count') === 0 &&
+        Date.now() < deadline
+      )
+        await sleep(100);
+      expect(
+        sampleSum(await scrape(node), 'switchboard_lease_renew_duration_seconds_count'),
+        node.nodeId,
+      ).to.be.greaterThan(0);
     }
   });
 
   it('a joining node: the old nodes count handoffs, the new one activations', async () => {
     const old = [...c.nodes];
-    const handoffsBefore = await Promise.all(old.map(async (n) => sampleSum(await scrape(n), 'switchboard_actor_handoffs_total')));
+    const handoffsBefore = await Promise.all(
+      old.map(async (n) => sampleSum(await scrape(n), 'switchboard_actor_handoffs_total')),
+    );
     const joined = await c.addNode();
     await c.waitForMembers(3);
     await c.waitSettled(20_000);
     const moved = (await c.owners()).filter((o) => o === joined.nodeId).length;
     expect(moved).to.be.greaterThan(0);
     await sleep(100);
-    const handoffsAfter = await Promise.all(old.map(async (n) => sampleSum(await scrape(n), 'switchboard_actor_handoffs_total')));
+    const handoffsAfter = await Promise.all(
+      old.map(async (n) => sampleSum(await scrape(n), 'switchboard_actor_handoffs_total')),
+    );
     expect(handoffsAfter.reduce((s, x) => s + x, 0) - handoffsBefore.reduce((s, x) => s + x, 0)).to.equal(moved);
     const fresh = await scrape(joined);
     expect(sampleSum(fresh, 'switchboard_actor_activations_total')).to.equal(moved);
@@ -73,7 +90,11 @@ describe('cluster: metrics of node processes', function () {
 
   it('every node reports the depth of the shared webhook queue', async () => {
     const [a, b] = c.nodes as [NodeProcess, NodeProcess];
-    const created = await a.api.post('/api/instance/new', { name: 'hooked', webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] }, { token: c.accountToken });
+    const created = await a.api.post(
+      '/api/instance/new',
+      { name: 'hooked', webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] },
+      { token: c.accountToken },
+    );
     expect(created.status, created.text).to.equal(201);
     const token = created.body.instance.token as string;
     expect((await a.api.get('/api/instance/connect/hooked', { token })).status).to.equal(200);
@@ -81,7 +102,10 @@ describe('cluster: metrics of node processes', function () {
     expect(sampleSum(await scrape(b), 'switchboard_webhook_queue_depth')).to.equal(0);
     // The receiver hangs: the deliveries stay in the stream, taken but not settled.
     receiver.respond = () => 'hang';
-    for (let i = 0; i < 3; i++) expect((await b.api.post('/api/sandbox/inbound/hooked', { from: '5511955550000', text: `m${i}` }, { token })).status).to.equal(200);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await b.api.post('/api/sandbox/inbound/hooked', { from: '5511955550000', text: `m${i}` }, { token })).status,
+      ).to.equal(200);
     const depthOf = async (n: NodeProcess) => sampleSum(await scrape(n), 'switchboard_webhook_queue_depth');
     // The events are queued as the owner handles the messages, right after the inbound calls return.
     const deadline = Date.now() + 5000;

@@ -36,7 +36,10 @@ export class NodeProcess {
     child.stderr?.on('data', (c: Buffer) => (this.output += c.toString()));
     // A node that dies on its own is a bug: its last words go to the test's output.
     void exited.then((code) => {
-      if (!this.#stopping) process.stderr.write(`\nnode ${nodeId} exited on its own (${code}); its last output:\n${this.output.slice(-4000)}\n`);
+      if (!this.#stopping)
+        process.stderr.write(
+          `\nnode ${nodeId} exited on its own (${code}); its last output:\n${this.output.slice(-4000)}\n`,
+        );
     });
   }
 
@@ -61,7 +64,9 @@ export class NodeProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))),
+    );
     let output = '';
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

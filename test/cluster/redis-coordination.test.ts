@@ -344,7 +344,17 @@ describe('Redis coordination', function () {
 
   describe('Lua scripts', () => {
     // The delivery scripts are tested in redis-delivery-queue.test.ts.
-    const TESTED = ['ackDelivery', 'buryDelivery', 'hitRateLimit', 'promoteDue', 'recordOwner', 'releaseLeases', 'renewLeases', 'retryDelivery', 'reviveDead'];
+    const TESTED = [
+      'ackDelivery',
+      'buryDelivery',
+      'hitRateLimit',
+      'promoteDue',
+      'recordOwner',
+      'releaseLeases',
+      'renewLeases',
+      'retryDelivery',
+      'reviveDead',
+    ];
 
     it('covers every script of src/redis/lua', () => {
       const bases = readdirSync(LUA_DIR)
@@ -407,7 +417,12 @@ describe('Redis coordination', function () {
       await c.set(keys.owner(r1), 'node-a', 'PX', 5000);
       await c.set(keys.lease(r2), 'other', 'PX', 5000);
       await c.set(keys.owner(r2), 'node-b', 'PX', 5000);
-      const released = await runScript<number>(c, 'releaseLeases', [r1, r2].flatMap((r) => [keys.lease(r), keys.owner(r)]), ['t1', 't2']);
+      const released = await runScript<number>(
+        c,
+        'releaseLeases',
+        [r1, r2].flatMap((r) => [keys.lease(r), keys.owner(r)]),
+        ['t1', 't2'],
+      );
       expect(released).to.equal(1);
       expect(await c.exists(keys.lease(r1), keys.owner(r1))).to.equal(0);
       expect(await c.get(keys.owner(r2))).to.equal('node-b');
@@ -424,7 +439,9 @@ describe('Redis coordination', function () {
         return 'no error';
       };
       expect(await outcome(() => runScript(c, 'hitRateLimit', ['a', 'b'], [1000]))).to.match(/takes 1 keys, got 2/);
-      expect(await outcome(() => runScript(c, 'recordOwner', ['only-one'], ['t', 'n', 1000]))).to.match(/takes 2 keys, got 1/);
+      expect(await outcome(() => runScript(c, 'recordOwner', ['only-one'], ['t', 'n', 1000]))).to.match(
+        /takes 2 keys, got 1/,
+      );
       expect(await outcome(() => runScript(c, 'noSuchScript', [], []))).to.match(/No Lua script named noSuchScript/);
       expect(await c.exists('a', 'b', 'only-one')).to.equal(0);
     });

@@ -16,7 +16,11 @@ describe('cluster: sandbox instances across node processes', function () {
   before(async function () {
     this.timeout(60_000);
     c = await ClusterFixture.start(3, { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_CREATE_PER_MINUTE: '1000' });
-    const res = await c.nodes[0]!.api.post('/api/admin/accounts', { name: 'sandbox-cluster' }, { token: CLUSTER_ADMIN_TOKEN });
+    const res = await c.nodes[0]!.api.post(
+      '/api/admin/accounts',
+      { name: 'sandbox-cluster' },
+      { token: CLUSTER_ADMIN_TOKEN },
+    );
     account = res.body.account.token as string;
     // Listens to every instance's event channel, as WebSocket fan-out on any node does.
     sub = new Redis(c.redis.url);
@@ -33,7 +37,11 @@ describe('cluster: sandbox instances across node processes', function () {
   });
 
   async function instanceId(name: string): Promise<string> {
-    return (await c.store.instances.listByAccount((await c.store.accounts.list()).find((a) => a.name === 'sandbox-cluster')!.id)).find((i) => i.name === name)!.id;
+    return (
+      await c.store.instances.listByAccount(
+        (await c.store.accounts.list()).find((a) => a.name === 'sandbox-cluster')!.id,
+      )
+    ).find((i) => i.name === name)!.id;
   }
 
   async function ownerOf(name: string): Promise<NodeProcess> {
@@ -71,14 +79,25 @@ describe('cluster: sandbox instances across node processes', function () {
     const toNumber = to === 'right' ? '5511200000002' : `55112000001${to.slice('right-'.length).padStart(2, '0')}`;
     const fromOwner = await ownerOf(from);
     const front = c.other(fromOwner);
-    const sent = await front.api.post(`/api/message/text/${from}`, { number: toNumber, text: 'across nodes' }, { token: account });
+    const sent = await front.api.post(
+      `/api/message/text/${from}`,
+      { number: toNumber, text: 'across nodes' },
+      { token: account },
+    );
     expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
     const id = sent.body.data.messageId as string;
     const toId = await instanceId(to);
     const fromId = await instanceId(from);
-    await until(() => (events.get(toId) ?? []).some((e) => e.event === 'message.exchange' && (e.data as { id: string }).id === id), 'the message on the other node');
     await until(
-      () => (events.get(fromId) ?? []).some((e) => e.event === 'message.status' && (e.data as { status: string }).status === 'delivered'),
+      () =>
+        (events.get(toId) ?? []).some((e) => e.event === 'message.exchange' && (e.data as { id: string }).id === id),
+      'the message on the other node',
+    );
+    await until(
+      () =>
+        (events.get(fromId) ?? []).some(
+          (e) => e.event === 'message.status' && (e.data as { status: string }).status === 'delivered',
+        ),
       'the delivery receipt back',
     );
   });
@@ -89,14 +108,27 @@ describe('cluster: sandbox instances across node processes', function () {
     await victim.kill9();
     c.remove(victim);
     await c.waitAllOwned(TEST_TTL_MS + 3000, [id]);
-    await until(async () => (await c.store.instances.findById(id))!.connection.state === 'connected', 'connected on the new owner');
+    await until(
+      async () => (await c.store.instances.findById(id))!.connection.state === 'connected',
+      'connected on the new owner',
+    );
     const after = await c.store.instances.findById(id);
     expect(after!.connection.numberJid).to.equal('5511200000001@s.whatsapp.net');
     const newOwner = await ownerOf('left');
     expect(newOwner.nodeId).not.to.equal(victim.nodeId);
     // It still sends and receives.
-    const res = await c.nodes[0]!.api.post('/api/sandbox/inbound/left', { from: '5511999000111', text: 'still there?' }, { token: account });
+    const res = await c.nodes[0]!.api.post(
+      '/api/sandbox/inbound/left',
+      { from: '5511999000111', text: 'still there?' },
+      { token: account },
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    await until(() => (events.get(id) ?? []).some((e) => (e.data as { message?: { content: string } }).message?.content === 'still there?'), 'inbound after failover');
+    await until(
+      () =>
+        (events.get(id) ?? []).some(
+          (e) => (e.data as { message?: { content: string } }).message?.content === 'still there?',
+        ),
+      'inbound after failover',
+    );
   });
 });

@@ -91,7 +91,8 @@ class RoleLog {
   async waitFor(what: string, check: () => boolean, timeoutMs: number): Promise<number> {
     const started = performance.now();
     while (!check()) {
-      if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      if (performance.now() - started > timeoutMs)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
       await sleep(10);
     }
     return performance.now() - started;
@@ -153,7 +154,10 @@ describe('ClusterSingleton over Redis', function () {
       await sleep(50);
     }
     expect(Math.max(...samples)).to.equal(1);
-    expect(samples.every((c) => c === 1), 'the holder keeps the role while it renews').to.equal(true);
+    expect(
+      samples.every((c) => c === 1),
+      'the holder keeps the role while it renews',
+    ).to.equal(true);
     expect(roles.maxConcurrent).to.equal(1);
     expect(roles.starts).to.equal(1);
     expect(byNode.get(roles.holder()!)!.holding).to.equal(true);
@@ -222,6 +226,9 @@ describe('ClusterSingleton over Redis', function () {
     const startedAfterStop = roles.running.has('late');
     byNode.get('other')!.start();
     await sleep(TTL + 400);
-    expect({ startedAfterStop, maxConcurrent: roles.maxConcurrent }).to.deep.equal({ startedAfterStop: false, maxConcurrent: 1 });
+    expect({ startedAfterStop, maxConcurrent: roles.maxConcurrent }).to.deep.equal({
+      startedAfterStop: false,
+      maxConcurrent: 1,
+    });
   });
 });

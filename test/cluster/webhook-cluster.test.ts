@@ -33,8 +33,13 @@ describe('cluster: webhook deliveries through Redis Streams', function () {
 
   it('kill -9 of the node that was delivering loses nothing: another node delivers its pending entries', async () => {
     const api = c.nodes[0]!.api;
-    const account = (await api.post('/api/admin/accounts', { name: 'hooks' }, { token: CLUSTER_ADMIN_TOKEN })).body.account.token as string;
-    const created = await api.post('/api/instance/new', { name: 'shop', webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] }, { token: account });
+    const account = (await api.post('/api/admin/accounts', { name: 'hooks' }, { token: CLUSTER_ADMIN_TOKEN })).body
+      .account.token as string;
+    const created = await api.post(
+      '/api/instance/new',
+      { name: 'shop', webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] },
+      { token: account },
+    );
     const token = created.body.instance.token as string;
     await connectAndLink(api, api, 'shop', token);
 
@@ -42,12 +47,21 @@ describe('cluster: webhook deliveries through Redis Streams', function () {
     receiver.respond = () => 'hang';
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) {
-      const res = await c.nodes[i % 2]!.api.post('/api/sandbox/inbound/shop', { from: '5511944440000', text: `order ${i}` }, { token });
+      const res = await c.nodes[i % 2]!.api.post(
+        '/api/sandbox/inbound/shop',
+        { from: '5511944440000', text: `order ${i}` },
+        { token },
+      );
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       ids.push(res.body.messageId as string);
     }
     await sleep(500);
-    const pending = (await redis.xpending(keys.webhookStream(), 'webhooks')) as [number, string, string, [string, string][] | null];
+    const pending = (await redis.xpending(keys.webhookStream(), 'webhooks')) as [
+      number,
+      string,
+      string,
+      [string, string][] | null,
+    ];
     expect(pending[0]).to.be.greaterThan(0);
     const [holder] = [...(pending[3] ?? [])].sort((a, b) => Number(b[1]) - Number(a[1]));
     const victim = c.nodes.find((n) => n.nodeId === holder![0])!;
@@ -56,7 +70,13 @@ describe('cluster: webhook deliveries through Redis Streams', function () {
 
     receiver.respond = () => ({ status: 200 });
     const deadline = Date.now() + 30_000;
-    const got = () => new Set(receiver.accepted().filter((r) => r.body?.event === 'message.exchange').map((r) => r.body.data.id as string));
+    const got = () =>
+      new Set(
+        receiver
+          .accepted()
+          .filter((r) => r.body?.event === 'message.exchange')
+          .map((r) => r.body.data.id as string),
+      );
     while (!ids.every((id) => got().has(id)) && Date.now() < deadline) await sleep(100);
     expect([...got()].filter((id) => ids.includes(id)).sort()).to.deep.equal([...ids].sort());
     // Settled: nothing left in the stream, the retries or the dead letters.

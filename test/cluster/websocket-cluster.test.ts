@@ -21,7 +21,11 @@ describe('cluster: WebSocket fan-out across node processes', function () {
   before(async function () {
     this.timeout(60_000);
     c = await ClusterFixture.start(3, { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_CREATE_PER_MINUTE: '1000' });
-    const res = await c.nodes[0]!.api.post('/api/admin/accounts', { name: 'ws-cluster' }, { token: CLUSTER_ADMIN_TOKEN });
+    const res = await c.nodes[0]!.api.post(
+      '/api/admin/accounts',
+      { name: 'ws-cluster' },
+      { token: CLUSTER_ADMIN_TOKEN },
+    );
     account = res.body.account.token as string;
   });
 
@@ -46,7 +50,11 @@ describe('cluster: WebSocket fan-out across node processes', function () {
   };
 
   it('clients on two different nodes both receive an event emitted by the instance on the third', async function () {
-    const created = await c.nodes[0]!.api.post('/api/instance/new', { name: 'fanout', websocketEnabled: true }, { token: account });
+    const created = await c.nodes[0]!.api.post(
+      '/api/instance/new',
+      { name: 'fanout', websocketEnabled: true },
+      { token: account },
+    );
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const token = created.body.instance.token as string;
     await connectAndLink(c.nodes[1]!.api, c.nodes[2]!.api, 'fanout', token, { number: '5511300000001' });
@@ -59,14 +67,23 @@ describe('cluster: WebSocket fan-out across node processes', function () {
     expect(probe.status, 'every node answers the WebSocket upgrade').to.equal(101);
 
     for (const node of others) {
-      clients.push(await TestClient.open(`${node.url.replace(/^http/, 'ws')}/ws/fanout?token=${encodeURIComponent(token)}`));
+      clients.push(
+        await TestClient.open(`${node.url.replace(/^http/, 'ws')}/ws/fanout?token=${encodeURIComponent(token)}`),
+      );
     }
     // Sent through the owner itself: the event is emitted there and must cross Redis to both others.
-    const inbound = await owner!.api.post('/api/sandbox/inbound/fanout', { from: '5511999000222', text: 'to every node' }, { token });
+    const inbound = await owner!.api.post(
+      '/api/sandbox/inbound/fanout',
+      { from: '5511999000222', text: 'to every node' },
+      { token },
+    );
     expect(inbound.status, JSON.stringify(inbound.body)).to.equal(200);
     const id = inbound.body.messageId as string;
     for (const client of clients) {
-      await until(() => client.events('message.exchange').some((e) => (e.data as { id: string }).id === id), 'the event on every node');
+      await until(
+        () => client.events('message.exchange').some((e) => (e.data as { id: string }).id === id),
+        'the event on every node',
+      );
       const envelope = client.events('message.exchange').find((e) => (e.data as { id: string }).id === id)!;
       expect(envelope.instanceData).to.deep.include({ instance: 'fanout', token });
       expect((envelope.data as { message: { content: string } }).message.content).to.equal('to every node');

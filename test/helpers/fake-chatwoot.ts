@@ -92,7 +92,10 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 /** A multipart/form-data body: fields, and files with their type and bytes. */
-function parseMultipart(raw: Buffer, contentType: string): { fields: Record<string, string>; files: { name: string; fileName: string; contentType: string; data: Buffer }[] } {
+function parseMultipart(
+  raw: Buffer,
+  contentType: string,
+): { fields: Record<string, string>; files: { name: string; fileName: string; contentType: string; data: Buffer }[] } {
   const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
   if (!boundary) throw new HttpError(400, { error: 'no boundary' });
   const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
@@ -109,14 +112,26 @@ function parseMultipart(raw: Buffer, contentType: string): { fields: Record<stri
     const name = /name="([^"]*)"/.exec(headers)?.[1] ?? '';
     const fileName = /filename="([^"]*)"/.exec(headers)?.[1];
     if (fileName !== undefined) {
-      files.push({ name, fileName, contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? 'application/octet-stream', data: Buffer.from(data) });
+      files.push({
+        name,
+        fileName,
+        contentType: /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1] ?? 'application/octet-stream',
+        data: Buffer.from(data),
+      });
     } else fields[name] = data.toString('utf8');
     start = next;
   }
   return { fields, files };
 }
 
-const fileType = (mime: string) => (mime.startsWith('image/') ? 'image' : mime.startsWith('audio/') ? 'audio' : mime.startsWith('video/') ? 'video' : 'file');
+const fileType = (mime: string) =>
+  mime.startsWith('image/')
+    ? 'image'
+    : mime.startsWith('audio/')
+      ? 'audio'
+      : mime.startsWith('video/')
+        ? 'video'
+        : 'file';
 
 export class FakeChatwoot {
   readonly token = 'cw-access-token-0123456789';
@@ -191,7 +206,12 @@ export class FakeChatwoot {
    */
   async agentReply(
     conversationId: number,
-    reply: { content: string; private?: boolean; agent?: string; attachments?: { contentType: string; data: Buffer; fileName: string }[] },
+    reply: {
+      content: string;
+      private?: boolean;
+      agent?: string;
+      attachments?: { contentType: string; data: Buffer; fileName: string }[];
+    },
   ): Promise<{ message: FakeMessage; webhookStatus: number | undefined }> {
     const conversation = this.#conversation(conversationId);
     const agent = reply.agent ?? 'Ana Agent';
@@ -204,12 +224,21 @@ export class FakeChatwoot {
       files: reply.attachments ?? [],
     });
     await this.settled();
-    return { message, webhookStatus: this.webhooks.filter((w) => w.body?.id === message.id && w.body?.event === 'message_created').at(-1)?.status };
+    return {
+      message,
+      webhookStatus: this.webhooks
+        .filter((w) => w.body?.id === message.id && w.body?.event === 'message_created')
+        .at(-1)?.status,
+    };
   }
 
   /** Posts a webhook again, as a proxy or a retrying sender might; resolves with the answer's status. */
   async redeliver(delivery: WebhookDelivery): Promise<number> {
-    const res = await fetch(delivery.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(delivery.body) });
+    const res = await fetch(delivery.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(delivery.body),
+    });
     await res.arrayBuffer();
     return res.status;
   }
@@ -241,7 +270,8 @@ export class FakeChatwoot {
       this.#hanging.push(res);
       return;
     }
-    if (this.#failure && 'status' in this.#failure) return this.#send(res, this.#failure.status, { error: 'Internal Server Error' });
+    if (this.#failure && 'status' in this.#failure)
+      return this.#send(res, this.#failure.status, { error: 'Internal Server Error' });
     const delayMs = this.#failure?.delayMs ?? 0;
     if (req.headers.api_access_token !== this.token) return this.#send(res, 401, { error: 'Invalid Access Token' });
     if (Number(account[1]) !== this.accountId) return this.#send(res, 404, { error: 'Resource could not be found' });
@@ -271,14 +301,23 @@ export class FakeChatwoot {
     method: string,
     path: string,
     query: URLSearchParams,
-    body: { fields: Record<string, any>; files: { name: string; fileName: string; contentType: string; data: Buffer }[] },
+    body: {
+      fields: Record<string, any>;
+      files: { name: string; fileName: string; contentType: string; data: Buffer }[];
+    },
   ): [number, unknown] {
     const f = body.fields;
     let m: RegExpExecArray | null;
     if (method === 'GET' && path === '/inboxes') return [200, { payload: this.inboxes.map((i) => this.#inboxView(i)) }];
     if (method === 'POST' && path === '/inboxes') {
-      if (!f.name || f.channel?.type !== 'api') throw new HttpError(422, { message: 'Name and an api channel are required' });
-      const inbox: FakeInbox = { id: this.#id(), name: String(f.name), channel_type: 'Channel::Api', webhook_url: f.channel.webhook_url ?? null };
+      if (!f.name || f.channel?.type !== 'api')
+        throw new HttpError(422, { message: 'Name and an api channel are required' });
+      const inbox: FakeInbox = {
+        id: this.#id(),
+        name: String(f.name),
+        channel_type: 'Channel::Api',
+        webhook_url: f.channel.webhook_url ?? null,
+      };
       this.inboxes.push(inbox);
       return [200, this.#inboxView(inbox)];
     }
@@ -291,12 +330,15 @@ export class FakeChatwoot {
     }
     if (method === 'GET' && path === '/contacts/search') {
       const q = (query.get('q') ?? '').toLowerCase();
-      const found = this.contacts.filter((c) => [c.name, c.phone_number, c.identifier].some((v) => v?.toLowerCase().includes(q)));
+      const found = this.contacts.filter((c) =>
+        [c.name, c.phone_number, c.identifier].some((v) => v?.toLowerCase().includes(q)),
+      );
       return [200, { meta: { count: found.length, current_page: 1 }, payload: found.map((c) => this.#contactView(c)) }];
     }
     if (method === 'POST' && path === '/contacts/filter') {
       const rule = f.payload?.[0];
-      if (rule?.attribute_key !== 'phone_number' || rule.filter_operator !== 'equal_to') throw new HttpError(422, { message: 'unsupported filter' });
+      if (rule?.attribute_key !== 'phone_number' || rule.filter_operator !== 'equal_to')
+        throw new HttpError(422, { message: 'unsupported filter' });
       const found = this.contacts.filter((c) => c.phone_number === rule.values[0]);
       return [200, { meta: { count: found.length, current_page: 1 }, payload: found.map((c) => this.#contactView(c)) }];
     }
@@ -312,18 +354,32 @@ export class FakeChatwoot {
       const contact = this.#contact(Number(m[1]));
       return [200, { payload: this.conversationsOf(contact.id).map((c) => this.#conversationView(c)) }];
     }
-    if (method === 'POST' && path === '/conversations') return [200, this.#conversationView(this.#createConversation(f))];
-    if (method === 'GET' && (m = /^\/conversations\/(\d+)$/.exec(path))) return [200, this.#conversationView(this.#conversation(Number(m[1])))];
+    if (method === 'POST' && path === '/conversations')
+      return [200, this.#conversationView(this.#createConversation(f))];
+    if (method === 'GET' && (m = /^\/conversations\/(\d+)$/.exec(path)))
+      return [200, this.#conversationView(this.#conversation(Number(m[1])))];
     if (method === 'POST' && (m = /^\/conversations\/(\d+)\/toggle_status$/.exec(path))) {
       const conversation = this.#conversation(Number(m[1]));
-      if (!['open', 'resolved', 'pending', 'snoozed'].includes(f.status)) throw new HttpError(422, { message: 'invalid status' });
+      if (!['open', 'resolved', 'pending', 'snoozed'].includes(f.status))
+        throw new HttpError(422, { message: 'invalid status' });
       this.#setStatus(conversation, f.status);
-      return [200, { meta: {}, payload: { success: true, current_status: conversation.status, conversation_id: conversation.id } }];
+      return [
+        200,
+        { meta: {}, payload: { success: true, current_status: conversation.status, conversation_id: conversation.id } },
+      ];
     }
     if ((m = /^\/conversations\/(\d+)\/messages$/.exec(path))) {
       const conversation = this.#conversation(Number(m[1]));
       if (method === 'GET') {
-        return [200, { meta: {}, payload: this.messagesOf(conversation.id).slice(-20).map((x) => this.#messageView(x)) }];
+        return [
+          200,
+          {
+            meta: {},
+            payload: this.messagesOf(conversation.id)
+              .slice(-20)
+              .map((x) => this.#messageView(x)),
+          },
+        ];
       }
       if (method === 'POST') {
         const type = f.message_type ?? 'outgoing';
@@ -334,7 +390,10 @@ export class FakeChatwoot {
           message_type: type,
           private: f.private === true || f.private === 'true',
           source_id: f.source_id ?? null,
-          sender: type === 'incoming' ? { id: contact.id, name: contact.name, type: 'contact' } : { id: 1, name: 'API', type: 'user' },
+          sender:
+            type === 'incoming'
+              ? { id: contact.id, name: contact.name, type: 'contact' }
+              : { id: 1, name: 'API', type: 'user' },
           files: body.files.filter((x) => x.name === 'attachments[]'),
         });
         return [200, this.#messageView(message)];
@@ -361,28 +420,46 @@ export class FakeChatwoot {
 
   #createContact(f: Record<string, any>) {
     const phone = f.phone_number ?? null;
-    if (phone !== null && !/^\+\d{6,15}$/.test(phone)) throw new HttpError(422, { message: 'Phone number should be in e164 format', attributes: ['phone_number'] });
+    if (phone !== null && !/^\+\d{6,15}$/.test(phone))
+      throw new HttpError(422, { message: 'Phone number should be in e164 format', attributes: ['phone_number'] });
     if (f.identifier && this.contacts.some((c) => c.identifier === f.identifier)) {
       throw new HttpError(422, { message: 'Identifier has already been taken', attributes: ['identifier'] });
     }
-    if (phone && this.contacts.some((c) => c.phone_number === phone)) throw new HttpError(422, { message: 'Phone number has already been taken', attributes: ['phone_number'] });
-    const contact: FakeContact = { id: this.#id(), name: String(f.name ?? ''), phone_number: phone, identifier: f.identifier ?? null };
+    if (phone && this.contacts.some((c) => c.phone_number === phone))
+      throw new HttpError(422, { message: 'Phone number has already been taken', attributes: ['phone_number'] });
+    const contact: FakeContact = {
+      id: this.#id(),
+      name: String(f.name ?? ''),
+      phone_number: phone,
+      identifier: f.identifier ?? null,
+    };
     this.contacts.push(contact);
     let contactInbox: FakeContactInbox | undefined;
     if (f.inbox_id !== undefined) {
-      if (!this.inboxes.some((i) => i.id === Number(f.inbox_id))) throw new HttpError(422, { message: 'Inbox not found' });
+      if (!this.inboxes.some((i) => i.id === Number(f.inbox_id)))
+        throw new HttpError(422, { message: 'Inbox not found' });
       contactInbox = this.#addContactInbox(contact.id, Number(f.inbox_id), undefined);
     }
     return {
       payload: {
         contact: this.#contactView(contact),
-        contact_inbox: contactInbox ? { inbox: this.#inboxView(this.inboxes.find((i) => i.id === contactInbox.inbox_id)!), source_id: contactInbox.source_id } : null,
+        contact_inbox: contactInbox
+          ? {
+              inbox: this.#inboxView(this.inboxes.find((i) => i.id === contactInbox.inbox_id)!),
+              source_id: contactInbox.source_id,
+            }
+          : null,
       },
     };
   }
 
   #addContactInbox(contactId: number, inboxId: number, sourceId: string | undefined): FakeContactInbox {
-    const ci: FakeContactInbox = { id: this.#id(), contact_id: contactId, inbox_id: inboxId, source_id: sourceId ?? `src-${this.#id()}` };
+    const ci: FakeContactInbox = {
+      id: this.#id(),
+      contact_id: contactId,
+      inbox_id: inboxId,
+      source_id: sourceId ?? `src-${this.#id()}`,
+    };
     this.contactInboxes.push(ci);
     return ci;
   }
@@ -390,23 +467,35 @@ export class FakeChatwoot {
   #createConversation(f: Record<string, any>): FakeConversation {
     const inboxId = Number(f.inbox_id);
     if (!this.inboxes.some((i) => i.id === inboxId)) throw new HttpError(422, { message: 'Inbox not found' });
-    let ci = f.source_id ? this.contactInboxes.find((c) => c.source_id === f.source_id && c.inbox_id === inboxId) : undefined;
+    let ci = f.source_id
+      ? this.contactInboxes.find((c) => c.source_id === f.source_id && c.inbox_id === inboxId)
+      : undefined;
     if (!ci && f.contact_id !== undefined) {
       const contact = this.#contact(Number(f.contact_id));
       // ConversationsController#contact_inbox: the contact's inbox, built when missing.
-      ci = this.contactInboxes.find((c) => c.contact_id === contact.id && c.inbox_id === inboxId) ?? this.#addContactInbox(contact.id, inboxId, undefined);
+      ci =
+        this.contactInboxes.find((c) => c.contact_id === contact.id && c.inbox_id === inboxId) ??
+        this.#addContactInbox(contact.id, inboxId, undefined);
     }
     if (!ci) throw new HttpError(422, { message: 'Contact inbox not found' });
     const status = f.status ?? 'open';
     if (status !== 'open' && status !== 'pending') throw new HttpError(422, { message: 'invalid status' });
-    const conversation: FakeConversation = { id: this.#id(), inbox_id: inboxId, contact_id: ci.contact_id, contact_inbox_id: ci.id, status };
+    const conversation: FakeConversation = {
+      id: this.#id(),
+      inbox_id: inboxId,
+      contact_id: ci.contact_id,
+      contact_inbox_id: ci.id,
+      status,
+    };
     this.conversations.push(conversation);
     return conversation;
   }
 
   #createMessage(
     conversation: FakeConversation,
-    m: Omit<FakeMessage, 'id' | 'conversation_id' | 'attachments' | 'created_at'> & { files: { contentType: string; data: Buffer; fileName: string }[] },
+    m: Omit<FakeMessage, 'id' | 'conversation_id' | 'attachments' | 'created_at'> & {
+      files: { contentType: string; data: Buffer; fileName: string }[];
+    },
   ): FakeMessage {
     const id = this.#id();
     const attachments = m.files.map((file) => {
@@ -423,10 +512,20 @@ export class FakeChatwoot {
       };
     });
     const { files: _files, ...rest } = m;
-    const message: FakeMessage = { id, conversation_id: conversation.id, attachments, created_at: Math.floor(Date.now() / 1000), ...rest };
+    const message: FakeMessage = {
+      id,
+      conversation_id: conversation.id,
+      attachments,
+      created_at: Math.floor(Date.now() / 1000),
+      ...rest,
+    };
     this.messages.push(message);
     // Message#reopen_resolved_conversation: an incoming message reopens a resolved conversation.
-    if (message.message_type === 'incoming' && (conversation.status === 'resolved' || conversation.status === 'snoozed')) this.#setStatus(conversation, 'open');
+    if (
+      message.message_type === 'incoming' &&
+      (conversation.status === 'resolved' || conversation.status === 'snoozed')
+    )
+      this.#setStatus(conversation, 'open');
     this.#deliver(conversation, { ...this.#messageWebhook(message, conversation), event: 'message_created' });
     return message;
   }
@@ -434,7 +533,11 @@ export class FakeChatwoot {
   #setStatus(conversation: FakeConversation, status: FakeConversation['status']): void {
     if (conversation.status === status) return;
     conversation.status = status;
-    this.#deliver(conversation, { ...this.#conversationView(conversation), event: 'conversation_status_changed', changed_attributes: [{ status: { current_value: status } }] });
+    this.#deliver(conversation, {
+      ...this.#conversationView(conversation),
+      event: 'conversation_status_changed',
+      changed_attributes: [{ status: { current_value: status } }],
+    });
   }
 
   #deliver(conversation: FakeConversation, body: unknown): void {
@@ -443,7 +546,12 @@ export class FakeChatwoot {
     const delivery: WebhookDelivery = { url, body, status: undefined };
     this.webhooks.push(delivery);
     // lib/webhooks/trigger.rb: one POST with a 5 s timeout, no retry.
-    const sending = fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(5000) })
+    const sending = fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(5000),
+    })
       .then(async (res) => {
         delivery.status = res.status;
         await res.arrayBuffer();
@@ -456,7 +564,13 @@ export class FakeChatwoot {
   // ---- views as the jbuilder templates render them --------------------------------------------
 
   #inboxView(i: FakeInbox) {
-    return { id: i.id, name: i.name, channel_type: i.channel_type, webhook_url: i.webhook_url, greeting_enabled: false };
+    return {
+      id: i.id,
+      name: i.name,
+      channel_type: i.channel_type,
+      webhook_url: i.webhook_url,
+      greeting_enabled: false,
+    };
   }
 
   #contactView(c: FakeContact) {
@@ -471,7 +585,10 @@ export class FakeChatwoot {
       custom_attributes: {},
       contact_inboxes: this.contactInboxes
         .filter((ci) => ci.contact_id === c.id)
-        .map((ci) => ({ source_id: ci.source_id, inbox: this.#inboxView(this.inboxes.find((i) => i.id === ci.inbox_id)!) })),
+        .map((ci) => ({
+          source_id: ci.source_id,
+          inbox: this.#inboxView(this.inboxes.find((i) => i.id === ci.inbox_id)!),
+        })),
     };
   }
 
@@ -485,7 +602,16 @@ export class FakeChatwoot {
       status: c.status,
       channel: 'Channel::Api',
       contact_inbox: { id: ci.id, contact_id: ci.contact_id, inbox_id: ci.inbox_id, source_id: ci.source_id },
-      meta: { sender: { id: contact.id, name: contact.name, phone_number: contact.phone_number, identifier: contact.identifier, type: 'contact' }, assignee: null },
+      meta: {
+        sender: {
+          id: contact.id,
+          name: contact.name,
+          phone_number: contact.phone_number,
+          identifier: contact.identifier,
+          type: 'contact',
+        },
+        assignee: null,
+      },
       messages: this.messagesOf(c.id)
         .slice(-1)
         .map((m) => ({ ...this.#messageView(m), message_type: MESSAGE_TYPE[m.message_type] })),
@@ -493,7 +619,15 @@ export class FakeChatwoot {
   }
 
   #attachmentView(a: FakeAttachment) {
-    return { id: a.id, message_id: a.message_id, file_type: a.file_type, data_url: a.data_url, thumb_url: a.data_url, file_size: a.file_size, extension: a.extension };
+    return {
+      id: a.id,
+      message_id: a.message_id,
+      file_type: a.file_type,
+      data_url: a.data_url,
+      thumb_url: a.data_url,
+      file_size: a.file_size,
+      extension: a.extension,
+    };
   }
 
   #messageView(m: FakeMessage) {

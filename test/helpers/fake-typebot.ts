@@ -49,7 +49,14 @@ let bubbleSeq = 0;
 
 /** A rich-text bubble (one paragraph per line). */
 export function text(value: string, id = `b${++bubbleSeq}`): FakeMessage {
-  return { id, type: 'text', content: { type: 'richText', richText: value.split('\n').map((line) => ({ type: 'p', children: [{ text: line }] })) } };
+  return {
+    id,
+    type: 'text',
+    content: {
+      type: 'richText',
+      richText: value.split('\n').map((line) => ({ type: 'p', children: [{ text: line }] })),
+    },
+  };
 }
 
 /** A rich-text bubble built from Plate nodes. */
@@ -62,7 +69,12 @@ export function image(url: string, id = `b${++bubbleSeq}`): FakeMessage {
 }
 
 export function choice(items: { id: string; content: string }[], id = `in${++bubbleSeq}`): FakeInput {
-  return { id, type: 'choice input', items: items.map((i) => ({ ...i, outgoingEdgeId: `e-${i.id}` })), options: { isMultipleChoice: false, buttonLabel: 'Send' } };
+  return {
+    id,
+    type: 'choice input',
+    items: items.map((i) => ({ ...i, outgoingEdgeId: `e-${i.id}` })),
+    options: { isMultipleChoice: false, buttonLabel: 'Send' },
+  };
 }
 
 export function textInput(id = `in${++bubbleSeq}`): FakeInput {
@@ -136,7 +148,11 @@ export class FakeTypebot {
 
   /** The sessions started for a chat (by the `remoteJid` variable), oldest first. */
   startsFor(remoteJid: string): RecordedCall[] {
-    return this.calls.filter((c) => c.kind === 'start' && (c.body.prefilledVariables as Record<string, unknown> | undefined)?.remoteJid === remoteJid);
+    return this.calls.filter(
+      (c) =>
+        c.kind === 'start' &&
+        (c.body.prefilledVariables as Record<string, unknown> | undefined)?.remoteJid === remoteJid,
+    );
   }
 
   /** The calls made for one flow or session. */
@@ -145,7 +161,9 @@ export class FakeTypebot {
       (c) =>
         (filter.kind === undefined || c.kind === filter.kind) &&
         (filter.sessionId === undefined || c.sessionId === filter.sessionId) &&
-        (filter.publicId === undefined || c.publicId === filter.publicId || (c.sessionId !== undefined && this.#publicIdOf.get(c.sessionId) === filter.publicId)),
+        (filter.publicId === undefined ||
+          c.publicId === filter.publicId ||
+          (c.sessionId !== undefined && this.#publicIdOf.get(c.sessionId) === filter.publicId)),
     );
   }
 
@@ -174,32 +192,53 @@ export class FakeTypebot {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = (chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {}) as Record<string, unknown>;
-    const send = (status: number, json: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+    const send = (status: number, json: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
     const start = /^\/api\/v1\/typebots\/([^/]+)\/startChat$/.exec(path);
     const cont = /^\/api\/v1\/sessions\/([^/]+)\/continueChat$/.exec(path);
-    if (req.method !== 'POST' || (!start && !cont)) return void send(404, { code: 'NOT_FOUND', message: 'Not found', status: 404 });
+    if (req.method !== 'POST' || (!start && !cont))
+      return void send(404, { code: 'NOT_FOUND', message: 'Not found', status: 404 });
 
     if (start) {
       const publicId = decodeURIComponent(start[1]!);
       const call: RecordedCall = { kind: 'start', publicId, sessionId: undefined, body };
       this.calls.push(call);
-      if (this.broken.has(publicId)) return void send(500, { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong', status: 500 });
+      if (this.broken.has(publicId))
+        return void send(500, { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong', status: 500 });
       const steps = this.flows.get(publicId);
       if (!steps) return void send(404, { code: 'NOT_FOUND', message: 'Typebot not found', status: 404 });
       const sessionId = `sess-${++this.#seq}`;
       call.sessionId = sessionId;
       this.#publicIdOf.set(sessionId, publicId);
-      const session: Session = { publicId, step: 0, answers: [], variables: (body.prefilledVariables ?? {}) as Record<string, unknown> };
+      const session: Session = {
+        publicId,
+        step: 0,
+        answers: [],
+        variables: (body.prefilledVariables ?? {}) as Record<string, unknown>,
+      };
       this.sessions.set(sessionId, session);
       const reply = this.#render(sessionId, session);
-      return void send(200, { sessionId, resultId: `res-${this.#seq}`, typebot: { id: `tb-${publicId}`, version: '6', theme: {}, settings: {}, publishedAt: '2026-01-01T00:00:00.000Z' }, ...reply });
+      return void send(200, {
+        sessionId,
+        resultId: `res-${this.#seq}`,
+        typebot: {
+          id: `tb-${publicId}`,
+          version: '6',
+          theme: {},
+          settings: {},
+          publishedAt: '2026-01-01T00:00:00.000Z',
+        },
+        ...reply,
+      });
     }
 
     const sessionId = decodeURIComponent(cont![1]!);
     this.calls.push({ kind: 'continue', sessionId, body });
     const session = this.sessions.get(sessionId);
-    if (!session) return void send(404, { defined: false, code: 'NOT_FOUND', status: 404, message: 'Session not found.' });
-    if (this.broken.has(session.publicId)) return void send(500, { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong', status: 500 });
+    if (!session)
+      return void send(404, { defined: false, code: 'NOT_FOUND', status: 404, message: 'Session not found.' });
+    if (this.broken.has(session.publicId))
+      return void send(500, { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong', status: 500 });
     const steps = this.flows.get(session.publicId)!;
     const current = steps[session.step]!;
     const message = body.message as string | { text: string; metadata?: { replyId?: string } } | undefined;
@@ -208,7 +247,9 @@ export class FakeTypebot {
       const typed = (typeof message === 'string' ? message : message.text).trim();
       const replyId = typeof message === 'string' ? undefined : message.metadata?.replyId;
       if (current.input.type === 'choice input') {
-        const item = current.input.items!.find((i) => i.id === replyId || i.id === typed || i.value === typed || i.content === typed);
+        const item = current.input.items!.find(
+          (i) => i.id === replyId || i.id === typed || i.value === typed || i.content === typed,
+        );
         if (!item) return void send(200, { messages: [text(RETRY)], input: current.input });
         session.answers.push(item.content ?? item.id);
       } else session.answers.push(typed);
@@ -224,9 +265,16 @@ export class FakeTypebot {
       this.sessions.delete(sessionId);
       return { messages: [] };
     }
-    const messages = typeof step.messages === 'function' ? step.messages({ answers: session.answers, variables: session.variables }) : step.messages;
+    const messages =
+      typeof step.messages === 'function'
+        ? step.messages({ answers: session.answers, variables: session.variables })
+        : step.messages;
     const dedicated = step.actions?.some((a) => a.expectsDedicatedReply) ?? false;
     if (!step.input && !dedicated) this.sessions.delete(sessionId);
-    return { messages, ...(step.input ? { input: step.input } : {}), ...(step.actions ? { clientSideActions: step.actions } : {}) };
+    return {
+      messages,
+      ...(step.input ? { input: step.input } : {}),
+      ...(step.actions ? { clientSideActions: step.actions } : {}),
+    };
   }
 }

@@ -12,7 +12,9 @@ import sharp from 'sharp';
 /** Media made on the fly for tests (nothing downloaded, nothing checked in). */
 
 export async function pngImage(width: number, height: number, background = '#336699'): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background } })
+    .png()
+    .toBuffer();
 }
 
 function pngChunk(type: string, data: Buffer): Buffer {
@@ -31,7 +33,12 @@ function rawPng(width: number, height: number, idat: Buffer): Buffer {
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 1;
   ihdr[9] = 0;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk('IHDR', ihdr), pngChunk('IDAT', idat), pngChunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', idat),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** A decompression bomb: about 110 KB on disk, 30000x30000 pixels (900 MP) once decoded. */
@@ -47,8 +54,13 @@ export function corruptPng(): Buffer {
 
 /** A two-frame animated GIF: red, then blue. */
 export async function animatedGif(): Promise<Buffer> {
-  const frame = (background: string) => sharp({ create: { width: 40, height: 30, channels: 3, background } }).png().toBuffer();
-  return sharp([await frame('#ff0000'), await frame('#0000ff')], { join: { animated: true } }).gif().toBuffer();
+  const frame = (background: string) =>
+    sharp({ create: { width: 40, height: 30, channels: 3, background } })
+      .png()
+      .toBuffer();
+  return sharp([await frame('#ff0000'), await frame('#0000ff')], { join: { animated: true } })
+    .gif()
+    .toBuffer();
 }
 
 /** 16-bit mono PCM WAV: a 440 Hz tone whose loudness falls from full to a quarter halfway through. */
@@ -82,8 +94,20 @@ export async function video(seconds: number, format: 'mp4' | 'webm' = 'mp4'): Pr
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-fixture-'));
   try {
     const out = join(dir, `clip.${format}`);
-    const codec = format === 'mp4' ? ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'] : ['-c:v', 'libvpx', '-deadline', 'realtime'];
-    await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `testsrc=size=64x64:rate=2:duration=${seconds}`, ...codec, out]);
+    const codec =
+      format === 'mp4'
+        ? ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']
+        : ['-c:v', 'libvpx', '-deadline', 'realtime'];
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=64x64:rate=2:duration=${seconds}`,
+      ...codec,
+      out,
+    ]);
     return await readFile(out);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -125,7 +149,9 @@ export async function startFileServer(): Promise<FileServer> {
     headers,
     route: (path, handler) => routes.set(path, handler),
     serve: (path, body, contentType = 'application/octet-stream') =>
-      routes.set(path, (_req, res) => res.writeHead(200, { 'content-type': contentType, 'content-length': body.length }).end(body)),
+      routes.set(path, (_req, res) =>
+        res.writeHead(200, { 'content-type': contentType, 'content-length': body.length }).end(body),
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

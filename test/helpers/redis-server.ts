@@ -71,9 +71,13 @@ function waitExit(child: ChildProcess): Promise<void> {
 }
 
 function spawnServer(port: number): ChildProcess {
-  const child = spawn('redis-server', ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1'], {
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    'redis-server',
+    ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1'],
+    {
+      stdio: 'ignore',
+    },
+  );
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;

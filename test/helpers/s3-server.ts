@@ -19,7 +19,13 @@ export class LocalS3 {
 
   static async start(buckets: string[]): Promise<LocalS3> {
     const dir = mkdtempSync(join(tmpdir(), 'switchboard-s3-'));
-    const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, configureBuckets: buckets.map((name) => ({ name, configs: [] })) });
+    const server = new S3rver({
+      address: '127.0.0.1',
+      port: 0,
+      silent: true,
+      directory: dir,
+      configureBuckets: buckets.map((name) => ({ name, configs: [] })),
+    });
     const { port } = await server.run();
     const endpoint = `http://127.0.0.1:${port}`;
     const client = new S3Client({

@@ -23,7 +23,14 @@ export interface TestNode extends RunningNode {
 /** An in-process node on a fresh temporary SQLite directory, listening on a free loopback port. */
 export async function startTestNode(env: Record<string, string> = {}, dataDir?: string): Promise<TestNode> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'switchboard-test-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_TOKEN, LOG_LEVEL: 'silent', MSGNET_DRIVER: 'sandbox', ...env });
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dir,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    MSGNET_DRIVER: 'sandbox',
+    ...env,
+  });
   const node = await startNode(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const api = new ApiClient(node.url);
   return {
@@ -51,7 +58,7 @@ export interface ApiResponse {
   status: number;
   headers: Headers;
   // Tests inspect arbitrary JSON; typing it loosely keeps assertions readable.
-   
+
   body: any;
   text: string;
 }

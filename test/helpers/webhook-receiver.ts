@@ -18,7 +18,9 @@ export interface Received {
  */
 export class WebhookReceiver {
   readonly received: Received[] = [];
-  respond: (r: Received, index: number) => { status: number; headers?: Record<string, string> } | 'hang' = () => ({ status: 200 });
+  respond: (r: Received, index: number) => { status: number; headers?: Record<string, string> } | 'hang' = () => ({
+    status: 200,
+  });
   #server!: Server;
   #hung: (() => void)[] = [];
 
@@ -28,7 +30,13 @@ export class WebhookReceiver {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString()));
       req.on('end', () => {
-        const rec: Received = { path: req.url ?? '', headers: req.headers, raw, body: raw ? JSON.parse(raw) : undefined, at: Date.now() };
+        const rec: Received = {
+          path: req.url ?? '',
+          headers: req.headers,
+          raw,
+          body: raw ? JSON.parse(raw) : undefined,
+          at: Date.now(),
+        };
         r.received.push(rec);
         const answer = r.respond(rec, r.received.length - 1);
         if (answer === 'hang') {

@@ -99,7 +99,11 @@ export interface RawUpgradeResponse {
  * Sends a WebSocket upgrade request and reports the HTTP answer: the refusal (status, headers, body) or
  * 101 (the socket is closed at once).
  */
-export function rawUpgrade(httpUrl: string, path: string, headers: Record<string, string> = {}): Promise<RawUpgradeResponse> {
+export function rawUpgrade(
+  httpUrl: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<RawUpgradeResponse> {
   return new Promise((resolve, reject) => {
     const req = request(httpUrl + path, {
       headers: {

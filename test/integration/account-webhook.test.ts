@@ -4,7 +4,12 @@ import type { TestNode } from '../helpers/test-node.js';
 import { verifySignature } from '../helpers/signature.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
-const DEFAULTS = ['enterprise.trial.started', 'enterprise.trial.ending', 'enterprise.instance.billable', 'enterprise.cycle.renewed'];
+const DEFAULTS = [
+  'enterprise.trial.started',
+  'enterprise.trial.ending',
+  'enterprise.instance.billable',
+  'enterprise.cycle.renewed',
+];
 const MASK = /^whsec_•+.{4}$/;
 
 async function until<T>(probe: () => T | undefined, ms = 5000): Promise<T> {
@@ -20,11 +25,17 @@ async function until<T>(probe: () => T | undefined, ms = 5000): Promise<T> {
 describe('account webhook (spec 4.9)', () => {
   let node: TestNode;
   let receiver: WebhookReceiver;
-  const patch = (body: unknown, token: string, query = '') => node.api.request('PATCH', `/api/account/webhook${query}`, body, { token });
+  const patch = (body: unknown, token: string, query = '') =>
+    node.api.request('PATCH', `/api/account/webhook${query}`, body, { token });
 
   before(async () => {
     // Private URLs allowed so the local receiver is reachable; the cron ticks fast, with a long trial.
-    node = await startTestNode({ ALLOW_PRIVATE_URLS: 'true', BILLING_TICK: '200ms', WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_RETRY_MAX_MS: '50' });
+    node = await startTestNode({
+      ALLOW_PRIVATE_URLS: 'true',
+      BILLING_TICK: '200ms',
+      WEBHOOK_RETRY_BASE_MS: '20',
+      WEBHOOK_RETRY_MAX_MS: '50',
+    });
     receiver = await WebhookReceiver.start();
   });
 
@@ -52,12 +63,20 @@ describe('account webhook (spec 4.9)', () => {
     expect(first.body.secret).to.match(/^whsec_/);
     expect(first.body).to.include({ url: `${receiver.url}/`, enabled: true });
     expect(first.body.events).to.deep.equal(DEFAULTS);
-    expect(first.body.secretMasked).to.match(MASK).and.to.satisfy((m: string) => m.endsWith(first.body.secret.slice(-4)));
+    expect(first.body.secretMasked)
+      .to.match(MASK)
+      .and.to.satisfy((m: string) => m.endsWith(first.body.secret.slice(-4)));
     const second = await patch({ enabled: false }, token);
     expect(second.body).to.not.have.property('secret');
     expect(second.body.secretMasked).to.equal(first.body.secretMasked);
     const read = await node.api.get('/api/account/webhook', { token });
-    expect(read.body).to.deep.equal({ success: true, url: `${receiver.url}/`, events: DEFAULTS, enabled: false, secretMasked: first.body.secretMasked });
+    expect(read.body).to.deep.equal({
+      success: true,
+      url: `${receiver.url}/`,
+      events: DEFAULTS,
+      enabled: false,
+      secretMasked: first.body.secretMasked,
+    });
     expect(read.text).to.not.include(first.body.secret);
   });
 
@@ -73,11 +92,18 @@ describe('account webhook (spec 4.9)', () => {
 
   it('refuses a malformed URL, a missing URL on first configuration, and a body that is not an object', async () => {
     const token = await node.createAccount('aw-bad');
-    for (const body of [{ url: 'not a url' }, { url: 'ftp://h.example/x' }, { url: 'https://u:p@h.example/' }, { enabled: true }]) {
+    for (const body of [
+      { url: 'not a url' },
+      { url: 'ftp://h.example/x' },
+      { url: 'https://u:p@h.example/' },
+      { enabled: true },
+    ]) {
       const res = await patch(body, token);
       expect(res.status, JSON.stringify(body)).to.equal(400);
     }
-    expect((await node.api.request('PATCH', '/api/account/webhook', undefined, { token, raw: '[1]' })).status).to.equal(400);
+    expect((await node.api.request('PATCH', '/api/account/webhook', undefined, { token, raw: '[1]' })).status).to.equal(
+      400,
+    );
   });
 
   it('refuses plain HTTP and private addresses unless ALLOW_PRIVATE_URLS', async () => {
@@ -89,7 +115,10 @@ describe('account webhook (spec 4.9)', () => {
         expect(res.status, url).to.equal(400);
         expect(res.body.error.message).to.match(/^Invalid webhook url/);
       }
-      expect((await strict.api.request('PATCH', '/api/account/webhook', { url: 'https://hooks.example/x' }, { token })).status).to.equal(200);
+      expect(
+        (await strict.api.request('PATCH', '/api/account/webhook', { url: 'https://hooks.example/x' }, { token }))
+          .status,
+      ).to.equal(200);
     } finally {
       await strict.stop();
     }
@@ -109,7 +138,12 @@ describe('account webhook (spec 4.9)', () => {
     expect((await node.api.get('/api/account/webhook', { token: 'nope' })).status).to.equal(401);
     expect((await node.api.get('/api/account/webhook')).status).to.equal(401);
     // The global token configures another account's webhook; the account's own read sees it.
-    await node.api.request('PATCH', '/api/account/webhook?account=aw-a', { url: receiver.url, enabled: false }, { token: ADMIN_TOKEN });
+    await node.api.request(
+      'PATCH',
+      '/api/account/webhook?account=aw-a',
+      { url: receiver.url, enabled: false },
+      { token: ADMIN_TOKEN },
+    );
     expect((await node.api.get('/api/account/webhook', { token: a })).body.url).to.equal(`${receiver.url}/`);
   });
 
@@ -133,7 +167,8 @@ describe('account webhook (spec 4.9)', () => {
     const old = (await patch({ url: receiver.url }, token)).body.secret as string;
     // Every attempt fails until the secret is rotated; the retry after it must carry the new signature.
     const state: { rotated?: string } = {};
-    receiver.respond = (r) => (state.rotated !== undefined && verifySignature(r, state.rotated) ? { status: 200 } : { status: 503 });
+    receiver.respond = (r) =>
+      state.rotated !== undefined && verifySignature(r, state.rotated) ? { status: 200 } : { status: 503 };
     await node.api.post('/api/account/webhook/test', undefined, { token });
     await until(() => receiver.received[0]);
     const rotation = await node.api.post('/api/account/webhook/rotate-secret', undefined, { token });
@@ -141,8 +176,12 @@ describe('account webhook (spec 4.9)', () => {
     const rotated = rotation.body.secret as string;
     state.rotated = rotated;
     expect(rotated).to.not.equal(old);
-    expect(rotation.body.secretMasked).to.match(MASK).and.to.satisfy((m: string) => m.endsWith(rotated.slice(-4)));
-    expect((await node.api.get('/api/account/webhook', { token })).body.secretMasked).to.equal(rotation.body.secretMasked);
+    expect(rotation.body.secretMasked)
+      .to.match(MASK)
+      .and.to.satisfy((m: string) => m.endsWith(rotated.slice(-4)));
+    expect((await node.api.get('/api/account/webhook', { token })).body.secretMasked).to.equal(
+      rotation.body.secretMasked,
+    );
     const retry = await until(() => receiver.accepted()[0]);
     expect(retry.body).to.deep.equal(receiver.received[0]!.body);
     expect(verifySignature(retry, rotated)).to.equal(true);
@@ -157,19 +196,29 @@ describe('account webhook (spec 4.9)', () => {
     await patch({ url: `${receiver.url}/quiet`, enabled: false }, quiet);
     await patch({ url: `${receiver.url}/none`, events: [] }, none);
     await patch({ url: `${receiver.url}/live` }, live);
-    for (const [t, name] of [[quiet, 'q-1'], [none, 'n-1'], [live, 'l-1']] as const) await node.createInstance(t, { name });
+    for (const [t, name] of [
+      [quiet, 'q-1'],
+      [none, 'n-1'],
+      [live, 'l-1'],
+    ] as const)
+      await node.createInstance(t, { name });
     const got = await until(() => receiver.events('enterprise.trial.started').find((r) => r.path === '/live'));
     expect(got.body.data.instance).to.equal('l-1');
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received.filter((r) => r.path !== '/live')).to.deep.equal([]);
   });
 
-  it('lists the account\'s dead letters and redelivers them, to the account only', async () => {
+  it("lists the account's dead letters and redelivers them, to the account only", async () => {
     const token = await node.createAccount('aw-dead');
     const other = await node.createAccount('aw-dead-other');
     const instanceToken = await node.createInstance(token, { name: 'aw-dead-inst' });
     const dead = () => node.api.get('/api/account/webhook/deadLetters', { token });
-    expect((await dead()).body).to.deep.equal({ success: true, message: '0 dead letters', deadLetters: [], meta: { total: 0 } });
+    expect((await dead()).body).to.deep.equal({
+      success: true,
+      message: '0 dead letters',
+      deadLetters: [],
+      meta: { total: 0 },
+    });
     const { secret } = (await patch({ url: `${receiver.url}/dead`, events: [] }, token)).body;
     // A 400 is not retried: the test event goes straight to the dead letters.
     receiver.respond = () => ({ status: 400 });
@@ -187,11 +236,17 @@ describe('account webhook (spec 4.9)', () => {
     expect(letter.envelope).to.include({ event: 'enterprise.webhook.test', account: 'aw-dead' });
     expect(Object.keys(letter)).to.not.include('label');
     // Other accounts and instance tokens see none of it; a bad body is refused.
-    expect((await node.api.get('/api/account/webhook/deadLetters', { token: other })).body.deadLetters).to.deep.equal([]);
+    expect((await node.api.get('/api/account/webhook/deadLetters', { token: other })).body.deadLetters).to.deep.equal(
+      [],
+    );
     expect((await node.api.get('/api/account/webhook/deadLetters', { token: instanceToken })).status).to.equal(403);
-    expect((await node.api.get('/api/account/webhook/deadLetters?account=aw-dead', { token: ADMIN_TOKEN })).body.meta.total).to.equal(1);
+    expect(
+      (await node.api.get('/api/account/webhook/deadLetters?account=aw-dead', { token: ADMIN_TOKEN })).body.meta.total,
+    ).to.equal(1);
     expect((await node.api.post('/api/account/webhook/redeliver', { ids: 'all' }, { token })).status).to.equal(400);
-    expect((await node.api.post('/api/account/webhook/redeliver', { ids: ['nope'] }, { token })).body.redelivered).to.equal(0);
+    expect(
+      (await node.api.post('/api/account/webhook/redeliver', { ids: ['nope'] }, { token })).body.redelivered,
+    ).to.equal(0);
     expect((await node.api.post('/api/account/webhook/redeliver', {}, { token: other })).body.redelivered).to.equal(0);
     receiver.respond = () => ({ status: 200 });
     const replay = await node.api.post('/api/account/webhook/redeliver', { ids: [letter.id] }, { token });

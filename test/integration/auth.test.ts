@@ -39,7 +39,11 @@ describe('authentication and ownership (spec section 5)', () => {
   });
 
   /** POST settings then GET settings on `instance`, presenting `token` in `form`. */
-  async function settingsRoundTrip(instance: string, token: string, form: TokenForm): Promise<[ApiResponse, ApiResponse]> {
+  async function settingsRoundTrip(
+    instance: string,
+    token: string,
+    form: TokenForm,
+  ): Promise<[ApiResponse, ApiResponse]> {
     const post = withToken(`/api/instance/settings/${instance}`, token, form);
     const updated = await node.api.post(post.path, { autoReadMessages: true }, post.options);
     const get = withToken(`/api/instance/getSettings/${instance}`, token, form);
@@ -53,7 +57,11 @@ describe('authentication and ownership (spec section 5)', () => {
         it(`accepts a ${kind} sent as ${form}`, async () => {
           const instance = `form-${kind === 'TokenAccount' ? 'acc' : 'ins'}-${form}`;
           const instanceToken = await node.createInstance(accountX, { name: instance });
-          const [updated, read] = await settingsRoundTrip(instance, kind === 'TokenAccount' ? accountX : instanceToken, form);
+          const [updated, read] = await settingsRoundTrip(
+            instance,
+            kind === 'TokenAccount' ? accountX : instanceToken,
+            form,
+          );
           expectOk(updated);
           expect(updated.body.settings.autoReadMessages).to.equal(true);
           expectOk(read);
@@ -96,17 +104,29 @@ describe('authentication and ownership (spec section 5)', () => {
     });
 
     it('refuse an account token with 403', async () => {
-      expectError(await node.api.get('/api/admin/accounts', { token: accountX }), 403, 'This operation requires the global token');
+      expectError(
+        await node.api.get('/api/admin/accounts', { token: accountX }),
+        403,
+        'This operation requires the global token',
+      );
     });
 
     it('refuse an instance token with 403', async () => {
-      expectError(await node.api.get('/api/admin/accounts', { token: alphaToken }), 403, 'This operation requires the global token');
+      expectError(
+        await node.api.get('/api/admin/accounts', { token: alphaToken }),
+        403,
+        'This operation requires the global token',
+      );
     });
   });
 
   describe('TokenInstance scope', () => {
     it('cannot operate a sibling instance of the same account (403)', async () => {
-      expectError(await postSettings(node, 'beta', alphaToken, { autoReadMessages: true }), 403, 'Instance token does not match requested instance');
+      expectError(
+        await postSettings(node, 'beta', alphaToken, { autoReadMessages: true }),
+        403,
+        'Instance token does not match requested instance',
+      );
       expectError(await getSettings(node, 'beta', alphaToken), 403, 'Instance token does not match requested instance');
       const beta = await getSettings(node, 'beta', betaToken);
       expectOk(beta);
@@ -115,23 +135,39 @@ describe('authentication and ownership (spec section 5)', () => {
 
     it('gets 401 Invalid instance token on a name its account does not have', async () => {
       expectError(await getSettings(node, 'no-such-instance', alphaToken), 401, 'Invalid instance token');
-      expectError(await postSettings(node, 'no-such-instance', alphaToken, { autoReadMessages: true }), 401, 'Invalid instance token');
+      expectError(
+        await postSettings(node, 'no-such-instance', alphaToken, { autoReadMessages: true }),
+        401,
+        'Invalid instance token',
+      );
     });
 
     it("gets 401 Invalid instance token on another account's instance, which is left unchanged", async () => {
-      expectError(await postSettings(node, 'gamma', alphaToken, { autoReadMessages: true }), 401, 'Invalid instance token');
+      expectError(
+        await postSettings(node, 'gamma', alphaToken, { autoReadMessages: true }),
+        401,
+        'Invalid instance token',
+      );
       const gamma = await getSettings(node, 'gamma', gammaToken);
       expect(gamma.body.settings.autoReadMessages).to.equal(false);
     });
 
     it('cannot create instances (403) and nothing is created', async () => {
       const before = await listNames(node, accountX);
-      expectError(await createInstanceRaw(node, alphaToken, { name: 'made-by-instance' }), 403, 'This operation requires an account token');
+      expectError(
+        await createInstanceRaw(node, alphaToken, { name: 'made-by-instance' }),
+        403,
+        'This operation requires an account token',
+      );
       expect(await listNames(node, accountX)).to.deep.equal(before);
     });
 
     it('cannot delete its own instance (403) and the instance still exists', async () => {
-      expectError(await node.api.delete('/api/instance/delete/alpha', { token: alphaToken }), 403, 'This operation requires an account token');
+      expectError(
+        await node.api.delete('/api/instance/delete/alpha', { token: alphaToken }),
+        403,
+        'This operation requires an account token',
+      );
       expectOk(await getSettings(node, 'alpha', alphaToken));
       expect(await listNames(node, accountX, '?instanceName=alpha')).to.deep.equal(['alpha']);
     });
@@ -156,7 +192,11 @@ describe('authentication and ownership (spec section 5)', () => {
 
   describe('TokenAccount scope', () => {
     it("gets 403 on another account's instance, which is left unchanged", async () => {
-      expectError(await postSettings(node, 'gamma', accountX, { autoReadMessages: true }), 403, 'Instance does not belong to your account');
+      expectError(
+        await postSettings(node, 'gamma', accountX, { autoReadMessages: true }),
+        403,
+        'Instance does not belong to your account',
+      );
       expectError(await getSettings(node, 'gamma', accountX), 403, 'Instance does not belong to your account');
       const gamma = await getSettings(node, 'gamma', accountY);
       expectOk(gamma);
@@ -164,12 +204,20 @@ describe('authentication and ownership (spec section 5)', () => {
     });
 
     it("cannot delete another account's instance", async () => {
-      expectError(await node.api.delete('/api/instance/delete/gamma', { token: accountX }), 403, 'Instance does not belong to your account');
+      expectError(
+        await node.api.delete('/api/instance/delete/gamma', { token: accountX }),
+        403,
+        'Instance does not belong to your account',
+      );
       expectOk(await getSettings(node, 'gamma', gammaToken));
     });
 
     it('gets 404 Instance not found on a name that exists nowhere', async () => {
-      expectError(await postSettings(node, 'exists-nowhere', accountX, { autoReadMessages: true }), 404, 'Instance not found');
+      expectError(
+        await postSettings(node, 'exists-nowhere', accountX, { autoReadMessages: true }),
+        404,
+        'Instance not found',
+      );
       expectError(await getSettings(node, 'exists-nowhere', accountX), 404, 'Instance not found');
     });
 
@@ -204,7 +252,11 @@ describe('authentication and ownership (spec section 5)', () => {
       expectError(await getSettings(node, 'alpha', ADMIN_TOKEN), 403, denied);
       expectError(await node.api.get('/api/instance/list', { token: ADMIN_TOKEN }), 403, denied);
       expectError(await node.api.delete('/api/instance/delete/alpha', { token: ADMIN_TOKEN }), 403, denied);
-      expectError(await createInstanceRaw(node, ADMIN_TOKEN, { name: 'by-admin' }), 403, 'This operation requires an account token');
+      expectError(
+        await createInstanceRaw(node, ADMIN_TOKEN, { name: 'by-admin' }),
+        403,
+        'This operation requires an account token',
+      );
       const alpha = await getSettings(node, 'alpha', alphaToken);
       expect(alpha.body.settings.autoRejectCalls).to.equal(false);
     });

@@ -18,13 +18,19 @@ const S = 1000;
 describe('billing cron (Enterprise events)', () => {
   it('emits each event once, signed, with short durations', async () => {
     const node = await startTestNode({
-      ALLOW_PRIVATE_URLS: 'true', BILLING_TRIAL: '3s', BILLING_TRIAL_NOTICE: '2s', BILLING_CYCLE: '5s', BILLING_TICK: '200ms',
-      BILLING_BASE_CENTS: '1000', BILLING_INSTANCE_MONTHLY_CENTS: '3000',
+      ALLOW_PRIVATE_URLS: 'true',
+      BILLING_TRIAL: '3s',
+      BILLING_TRIAL_NOTICE: '2s',
+      BILLING_CYCLE: '5s',
+      BILLING_TICK: '200ms',
+      BILLING_BASE_CENTS: '1000',
+      BILLING_INSTANCE_MONTHLY_CENTS: '3000',
     });
     const receiver = await WebhookReceiver.start();
     try {
       const token = await node.createAccount('billing');
-      const { secret } = (await node.api.request('PATCH', '/api/account/webhook', { url: receiver.url }, { token })).body;
+      const { secret } = (await node.api.request('PATCH', '/api/account/webhook', { url: receiver.url }, { token }))
+        .body;
       await node.createInstance(token, { name: 'b-1' });
       await new Promise((r) => setTimeout(r, 6500));
       const names = receiver.received.map((r) => r.body.event);
@@ -43,7 +49,13 @@ describe('billing cron (Enterprise events)', () => {
       expect(at('enterprise.instance.billable').at - at('enterprise.trial.started').at).to.be.within(2500, 3800);
       const renewal = at('enterprise.cycle.renewed').body;
       expect(renewal.account).to.equal('billing');
-      const terms = { trial: { months: 0, ms: 3 * S }, trialNotice: { months: 0, ms: 2 * S }, cycle: { months: 0, ms: 5 * S }, baseCents: 1000, instanceMonthlyCents: 3000 };
+      const terms = {
+        trial: { months: 0, ms: 3 * S },
+        trialNotice: { months: 0, ms: 2 * S },
+        cycle: { months: 0, ms: 5 * S },
+        baseCents: 1000,
+        instanceMonthlyCents: 3000,
+      };
       const { periodStart, periodEnd } = renewal.data;
       expect(renewal.data).to.deep.equal(periodCharge([inst!], Date.parse(periodStart), Date.parse(periodEnd), terms));
       expect(renewal.data.amountChargedCents).to.equal(renewal.data.baseCents + renewal.data.overageCents);
@@ -54,24 +66,64 @@ describe('billing cron (Enterprise events)', () => {
   });
 
   describe('ledger idempotency', () => {
-    const terms: BillingTerms = { trial: { months: 0, ms: 3 * S }, trialNotice: { months: 0, ms: 2 * S }, cycle: { months: 1, ms: 0 }, baseCents: 500, instanceMonthlyCents: 3100 };
+    const terms: BillingTerms = {
+      trial: { months: 0, ms: 3 * S },
+      trialNotice: { months: 0, ms: 2 * S },
+      cycle: { months: 1, ms: 0 },
+      baseCents: 500,
+      instanceMonthlyCents: 3100,
+    };
     const t0 = Date.parse('2024-01-01T00:00:00.000Z');
     let dir: string;
     let store: SqliteStore;
     let sent: AccountEvent[];
-    const dispatcher = { dispatch: async (e: AccountEvent) => (sent.push(e), true) } as unknown as AccountWebhookDispatcher;
+    const dispatcher = {
+      dispatch: async (e: AccountEvent) => (sent.push(e), true),
+    } as unknown as AccountWebhookDispatcher;
     const cron = (holding: () => boolean = () => true, recoverAfterMs = 30_000) =>
-      new BillingCron({ store, dispatcher, terms, cron: '* * * * * *', tickMs: 1000, holding, log: pino({ level: 'silent' }), recoverAfterMs });
+      new BillingCron({
+        store,
+        dispatcher,
+        terms,
+        cron: '* * * * * *',
+        tickMs: 1000,
+        holding,
+        log: pino({ level: 'silent' }),
+        recoverAfterMs,
+      });
 
     beforeEach(async () => {
       dir = mkdtempSync(join(tmpdir(), 'switchboard-billing-'));
       store = new SqliteStore(join(dir, 'store.db'));
       sent = [];
-      await store.accounts.create({ id: 'acc', name: 'acc', tokenHash: 'h', instanceQuota: 10, allowedOrigins: [], createdAt: new Date(t0).toISOString() });
+      await store.accounts.create({
+        id: 'acc',
+        name: 'acc',
+        tokenHash: 'h',
+        instanceQuota: 10,
+        allowedOrigins: [],
+        createdAt: new Date(t0).toISOString(),
+      });
       const instance = {
-        id: 'i-1', accountId: 'acc', name: 'one', tokenHash: 'th', tokenSealed: 'v1:x', ownerEpoch: 0,
-        config: { settings: { ...DEFAULT_SETTINGS }, proxy: undefined, websocket: undefined, helpdesk: undefined, chatbot: undefined, storage: undefined },
-        connection: { state: 'disconnected' as const, numberJid: '5511999@s.whatsapp.net', updatedAt: new Date(t0).toISOString() },
+        id: 'i-1',
+        accountId: 'acc',
+        name: 'one',
+        tokenHash: 'th',
+        tokenSealed: 'v1:x',
+        ownerEpoch: 0,
+        config: {
+          settings: { ...DEFAULT_SETTINGS },
+          proxy: undefined,
+          websocket: undefined,
+          helpdesk: undefined,
+          chatbot: undefined,
+          storage: undefined,
+        },
+        connection: {
+          state: 'disconnected' as const,
+          numberJid: '5511999@s.whatsapp.net',
+          updatedAt: new Date(t0).toISOString(),
+        },
         createdAt: new Date(t0 + 10 * 86_400_000).toISOString(),
       };
       await store.instances.create(instance, [], 10);
@@ -85,12 +137,22 @@ describe('billing cron (Enterprise events)', () => {
     it('two overlapping holders emit each event once, in calendar months', async () => {
       const a = cron();
       const b = cron();
-      const times = [t0 + 10 * 86_400_000, t0 + 10 * 86_400_000 + 1500, t0 + 10 * 86_400_000 + 3000, Date.parse('2024-02-01T00:00:00.000Z'), Date.parse('2024-03-05T00:00:00.000Z')];
+      const times = [
+        t0 + 10 * 86_400_000,
+        t0 + 10 * 86_400_000 + 1500,
+        t0 + 10 * 86_400_000 + 3000,
+        Date.parse('2024-02-01T00:00:00.000Z'),
+        Date.parse('2024-03-05T00:00:00.000Z'),
+      ];
       for (const t of times) await Promise.all([a.tick(t), b.tick(t), cron().tick(t)]);
       const keys = sent.map((e) => `${e.event}:${(e.data.periodStart as string | undefined) ?? ''}`);
       expect(keys).to.deep.equal([...new Set(keys)]);
       expect(sent.map((e) => e.event).sort()).to.deep.equal([
-        'enterprise.cycle.renewed', 'enterprise.cycle.renewed', 'enterprise.instance.billable', 'enterprise.trial.ending', 'enterprise.trial.started',
+        'enterprise.cycle.renewed',
+        'enterprise.cycle.renewed',
+        'enterprise.instance.billable',
+        'enterprise.trial.ending',
+        'enterprise.trial.started',
       ]);
       const renewals = sent.filter((e) => e.event === 'enterprise.cycle.renewed').map((e) => e.data);
       expect(renewals.map((d) => [d.periodStart, d.periodEnd])).to.deep.equal([
@@ -100,7 +162,11 @@ describe('billing cron (Enterprise events)', () => {
       // January: billable from Jan 11 + 3 s, about 21/31 of the month × 3100 = 2100 → 1600 over the base.
       expect(renewals[0]).to.include({ amountChargedCents: 2100, baseCents: 500, overageCents: 1600 });
       expect(renewals[1]).to.include({ amountChargedCents: 3100, baseCents: 500, overageCents: 2600 });
-      expect(sent.find((e) => e.event === 'enterprise.trial.started')?.data).to.deep.equal({ instance: 'one', numberJid: '5511999@s.whatsapp.net', trialEndsAt: new Date(t0 + 10 * 86_400_000 + 3000).toISOString() });
+      expect(sent.find((e) => e.event === 'enterprise.trial.started')?.data).to.deep.equal({
+        instance: 'one',
+        numberJid: '5511999@s.whatsapp.net',
+        trialEndsAt: new Date(t0 + 10 * 86_400_000 + 3000).toISOString(),
+      });
     });
 
     it('a holder that loses the role after recording leaves the entry for the next holder, sent once', async () => {

@@ -10,7 +10,10 @@ import type { ChatbotHarness, ChatbotInstance } from './chatbot-support.js';
 function echoFlow(greeting: string | undefined, turns = 6): FlowStepScript[] {
   return [
     { messages: greeting ? [text(greeting)] : [], input: textInput() },
-    ...Array.from({ length: turns }, () => ({ messages: ({ answers }: { answers: string[] }) => [text(`You said: ${answers.at(-1)}`)], input: textInput() })),
+    ...Array.from({ length: turns }, () => ({
+      messages: ({ answers }: { answers: string[] }) => [text(`You said: ${answers.at(-1)}`)],
+      input: textInput(),
+    })),
   ];
 }
 
@@ -36,7 +39,13 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
 
     before(async () => {
       url = h.typebot.flow('welcome', [
-        { messages: [text('Hello! How can we help?')], input: choice([{ id: 'sales', content: 'Sales' }, { id: 'support', content: 'Support' }]) },
+        {
+          messages: [text('Hello! How can we help?')],
+          input: choice([
+            { id: 'sales', content: 'Sales' },
+            { id: 'support', content: 'Support' },
+          ]),
+        },
         { messages: ({ answers }) => [text(`You chose ${answers.at(-1)}. Describe it:`)], input: textInput() },
         { messages: ({ answers }) => [text(`Thanks: ${answers.at(-1)}`)] },
       ]);
@@ -54,7 +63,13 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
         { type: 'reply', id: 'support', label: 'Support' },
       ]);
       const [start] = h.typebot.startsFor(jid(from));
-      expect(start!.body.prefilledVariables).to.include({ remoteJid: jid(from), number: from, pushName: 'Ana', instanceName: 'cb-flow', ownerJid: jid('5511300000001') });
+      expect(start!.body.prefilledVariables).to.include({
+        remoteJid: jid(from),
+        number: from,
+        pushName: 'Ana',
+        instanceName: 'cb-flow',
+        ownerJid: jid('5511300000001'),
+      });
       expect(start!.body.textBubbleContentFormat).to.equal('richText');
       const session = await bot.session(from);
       expect(session).to.include({ number: from, jid: jid(from), status: 'opened', pushName: 'Ana' });
@@ -63,7 +78,11 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       const second = await bot.waitSent(jid(from), 2);
       expect(second[1]).to.include({ type: 'text', text: 'You chose Support. Describe it:' });
       const continued = h.typebot.callsOf({ sessionId: start!.sessionId, kind: 'continue' });
-      expect(continued[0]!.body.message).to.deep.equal({ type: 'text', text: 'Support', metadata: { replyId: 'support' } });
+      expect(continued[0]!.body.message).to.deep.equal({
+        type: 'text',
+        text: 'Support',
+        metadata: { replyId: 'support' },
+      });
 
       await bot.say(from, 'the printer is on fire');
       const third = await bot.waitSent(jid(from), 3);
@@ -75,7 +94,7 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       expect(list.body.bots[0].last_activity_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     });
 
-    it('a typed answer that is no choice gets the flow\'s retry bubble and the same buttons', async () => {
+    it("a typed answer that is no choice gets the flow's retry bubble and the same buttons", async () => {
       const from = contact();
       await bot.say(from, 'hello');
       await bot.waitSent(jid(from), 1);
@@ -101,7 +120,14 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       const from = contact();
       await inst.say(from, 'go');
       const [buttons] = await inst.waitSent(jid(from), 1);
-      expect(buttons).to.deep.include({ type: 'buttons', text: 'Ready?', buttons: [{ type: 'reply', id: 'Yes', label: 'Yes' }, { type: 'reply', id: 'Not yet', label: 'Not yet' }] });
+      expect(buttons).to.deep.include({
+        type: 'buttons',
+        text: 'Ready?',
+        buttons: [
+          { type: 'reply', id: 'Yes', label: 'Yes' },
+          { type: 'reply', id: 'Not yet', label: 'Not yet' },
+        ],
+      });
       await inst.say(from, '', { buttonReplyId: 'Not yet' });
       expect((await inst.waitSent(jid(from), 2))[1].text).to.equal('You said: Not yet');
       expect(h.typebot.received('markup-click')).to.deep.equal(['Not yet']);
@@ -113,13 +139,24 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
     const flows: Record<string, string> = {};
 
     before(async () => {
-      for (const name of ['equals', 'starts', 'ends', 'contains', 'regex', 'all']) flows[name] = h.typebot.flow(`route-${name}`, [{ messages: [text(`${name} bot`)] }]);
+      for (const name of ['equals', 'starts', 'ends', 'contains', 'regex', 'all'])
+        flows[name] = h.typebot.flow(`route-${name}`, [{ messages: [text(`${name} bot`)] }]);
       inst = await h.instance('cb-route', '5511300000002');
       await inst.bot({ url: flows.all, triggerType: 'all' });
       await inst.bot({ url: flows.regex, triggerType: 'keyword', triggerOperator: 'regex', triggerValue: '^#\\d+$' });
-      await inst.bot({ url: flows.contains, triggerType: 'keyword', triggerOperator: 'contains', triggerValue: 'help' });
+      await inst.bot({
+        url: flows.contains,
+        triggerType: 'keyword',
+        triggerOperator: 'contains',
+        triggerValue: 'help',
+      });
       await inst.bot({ url: flows.ends, triggerType: 'keyword', triggerOperator: 'endsWith', triggerValue: 'please' });
-      await inst.bot({ url: flows.starts, triggerType: 'keyword', triggerOperator: 'startsWith', triggerValue: 'order' });
+      await inst.bot({
+        url: flows.starts,
+        triggerType: 'keyword',
+        triggerOperator: 'startsWith',
+        triggerValue: 'order',
+      });
       await inst.bot({ url: flows.equals, triggerType: 'keyword', triggerOperator: 'equals', triggerValue: 'Menu' });
     });
 
@@ -147,7 +184,12 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       expectOk(await h.net.node.api.delete(`/api/chatbot/delete/cb-route?botId=${all.botId}`, { token: inst.token }));
       const quiet = contact();
       await inst.say(quiet, 'good evening');
-      const patched = await h.net.node.api.request('PATCH', '/api/chatbot/update/cb-route', { botId: equals.botId, fallback: true }, { token: inst.token });
+      const patched = await h.net.node.api.request(
+        'PATCH',
+        '/api/chatbot/update/cb-route',
+        { botId: equals.botId, fallback: true },
+        { token: inst.token },
+      );
       expectOk(patched);
       const after = await h.net.node.api.get('/api/chatbot/list/cb-route', { token: inst.token });
       expect(after.body.integration.fallback_bot_id).to.equal(equals.botId);
@@ -184,18 +226,38 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
 
     it('controls answer 404 for a chat without a session and 400 for a bad action or no number', async () => {
       const api = h.net.node.api;
-      expectError(await api.post('/api/chatbot/sessions/cb-ctl', { number: contact(), action: 'pause' }, { token: inst.token }), 404, 'Session not found');
-      expectError(await api.post('/api/chatbot/sessions/cb-ctl', { number: contact(), action: 'stop' }, { token: inst.token }), 400, 'action must be one of: pause, resume, close');
-      expectError(await api.post('/api/chatbot/sessions/cb-ctl', { action: 'pause' }, { token: inst.token }), 400, 'Number is required');
+      expectError(
+        await api.post('/api/chatbot/sessions/cb-ctl', { number: contact(), action: 'pause' }, { token: inst.token }),
+        404,
+        'Session not found',
+      );
+      expectError(
+        await api.post('/api/chatbot/sessions/cb-ctl', { number: contact(), action: 'stop' }, { token: inst.token }),
+        400,
+        'action must be one of: pause, resume, close',
+      );
+      expectError(
+        await api.post('/api/chatbot/sessions/cb-ctl', { action: 'pause' }, { token: inst.token }),
+        400,
+        'Number is required',
+      );
     });
 
     it('POST /start opens a session for a number with variables, and the flow speaks first', async () => {
       const to = contact();
-      const res = await h.net.node.api.post('/api/chatbot/start/cb-ctl', { number: `+${to}`, variables: { plan: 'gold', seats: 3 } }, { token: inst.token });
+      const res = await h.net.node.api.post(
+        '/api/chatbot/start/cb-ctl',
+        { number: `+${to}`, variables: { plan: 'gold', seats: 3 } },
+        { token: inst.token },
+      );
       expectOk(res);
       expect(res.body.session).to.include({ number: to, status: 'opened' });
       expect((await inst.waitSent(jid(to), 1))[0].text).to.equal('Hi, say something');
-      expect(h.typebot.startsFor(jid(to))[0]!.body.prefilledVariables).to.include({ plan: 'gold', seats: '3', remoteJid: jid(to) });
+      expect(h.typebot.startsFor(jid(to))[0]!.body.prefilledVariables).to.include({
+        plan: 'gold',
+        seats: '3',
+        remoteJid: jid(to),
+      });
       await inst.say(to, 'ok');
       expect((await inst.waitSent(jid(to), 2))[1].text).to.equal('You said: ok');
     });
@@ -222,7 +284,13 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
         keywordFinish: '#stop',
         finishMessage: 'Goodbye!',
       });
-      await inst.bot({ url: h.typebot.flow('joined', echoFlow(undefined)), triggerType: 'keyword', triggerOperator: 'equals', triggerValue: 'frag', debounceSeconds: 2 });
+      await inst.bot({
+        url: h.typebot.flow('joined', echoFlow(undefined)),
+        triggerType: 'keyword',
+        triggerOperator: 'equals',
+        triggerValue: 'frag',
+        debounceSeconds: 2,
+      });
     });
 
     it('an inactive session expires with the expiry message', async () => {
@@ -265,7 +333,14 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       await inst.bot({
         url: h.typebot.flow('rich', [
           {
-            messages: [look, image(picture), text('Choose [reply|A] [reply|B] [reply|C] [reply|D]\n[pix:Acme Ltda;acme@example.com;EMAIL|Pay] [foo|broken]'), paced],
+            messages: [
+              look,
+              image(picture),
+              text(
+                'Choose [reply|A] [reply|B] [reply|C] [reply|D]\n[pix:Acme Ltda;acme@example.com;EMAIL|Pay] [foo|broken]',
+              ),
+              paced,
+            ],
             actions: [wait(1, { after: look.id! }), wait(1, { after: paced.id!, dedicated: true })],
           },
           { messages: [text('Done *for now*')] },
@@ -315,22 +390,50 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
     before(async () => {
       inst = await h.instance('cb-misc', '5511300000006');
       echo = h.typebot.flow('misc-echo', echoFlow('Agent bot here'));
-      await inst.bot({ url: echo, triggerType: 'keyword', triggerOperator: 'equals', triggerValue: 'stopme', stopBotFromMe: true });
-      await inst.bot({ url: h.typebot.flow('misc-all', echoFlow('Catch-all here')), triggerType: 'all', noStartFromMe: true });
-      await inst.bot({ url: h.typebot.flow('misc-group', echoFlow('Hello group')), triggerType: 'keyword', triggerOperator: 'equals', triggerValue: 'group hi', ignoreGroups: false });
+      await inst.bot({
+        url: echo,
+        triggerType: 'keyword',
+        triggerOperator: 'equals',
+        triggerValue: 'stopme',
+        stopBotFromMe: true,
+      });
+      await inst.bot({
+        url: h.typebot.flow('misc-all', echoFlow('Catch-all here')),
+        triggerType: 'all',
+        noStartFromMe: true,
+      });
+      await inst.bot({
+        url: h.typebot.flow('misc-group', echoFlow('Hello group')),
+        triggerType: 'keyword',
+        triggerOperator: 'equals',
+        triggerValue: 'group hi',
+        ignoreGroups: false,
+      });
     });
 
     it("stopBotFromMe: the operator's manual reply pauses the session", async () => {
       const from = contact();
       await inst.say(from, 'stopme');
       await inst.waitSent(jid(from), 1);
-      expectOk(await h.net.node.api.post('/api/message/text/cb-misc', { number: from, text: 'An agent here, hello!' }, { token: inst.token }));
+      expectOk(
+        await h.net.node.api.post(
+          '/api/message/text/cb-misc',
+          { number: from, text: 'An agent here, hello!' },
+          { token: inst.token },
+        ),
+      );
       await until(async () => (await inst.session(from))?.status === 'paused', 'the session to pause');
     });
 
     it('noStartFromMe: a chat the operator opened does not start that bot; others do', async () => {
       const operatorChat = contact();
-      expectOk(await h.net.node.api.post('/api/message/text/cb-misc', { number: operatorChat, text: 'Hi, this is Sales' }, { token: inst.token }));
+      expectOk(
+        await h.net.node.api.post(
+          '/api/message/text/cb-misc',
+          { number: operatorChat, text: 'Hi, this is Sales' },
+          { token: inst.token },
+        ),
+      );
       await inst.say(operatorChat, 'hello');
       const other = contact();
       await inst.say(other, 'hello');
@@ -340,7 +443,11 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
     });
 
     it('group messages start only bots that do not ignore groups', async () => {
-      const group = await h.net.node.api.post('/api/sandbox/group/cb-misc', { subject: 'Team', participants: [{ number: '5521911110000' }] }, { token: inst.token });
+      const group = await h.net.node.api.post(
+        '/api/sandbox/group/cb-misc',
+        { subject: 'Team', participants: [{ number: '5521911110000' }] },
+        { token: inst.token },
+      );
       expect(group.status, group.text).to.equal(201);
       const groupJid = group.body.group.jid as string;
       await inst.say('5521911110000', 'hello', { groupJid });

@@ -31,15 +31,23 @@ class HostedProductClient {
   static parseMessageExchange(envelope: any) {
     if (envelope.event !== 'message.exchange') throw new Error(`unexpected event ${envelope.event}`);
     const d = envelope.data;
-    for (const k of ['id', 'direction', 'timestamp', 'chat', 'sender', 'recipient', 'message']) if (!(k in d)) throw new Error(`missing ${k}`);
+    for (const k of ['id', 'direction', 'timestamp', 'chat', 'sender', 'recipient', 'message'])
+      if (!(k in d)) throw new Error(`missing ${k}`);
     if (!['incoming', 'outgoing'].includes(d.direction)) throw new Error('bad direction');
     if (!RFC3339.test(d.timestamp)) throw new Error(`timestamp without zone: ${d.timestamp}`);
     if (!['private', 'group', 'newsletter'].includes(d.chat.type)) throw new Error('bad chat type');
-    for (const k of ['jid', 'lid', 'name']) if (!(k in d.chat) || !(k in d.sender)) throw new Error(`missing chat/sender ${k}`);
+    for (const k of ['jid', 'lid', 'name'])
+      if (!(k in d.chat) || !(k in d.sender)) throw new Error(`missing chat/sender ${k}`);
     if (typeof d.message.content !== 'string') throw new Error('content must be a string');
-    for (const k of ['type', 'source', 'media', 'interactive']) if (!(k in d.message)) throw new Error(`missing message.${k}`);
+    for (const k of ['type', 'source', 'media', 'interactive'])
+      if (!(k in d.message)) throw new Error(`missing message.${k}`);
     if (typeof envelope.instanceData?.token !== 'string') throw new Error('instanceData.token missing');
-    return { id: d.id as string, from: d.sender.jid as string, text: d.message.content as string, at: new Date(d.timestamp) };
+    return {
+      id: d.id as string,
+      from: d.sender.jid as string,
+      text: d.message.content as string,
+      at: new Date(d.timestamp),
+    };
   }
 }
 
@@ -79,11 +87,19 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
     const settings = await client.call('GET', '/api/instance/getSettings/legacy');
     expect(settings.settings.ignoreStatus).to.equal(true);
     const hook = await client.call('GET', '/api/events/webhook/legacy?label=default');
-    expect(hook.webhook).to.include({ label: 'default', enabled: true, url: `${receiver.url}/`, byEvents: false, mediaBase64: false });
+    expect(hook.webhook).to.include({
+      label: 'default',
+      enabled: true,
+      url: `${receiver.url}/`,
+      byEvents: false,
+      mediaBase64: false,
+    });
     const ws = await client.call('GET', '/api/events/websocket/legacy');
     expect(ws.websocket.enabled).to.equal(true);
 
-    const socket = new WebSocket(`${node.url.replace('http', 'ws')}/ws/legacy?token=${encodeURIComponent(instanceToken)}`);
+    const socket = new WebSocket(
+      `${node.url.replace('http', 'ws')}/ws/legacy?token=${encodeURIComponent(instanceToken)}`,
+    );
     const frames: any[] = [];
     socket.on('message', (raw: Buffer) => frames.push(JSON.parse(raw.toString())));
     await new Promise<void>((resolve, reject) => {
@@ -93,7 +109,11 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
 
     expect((await client.call('GET', '/api/instance/connect/legacy')).status).to.equal('qr');
     await client.call('POST', '/api/sandbox/link/legacy', { number: '5511977770000' });
-    const inbound = await client.call('POST', '/api/sandbox/inbound/legacy', { from: '5511966660000', text: 'pedido 42', pushName: 'Bia' });
+    const inbound = await client.call('POST', '/api/sandbox/inbound/legacy', {
+      from: '5511966660000',
+      text: 'pedido 42',
+      pushName: 'Bia',
+    });
 
     const deadline = Date.now() + 5000;
     const isMessage = (e: any) => e?.event === 'message.exchange';
@@ -104,33 +124,62 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
     const fromSocket = HostedProductClient.parseMessageExchange(frames.find(isMessage));
     socket.close();
     for (const parsed of [fromHook, fromSocket]) {
-      expect(parsed).to.deep.include({ id: inbound.messageId, from: '5511966660000@s.whatsapp.net', text: 'pedido 42' });
+      expect(parsed).to.deep.include({
+        id: inbound.messageId,
+        from: '5511966660000@s.whatsapp.net',
+        text: 'pedido 42',
+      });
       expect(Math.abs(parsed.at.getTime() - Date.now())).to.be.below(10_000);
     }
 
-    const sent = await client.call('POST', '/api/message/text/legacy', { number: '5511966660000', message: 'recebido' });
+    const sent = await client.call('POST', '/api/message/text/legacy', {
+      number: '5511966660000',
+      message: 'recebido',
+    });
     expect(sent).to.deep.include({ status: 'sent' });
     expect(sent.data.messageId).to.be.a('string');
   });
 
   it('looks numbers up and reports where a message got to', async () => {
-    const lookupFor = async (number: string) => (await client.call('GET', `/api/chat/contacts/legacy?number=${number}`)).contact;
-    expect(await lookupFor('5511977770000')).to.deep.equal({ found: true, jid: '5511977770000@s.whatsapp.net', lid: null });
+    const lookupFor = async (number: string) =>
+      (await client.call('GET', `/api/chat/contacts/legacy?number=${number}`)).contact;
+    expect(await lookupFor('5511977770000')).to.deep.equal({
+      found: true,
+      jid: '5511977770000@s.whatsapp.net',
+      lid: null,
+    });
     expect(await lookupFor('5511900000000')).to.deep.equal({ found: false, jid: null, lid: null });
 
     const sent = await client.call('POST', '/api/message/text/legacy', { number: '5511966660000', text: 'status?' });
     const status = await client.call('GET', `/api/chat/status/legacy?messageId=${sent.data.messageId}`);
-    expect(status).to.deep.include({ message_id: sent.data.messageId, direction: 'outgoing', chat_jid: '5511966660000@s.whatsapp.net' });
+    expect(status).to.deep.include({
+      message_id: sent.data.messageId,
+      direction: 'outgoing',
+      chat_jid: '5511966660000@s.whatsapp.net',
+    });
     expect(status.status).to.equal('sent');
     expect(status.status_code).to.equal(2);
     expect(status.timestamp).to.match(RFC3339);
     const own = await client.call('GET', '/api/profile/getAccount/legacy');
-    expect(own.profile).to.deep.equal({ jid: '5511977770000@s.whatsapp.net', name: null, about: null, pictureUrl: null, isBusiness: false });
+    expect(own.profile).to.deep.equal({
+      jid: '5511977770000@s.whatsapp.net',
+      name: null,
+      about: null,
+      pictureUrl: null,
+      isBusiness: false,
+    });
     await client.call('POST', '/api/profile/account/legacy', { profileName: 'Loja', profileStatus: 'Aberto' });
-    expect((await client.call('GET', '/api/profile/getAccount/legacy')).profile).to.deep.include({ name: 'Loja', about: 'Aberto' });
-    const missing = await fetch(`${node.url}/api/profile/getAccount/legacy?number=5511900000000`, { headers: { authorization: `Bearer ${(client as any).token}` } });
+    expect((await client.call('GET', '/api/profile/getAccount/legacy')).profile).to.deep.include({
+      name: 'Loja',
+      about: 'Aberto',
+    });
+    const missing = await fetch(`${node.url}/api/profile/getAccount/legacy?number=5511900000000`, {
+      headers: { authorization: `Bearer ${(client as any).token}` },
+    });
     expect(missing.status).to.equal(404);
-    const res = await fetch(`${node.url}/api/chat/status/legacy?messageId=nope`, { headers: { authorization: `Bearer ${(client as any).token}` } });
+    const res = await fetch(`${node.url}/api/chat/status/legacy?messageId=nope`, {
+      headers: { authorization: `Bearer ${(client as any).token}` },
+    });
     expect(res.status).to.equal(404);
   });
 });

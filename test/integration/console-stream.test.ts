@@ -51,22 +51,41 @@ describe('console stream: every instance of an account on one WebSocket', functi
     return client;
   }
 
-  const lists = (c: TestClient) => (c.envelopes as unknown as Array<Partial<InstancesFrame>>).filter((f) => f.console === 'instances') as InstancesFrame[];
+  const lists = (c: TestClient) =>
+    (c.envelopes as unknown as Array<Partial<InstancesFrame>>).filter(
+      (f) => f.console === 'instances',
+    ) as InstancesFrame[];
   const lastList = (c: TestClient) => lists(c).at(-1)?.instances;
 
   async function link(name: string, token: string): Promise<void> {
     expect((await node.api.get(`/api/instance/connect/${name}`, { token })).status).to.equal(200);
-    const res = await node.api.post(`/api/sandbox/link/${name}`, { number: `55219${String(++seq).padStart(8, '0')}` }, { token });
+    const res = await node.api.post(
+      `/api/sandbox/link/${name}`,
+      { number: `55219${String(++seq).padStart(8, '0')}` },
+      { token },
+    );
     expect(res.status, res.text).to.equal(200);
   }
 
   it('is refused before the upgrade like /ws/:instance: token, account token only, origin', async () => {
     const instanceToken = await node.createInstance(account, { name: 'refusals' });
     const upgrade = (path: string, headers: Record<string, string> = {}) => rawUpgrade(node.url, path, headers);
-    expectRefusal(await upgrade('/console/stream'), 401, 'Missing token in header, Authorization header, or query parameter');
+    expectRefusal(
+      await upgrade('/console/stream'),
+      401,
+      'Missing token in header, Authorization header, or query parameter',
+    );
     expectRefusal(await upgrade('/console/stream?token=nope'), 401, 'Invalid token');
-    expectRefusal(await upgrade('/console/stream', { token: instanceToken }), 403, 'This operation requires an account token');
-    expectRefusal(await upgrade('/console/stream', { token: ADMIN_TOKEN }), 403, 'This operation requires an account token');
+    expectRefusal(
+      await upgrade('/console/stream', { token: instanceToken }),
+      403,
+      'This operation requires an account token',
+    );
+    expectRefusal(
+      await upgrade('/console/stream', { token: ADMIN_TOKEN }),
+      403,
+      'This operation requires an account token',
+    );
     const foreign = await upgrade('/console/stream', { token: account, origin: 'https://evil.example.net' });
     expect(foreign.status).to.equal(403);
     expect(foreign.text).to.equal('');
@@ -94,9 +113,15 @@ describe('console stream: every instance of an account on one WebSocket', functi
     await link('alpha', alpha);
     await link('beta', beta);
     await link('foreign', foreign);
-    await node.api.post('/api/sandbox/inbound/beta', { from: '5511912345678', text: 'to beta', pushName: 'Ana' }, { token: beta });
+    await node.api.post(
+      '/api/sandbox/inbound/beta',
+      { from: '5511912345678', text: 'to beta', pushName: 'Ana' },
+      { token: beta },
+    );
     await until(() => client.events('message.exchange').length === 1, 'the message of beta');
-    const states = client.events('instance.state').map((e) => `${e.instanceData.instance}:${(e.data as { state: string }).state}`);
+    const states = client
+      .events('instance.state')
+      .map((e) => `${e.instanceData.instance}:${(e.data as { state: string }).state}`);
     expect(states).to.include.members(['alpha:qr', 'alpha:connected', 'beta:qr', 'beta:connected']);
     expect(client.envelopes.some((e) => e.instanceData?.instance === 'foreign')).to.equal(false);
     const message = client.events('message.exchange')[0]!;
@@ -110,7 +135,9 @@ describe('console stream: every instance of an account on one WebSocket', functi
     const own = await startTestNode({ ...ENV, WS_CONFIG_REFRESH_MS: '600000' });
     try {
       const token = await own.createAccount('asks');
-      const client = await TestClient.open(`${own.url.replace(/^http/, 'ws')}/console/stream?token=${encodeURIComponent(token)}`);
+      const client = await TestClient.open(
+        `${own.url.replace(/^http/, 'ws')}/console/stream?token=${encodeURIComponent(token)}`,
+      );
       clients.push(client);
       await until(() => lists(client).length === 1, 'the first instances frame');
       expect(lastList(client)).to.deep.equal([]);
@@ -124,7 +151,10 @@ describe('console stream: every instance of an account on one WebSocket', functi
       expect((await own.api.get('/api/instance/connect/gamma', { token: gamma })).status).to.equal(200);
       expect((await own.api.post('/api/sandbox/link/gamma', {}, { token: gamma })).status).to.equal(200);
       await until(
-        () => client.events('instance.state').some((e) => e.instanceData.instance === 'gamma' && (e.data as { state: string }).state === 'connected'),
+        () =>
+          client
+            .events('instance.state')
+            .some((e) => e.instanceData.instance === 'gamma' && (e.data as { state: string }).state === 'connected'),
         'gamma connected',
       );
       expect(client.close).to.equal(undefined);
@@ -173,14 +203,19 @@ describe('console stream: every instance of an account on one WebSocket', functi
     expect(node.websockets.consoleSubscriptions).to.equal(instances);
     b.ws.close();
     await b.closed;
-    await until(() => node.websockets.consoleSize === 0 && node.websockets.consoleSubscriptions === 0, 'the subscriptions dropped');
+    await until(
+      () => node.websockets.consoleSize === 0 && node.websockets.consoleSubscriptions === 0,
+      'the subscriptions dropped',
+    );
   });
 
   it('closes the streams with 1001 when the node shuts down', async () => {
     const own = await startTestNode(ENV);
     try {
       const token = await own.createAccount('closing');
-      const client = await TestClient.open(`${own.url.replace(/^http/, 'ws')}/console/stream?token=${encodeURIComponent(token)}`);
+      const client = await TestClient.open(
+        `${own.url.replace(/^http/, 'ws')}/console/stream?token=${encodeURIComponent(token)}`,
+      );
       await until(() => client.envelopes.length === 1, 'the first instances frame');
       const stopping = own.stop();
       expect((await client.closedWithin(10_000)).code).to.equal(1001);

@@ -1,7 +1,15 @@
 import { expect } from 'chai';
 import { ADMIN_TOKEN, startTestNode } from '../helpers/test-node.js';
 import type { ApiResponse, TestNode } from '../helpers/test-node.js';
-import { TOKEN_FORMS, createInstanceRaw, expectError, expectOk, getSettings, postSettings, withToken } from './support.js';
+import {
+  TOKEN_FORMS,
+  createInstanceRaw,
+  expectError,
+  expectOk,
+  getSettings,
+  postSettings,
+  withToken,
+} from './support.js';
 
 const RATE_LIMITED = 'Rate limit exceeded. Try again later.';
 
@@ -132,7 +140,11 @@ describe('edge: rate limits, HTTPS, CORS, request ids (spec sections 1 and 8)', 
     it('refuses plain HTTP on a non-loopback listener with 403', async () => {
       expectError(await admin(plain), 403, 'HTTPS is required');
       expectError(await plain.api.get('/api/instance/list'), 403, 'HTTPS is required');
-      expectError(await plain.api.post('/api/instance/new', { name: 'x' }, { token: 'whatever-token-1234' }), 403, 'HTTPS is required');
+      expectError(
+        await plain.api.post('/api/instance/new', { name: 'x' }, { token: 'whatever-token-1234' }),
+        403,
+        'HTTPS is required',
+      );
       expectError(await plain.api.get('/api/no-such-route'), 403, 'HTTPS is required');
     });
 

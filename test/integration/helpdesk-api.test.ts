@@ -23,12 +23,21 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
   });
 
   const api = () => rig.net.node.api;
-  const settings = (extra: Record<string, unknown> = {}) => ({ baseUrl: rig.fake.url, accountId: rig.fake.accountId, apiToken: rig.fake.token, ...extra });
+  const settings = (extra: Record<string, unknown> = {}) => ({
+    baseUrl: rig.fake.url,
+    accountId: rig.fake.accountId,
+    apiToken: rig.fake.token,
+    ...extra,
+  });
 
   it('set creates an API inbox whose webhook URL carries a per-instance secret, and list shows it with the token', async () => {
     const name = fresh('set');
     const token = await rig.net.idle(name);
-    const res = await rig.set(name, token, settings({ inboxName: 'Sales WA', signMessages: true, startAsPending: true }));
+    const res = await rig.set(
+      name,
+      token,
+      settings({ inboxName: 'Sales WA', signMessages: true, startAsPending: true }),
+    );
     expectOk(res);
     expect(res.body.message).to.equal('Helpdesk integration activated');
     const inbox = rig.fake.inboxes.find((i) => i.name === 'Sales WA')!;
@@ -49,9 +58,16 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
     expect(res.text).to.not.include(rig.fake.token);
 
     const instance = await rig.net.node.store.instances.findByTokenHash(hashToken(token));
-    expect(inbox.webhook_url).to.match(new RegExp(`^${rig.net.node.url}/api/helpdesk/webhook/${instance!.id}/[A-Za-z0-9_-]{43}$`));
+    expect(inbox.webhook_url).to.match(
+      new RegExp(`^${rig.net.node.url}/api/helpdesk/webhook/${instance!.id}/[A-Za-z0-9_-]{43}$`),
+    );
     const list = await rig.list(name, token);
-    expect(list).to.include({ status: 'active', apiToken: rig.fake.token, webhookUrl: inbox.webhook_url, inboxId: inbox.id });
+    expect(list).to.include({
+      status: 'active',
+      apiToken: rig.fake.token,
+      webhookUrl: inbox.webhook_url,
+      inboxId: inbox.id,
+    });
     // At rest the token is sealed, never in clear.
     expect(JSON.stringify(instance!.config.helpdesk)).to.not.include(rig.fake.token);
   });
@@ -67,7 +83,12 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
     expectOk(res);
     expect(rig.fake.inboxes.filter((i) => i.name === 'Shared inbox')).to.have.length(1);
     expect(inbox.webhook_url).to.equal(before);
-    expect(res.body.helpdesk).to.include({ inboxId: inbox.id, reopenResolved: true, inboxName: 'Shared inbox', status: 'active' });
+    expect(res.body.helpdesk).to.include({
+      inboxId: inbox.id,
+      reopenResolved: true,
+      inboxName: 'Shared inbox',
+      status: 'active',
+    });
     expect((await rig.list(name, token)).apiToken).to.equal(rig.fake.token);
   });
 
@@ -83,7 +104,11 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
         chatwootIgnoreGroups: true,
       }),
     );
-    expect(await rig.list(name, token)).to.include({ inboxName: 'Spelled', ignoreGroups: true, accountId: rig.fake.accountId });
+    expect(await rig.list(name, token)).to.include({
+      inboxName: 'Spelled',
+      ignoreGroups: true,
+      accountId: rig.fake.accountId,
+    });
     expectError(
       await rig.set(name, token, { baseUrl: rig.fake.url, helpdeskBaseUrl: rig.fake.url }),
       400,
@@ -94,10 +119,22 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
   it('refuses incomplete or wrong settings with 400 and saves nothing', async () => {
     const name = fresh('bad');
     const token = await rig.net.idle(name);
-    expectError(await rig.set(name, token, { baseUrl: rig.fake.url, accountId: rig.fake.accountId }), 400, 'Invalid request body: apiToken is required');
-    expectError(await rig.set(name, token, settings({ accountId: 0 })), 400, "Invalid request body: field 'accountId': Too small: expected number to be >0");
+    expectError(
+      await rig.set(name, token, { baseUrl: rig.fake.url, accountId: rig.fake.accountId }),
+      400,
+      'Invalid request body: apiToken is required',
+    );
+    expectError(
+      await rig.set(name, token, settings({ accountId: 0 })),
+      400,
+      "Invalid request body: field 'accountId': Too small: expected number to be >0",
+    );
     expectError(await rig.set(name, token, settings({ bogus: 1 })), 400, "Invalid request body: unknown field 'bogus'");
-    expectError(await rig.set(name, token, settings({ paused: true, enabled: true })), 400, "Invalid request body: send only one of 'enabled' and 'paused'");
+    expectError(
+      await rig.set(name, token, settings({ paused: true, enabled: true })),
+      400,
+      "Invalid request body: send only one of 'enabled' and 'paused'",
+    );
     const refused = await rig.set(name, token, settings({ apiToken: 'wrong-token' }));
     expectError(refused, 400, 'Helpdesk settings refused: Chatwoot GET /inboxes: HTTP 401 Invalid Access Token');
     const wrongAccount = await rig.set(name, token, settings({ accountId: 999 }));
@@ -112,14 +149,24 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
     try {
       const res = await rig.set(name, token, settings({ inboxName: 'Down inbox' }));
       expectOk(res);
-      expect(res.body.message).to.equal('Helpdesk integration saved, but Chatwoot could not be reached: Chatwoot GET /inboxes: HTTP 503 Internal Server Error');
-      expect(res.body.helpdesk).to.include({ status: 'error', inboxId: null, last_error: 'Chatwoot GET /inboxes: HTTP 503 Internal Server Error' });
+      expect(res.body.message).to.equal(
+        'Helpdesk integration saved, but Chatwoot could not be reached: Chatwoot GET /inboxes: HTTP 503 Internal Server Error',
+      );
+      expect(res.body.helpdesk).to.include({
+        status: 'error',
+        inboxId: null,
+        last_error: 'Chatwoot GET /inboxes: HTTP 503 Internal Server Error',
+      });
     } finally {
       rig.fake.recover();
     }
     const again = await rig.set(name, token, {});
     expectOk(again);
-    expect(again.body.helpdesk).to.include({ status: 'active', last_error: null, inboxId: rig.fake.inboxes.find((i) => i.name === 'Down inbox')!.id });
+    expect(again.body.helpdesk).to.include({
+      status: 'active',
+      last_error: null,
+      inboxId: rig.fake.inboxes.find((i) => i.name === 'Down inbox')!.id,
+    });
   });
 
   it('a private base URL is refused without ALLOW_PRIVATE_URLS', async () => {
@@ -128,7 +175,11 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
       const account = await node.createAccount('private');
       const token = await node.createInstance(account, { name: 'p1' });
       expectError(
-        await node.api.post('/api/helpdesk/set/p1', { baseUrl: 'http://10.1.2.3', accountId: 1, apiToken: 't' }, { token }),
+        await node.api.post(
+          '/api/helpdesk/set/p1',
+          { baseUrl: 'http://10.1.2.3', accountId: 1, apiToken: 't' },
+          { token },
+        ),
         400,
         'Invalid request body: baseUrl: URLs pointing to internal networks are not allowed',
       );
@@ -152,8 +203,16 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
 
   it('answers 404 for an unknown instance and 401 without a token', async () => {
     const token = await rig.net.idle(fresh('auth'));
-    expectError(await api().get('/api/helpdesk/list/nobody-here', { token: rig.net.account }), 404, 'Instance not found');
-    expectError(await api().get('/api/helpdesk/list/nobody-here'), 401, 'Missing token in header, Authorization header, or query parameter');
+    expectError(
+      await api().get('/api/helpdesk/list/nobody-here', { token: rig.net.account }),
+      404,
+      'Instance not found',
+    );
+    expectError(
+      await api().get('/api/helpdesk/list/nobody-here'),
+      401,
+      'Missing token in header, Authorization header, or query parameter',
+    );
     expect((await api().get('/api/helpdesk/list/nobody-here', { token })).status).to.equal(401);
   });
 
@@ -178,7 +237,11 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
     const body = { event: 'message_created' };
     expectOk(await api().post(path, body));
     expectError(await api().post(`${path.slice(0, -1)}x`, body), 404, 'Not found');
-    expectError(await api().post(path.replace(/\/webhook\/[^/]+\//, '/webhook/00000000-0000-0000-0000-000000000000/'), body), 404, 'Not found');
+    expectError(
+      await api().post(path.replace(/\/webhook\/[^/]+\//, '/webhook/00000000-0000-0000-0000-000000000000/'), body),
+      404,
+      'Not found',
+    );
   });
 
   describe('creation blocks', () => {
@@ -202,14 +265,25 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
       expect(res.body.helpdesk).to.include({ enabled: true, status: 'active', inboxId: inbox.id, signMessages: true });
       expect(res.body.helpdesk).to.not.have.property('error');
       expect(res.text).to.not.include(rig.fake.token);
-      expect(await rig.list(name, res.body.instance.token)).to.include({ status: 'active', inboxId: inbox.id, apiToken: rig.fake.token });
+      expect(await rig.list(name, res.body.instance.token)).to.include({
+        status: 'active',
+        inboxId: inbox.id,
+        apiToken: rig.fake.token,
+      });
     });
 
     it('with the chatwoot… spellings too', async () => {
       const name = fresh('cwblock');
       const res = await api().post(
         '/api/instance/new',
-        { name, chatwootEnabled: true, chatwootBaseUrl: rig.fake.url, chatwootAccountId: rig.fake.accountId, chatwootApiToken: rig.fake.token, chatwootInboxName: 'CW block' },
+        {
+          name,
+          chatwootEnabled: true,
+          chatwootBaseUrl: rig.fake.url,
+          chatwootAccountId: rig.fake.accountId,
+          chatwootApiToken: rig.fake.token,
+          chatwootInboxName: 'CW block',
+        },
         { token: rig.net.account },
       );
       expectOk(res, 201);
@@ -220,13 +294,28 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
       const name = fresh('badblock');
       const res = await api().post(
         '/api/instance/new',
-        { name, helpdeskEnabled: true, helpdeskBaseUrl: rig.fake.url, helpdeskAccountId: rig.fake.accountId, helpdeskApiToken: 'not-the-token', helpdeskInboxName: 'Bad block' },
+        {
+          name,
+          helpdeskEnabled: true,
+          helpdeskBaseUrl: rig.fake.url,
+          helpdeskAccountId: rig.fake.accountId,
+          helpdeskApiToken: 'not-the-token',
+          helpdeskInboxName: 'Bad block',
+        },
         { token: rig.net.account },
       );
       expectOk(res, 201);
-      expect(res.body.helpdesk).to.include({ enabled: true, status: 'error', error: 'Chatwoot GET /inboxes: HTTP 401 Invalid Access Token', inboxId: null });
+      expect(res.body.helpdesk).to.include({
+        enabled: true,
+        status: 'error',
+        error: 'Chatwoot GET /inboxes: HTTP 401 Invalid Access Token',
+        inboxId: null,
+      });
       const token = res.body.instance.token as string;
-      expect(await rig.list(name, token)).to.include({ status: 'error', last_error: 'Chatwoot GET /inboxes: HTTP 401 Invalid Access Token' });
+      expect(await rig.list(name, token)).to.include({
+        status: 'error',
+        last_error: 'Chatwoot GET /inboxes: HTTP 401 Invalid Access Token',
+      });
       const fixed = await rig.set(name, token, { apiToken: rig.fake.token });
       expectOk(fixed);
       expect(fixed.body.helpdesk).to.include({ status: 'active', last_error: null, inboxName: 'Bad block' });
@@ -236,7 +325,14 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
       const name = fresh('offblock');
       const res = await api().post(
         '/api/instance/new',
-        { name, helpdeskEnabled: false, helpdeskBaseUrl: rig.fake.url, helpdeskAccountId: rig.fake.accountId, helpdeskApiToken: rig.fake.token, helpdeskInboxName: 'Off block' },
+        {
+          name,
+          helpdeskEnabled: false,
+          helpdeskBaseUrl: rig.fake.url,
+          helpdeskAccountId: rig.fake.accountId,
+          helpdeskApiToken: rig.fake.token,
+          helpdeskInboxName: 'Off block',
+        },
         { token: rig.net.account },
       );
       expectOk(res, 201);
@@ -268,7 +364,11 @@ describe('helpdesk module switch (HELPDESK_ENABLED=false)', () => {
   it('answers 503 on set, list and delete, under both prefixes, even for an unknown instance', async () => {
     const token = await node.createInstance(account, { name: 'off' });
     for (const prefix of ['/api/helpdesk', '/api/chatwoot']) {
-      expectError(await node.api.post(`${prefix}/set/off`, { baseUrl: fake.url, accountId: 1, apiToken: 't' }, { token }), 503, DISABLED);
+      expectError(
+        await node.api.post(`${prefix}/set/off`, { baseUrl: fake.url, accountId: 1, apiToken: 't' }, { token }),
+        503,
+        DISABLED,
+      );
       expectError(await node.api.get(`${prefix}/list/off`, { token }), 503, DISABLED);
       expectError(await node.api.delete(`${prefix}/delete/off`, { token }), 503, DISABLED);
       expectError(await node.api.get(`${prefix}/list/missing`, { token: account }), 503, DISABLED);
@@ -279,7 +379,13 @@ describe('helpdesk module switch (HELPDESK_ENABLED=false)', () => {
   it('creation continues and the helpdesk block reports enabled: false', async () => {
     const res = await node.api.post(
       '/api/instance/new',
-      { name: 'off-block', helpdeskEnabled: true, helpdeskBaseUrl: fake.url, helpdeskAccountId: fake.accountId, helpdeskApiToken: fake.token },
+      {
+        name: 'off-block',
+        helpdeskEnabled: true,
+        helpdeskBaseUrl: fake.url,
+        helpdeskAccountId: fake.accountId,
+        helpdeskApiToken: fake.token,
+      },
       { token: account },
     );
     expectOk(res, 201);

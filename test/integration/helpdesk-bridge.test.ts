@@ -46,14 +46,27 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       const to = freshNumber();
       await rig.inbound(name, token, to, 'hi');
       const [conversation] = await rig.conversations(await rig.contact(jidOf(to)));
-      const sent = await rig.net.node.api.post(`/api/message/text/${name}`, { number: to, text: 'sent from the API' }, { token });
+      const sent = await rig.net.node.api.post(
+        `/api/message/text/${name}`,
+        { number: to, text: 'sent from the API' },
+        { token },
+      );
       expectOk(sent);
       const messages = await rig.messages(conversation!.id, 2);
-      expect(messages[1]).to.include({ content: 'sent from the API', message_type: 'outgoing', source_id: `WAID:${sent.body.data.messageId}` });
+      expect(messages[1]).to.include({
+        content: 'sent from the API',
+        message_type: 'outgoing',
+        source_id: `WAID:${sent.body.data.messageId}`,
+      });
       // Its message_created echo is ours (WAID:…): not sent again. An agent reply, queued after it, shows it was handled.
       await rig.fake.agentReply(conversation!.id, { content: 'agent reply' });
-      await eventually('the agent reply', async () => (await sentTo(rig, name, token, jidOf(to))).some((e) => e.text === 'agent reply'));
-      expect((await sentTo(rig, name, token, jidOf(to))).map((e) => e.text)).to.deep.equal(['sent from the API', 'agent reply']);
+      await eventually('the agent reply', async () =>
+        (await sentTo(rig, name, token, jidOf(to))).some((e) => e.text === 'agent reply'),
+      );
+      expect((await sentTo(rig, name, token, jidOf(to))).map((e) => e.text)).to.deep.equal([
+        'sent from the API',
+        'agent reply',
+      ]);
     });
 
     it('media goes as a multipart attachment with its bytes', async () => {
@@ -77,7 +90,11 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       const name = fresh('group');
       const token = await rig.instance(name);
       const member = freshNumber();
-      const created = await rig.net.node.api.post(`/api/sandbox/group/${name}`, { subject: 'Project Falcon', participants: [{ number: member }] }, { token });
+      const created = await rig.net.node.api.post(
+        `/api/sandbox/group/${name}`,
+        { subject: 'Project Falcon', participants: [{ number: member }] },
+        { token },
+      );
       expectOk(created, 201);
       const groupJid = created.body.group.jid as string;
       await rig.inbound(name, token, member, 'status update', { pushName: 'Rui', groupJid });
@@ -153,7 +170,9 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
 
     it("an agent's reply reaches the contact once, in WhatsApp's marks, and is not posted back", async () => {
       const { name, token, jid, conversation } = await conversationWith();
-      const { message, webhookStatus } = await rig.fake.agentReply(conversation.id, { content: 'We are on it, **promise**' });
+      const { message, webhookStatus } = await rig.fake.agentReply(conversation.id, {
+        content: 'We are on it, **promise**',
+      });
       expect(webhookStatus).to.equal(200);
       const sent = await eventually('the reply in the outbox', async () => {
         const out = await sentTo(rig, name, token, jid);
@@ -170,7 +189,11 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       expect(all.map((e) => e.text)).to.deep.equal(['We are on it, *promise*', 'second reply']);
       // The echoes of our sends (fromMe) did not come back to Chatwoot as new messages.
       await rig.fake.settled();
-      expect(rig.fake.messagesOf(conversation.id).map((m) => m.content)).to.deep.equal(['I need help', 'We are on it, **promise**', 'second reply']);
+      expect(rig.fake.messagesOf(conversation.id).map((m) => m.content)).to.deep.equal([
+        'I need help',
+        'We are on it, **promise**',
+        'second reply',
+      ]);
     });
 
     it('signs with the agent name when signMessages', async () => {
@@ -193,13 +216,18 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       });
       expect(out.map((e) => e.text)).to.deep.equal(['public answer']);
       // The incoming message we posted came back as message_created and was ignored.
-      expect(rig.fake.webhooks.some((w) => w.body.message_type === 'incoming' && w.body.source_id?.startsWith('WAID:'))).to.equal(true);
+      expect(
+        rig.fake.webhooks.some((w) => w.body.message_type === 'incoming' && w.body.source_id?.startsWith('WAID:')),
+      ).to.equal(true);
     });
 
     it('sends an attachment from its data_url with the text as caption', async () => {
       const { name, token, jid, conversation } = await conversationWith();
       const png = await pngImage(8, 8);
-      await rig.fake.agentReply(conversation.id, { content: 'the invoice', attachments: [{ contentType: 'image/png', data: png, fileName: 'invoice.png' }] });
+      await rig.fake.agentReply(conversation.id, {
+        content: 'the invoice',
+        attachments: [{ contentType: 'image/png', data: png, fileName: 'invoice.png' }],
+      });
       const [sent] = await eventually('the attachment', async () => {
         const out = await sentTo(rig, name, token, jid);
         return out.length > 0 ? out : undefined;
@@ -212,8 +240,13 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       const { name, token, jid, conversation } = await conversationWith();
       await rig.net.fault(name, token, 'sendText', 'recipient unreachable');
       await rig.fake.agentReply(conversation.id, { content: 'will not arrive' });
-      const note = await eventually('the private note', () => rig.fake.messagesOf(conversation.id).find((m) => m.private));
-      expect(note).to.include({ content: 'Message not delivered to WhatsApp: recipient unreachable', message_type: 'outgoing' });
+      const note = await eventually('the private note', () =>
+        rig.fake.messagesOf(conversation.id).find((m) => m.private),
+      );
+      expect(note).to.include({
+        content: 'Message not delivered to WhatsApp: recipient unreachable',
+        message_type: 'outgoing',
+      });
       expect(await sentTo(rig, name, token, jid)).to.deep.equal([]);
     });
   });
@@ -241,7 +274,12 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       const messages = await rig.messages(conversation!.id, 3);
       await rig.inbound(name, token, from, 'after');
       await rig.messages(conversation!.id, 4);
-      expect(rig.fake.messagesOf(conversation!.id).map((m) => m.content)).to.deep.equal(['before', 'during 1', 'during 2', 'after']);
+      expect(rig.fake.messagesOf(conversation!.id).map((m) => m.content)).to.deep.equal([
+        'before',
+        'during 1',
+        'during 2',
+        'after',
+      ]);
       expect(messages).to.have.length(3);
     });
 
@@ -260,9 +298,15 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       await eventually('another attempt', () => rig.fake.requests.length > seen);
       rig.fake.recover();
       await rig.inbound(name, token, from, 'next');
-      await eventually('the next message', () => rig.fake.messagesOf(conversation!.id).some((m) => m.content === 'next'));
+      await eventually('the next message', () =>
+        rig.fake.messagesOf(conversation!.id).some((m) => m.content === 'next'),
+      );
       expectOnce(rig.fake.messagesOf(conversation!.id), (m) => m.source_id === `WAID:${id}`, 'the slow message');
-      expect(rig.fake.messagesOf(conversation!.id).map((m) => m.content)).to.deep.equal(['warm up', 'slow answer', 'next']);
+      expect(rig.fake.messagesOf(conversation!.id).map((m) => m.content)).to.deep.equal([
+        'warm up',
+        'slow answer',
+        'next',
+      ]);
     });
 
     it('paused forwards nothing either way; resuming goes back to active', async () => {
@@ -285,7 +329,11 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       expect(resumed.body.helpdesk.status).to.equal('active');
       await rig.inbound(name, token, from, 'resumed');
       await rig.messages(conversation!.id, 3);
-      expect(rig.fake.messagesOf(conversation!.id).map((m) => m.content)).to.deep.equal(['before the pause', 'agent while paused', 'resumed']);
+      expect(rig.fake.messagesOf(conversation!.id).map((m) => m.content)).to.deep.equal([
+        'before the pause',
+        'agent while paused',
+        'resumed',
+      ]);
       expect(await sentTo(rig, name, token, jidOf(from))).to.deep.equal([]);
     });
   });

@@ -20,7 +20,11 @@ export const HELPDESK_ENV = {
 };
 
 /** Polls `probe` until it returns something other than undefined/false. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 8000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 8000,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await probe();
@@ -32,14 +36,20 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 
 let numbers = 0;
 /** A fresh contact number for each use (contacts are account-wide in Chatwoot). */
-export const freshNumber = () => `55119${String(process.pid % 1000).padStart(3, '0')}${String(++numbers).padStart(4, '0')}`;
+export const freshNumber = () =>
+  `55119${String(process.pid % 1000).padStart(3, '0')}${String(++numbers).padStart(4, '0')}`;
 
 export interface HelpdeskRig {
   net: NetworkNode;
   fake: FakeChatwoot;
   /** A linked sandbox instance with the helpdesk set (`settings` added to the set body); its token. */
   instance(name: string, settings?: Record<string, unknown>): Promise<string>;
-  set(name: string, token: string, body: Record<string, unknown>, prefix?: string): ReturnType<NetworkNode['node']['api']['post']>;
+  set(
+    name: string,
+    token: string,
+    body: Record<string, unknown>,
+    prefix?: string,
+  ): ReturnType<NetworkNode['node']['api']['post']>;
   list(name: string, token: string): Promise<any>;
   /** A contact writes to the instance; the WhatsApp message id. */
   inbound(name: string, token: string, from: string, text: string, extra?: Record<string, unknown>): Promise<string>;
@@ -62,7 +72,13 @@ export async function startHelpdeskRig(env: Record<string, string> = {}): Promis
     set: (name, token, body, prefix = '/api/helpdesk') => api.post(`${prefix}/set/${name}`, body, { token }),
     async instance(name, settings = {}) {
       const token = await net.linked(name, freshNumber());
-      const res = await rig.set(name, token, { baseUrl: fake.url, accountId: fake.accountId, apiToken: fake.token, inboxName: `inbox ${name}`, ...settings });
+      const res = await rig.set(name, token, {
+        baseUrl: fake.url,
+        accountId: fake.accountId,
+        apiToken: fake.token,
+        inboxName: `inbox ${name}`,
+        ...settings,
+      });
       expectOk(res);
       return token;
     },

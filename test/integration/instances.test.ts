@@ -13,7 +13,8 @@ import {
   rawOptions,
 } from './support.js';
 
-const BAD_NAME = 'Invalid instance name: use 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit';
+const BAD_NAME =
+  'Invalid instance name: use 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit';
 
 const NOT_JSON = 'Invalid request body: Content-Type must be application/json';
 
@@ -30,12 +31,23 @@ const SECRETS = {
  * blocks against a fake Chatwoot), and no test may reach the network.
  */
 const FULL_BODY = {
-  ...{ proxyEnabled: true, proxyHost: 'proxy.example.com', proxyPort: '3128', proxyProtocol: 'http', proxyUser: 'proxy-user' },
+  ...{
+    proxyEnabled: true,
+    proxyHost: 'proxy.example.com',
+    proxyPort: '3128',
+    proxyProtocol: 'http',
+    proxyUser: 'proxy-user',
+  },
   proxyPassword: SECRETS.proxyPassword,
   ...{ webhookEnabled: true, webhookURL: 'https://hooks.example.com/in', webhookEvents: ['message.exchange'] },
   webhookAuthorization: SECRETS.webhookAuthorization,
   ...{ websocketEnabled: true, websocketEvents: [] },
-  ...{ helpdeskEnabled: false, helpdeskBaseUrl: 'https://helpdesk.example.com', helpdeskAccountId: 7, helpdeskInboxName: 'Support' },
+  ...{
+    helpdeskEnabled: false,
+    helpdeskBaseUrl: 'https://helpdesk.example.com',
+    helpdeskAccountId: 7,
+    helpdeskInboxName: 'Support',
+  },
   helpdeskApiToken: SECRETS.helpdeskApiToken,
   ...{ chatbotEnabled: true, chatbotUrl: 'https://bot.example.com/flow', chatbotTriggerType: 'all' },
   ...{ s3Enabled: true, s3Region: 'eu-west-1', s3Bucket: 'media-bucket', s3AccessKey: 'AKIAEXAMPLE' },
@@ -77,7 +89,12 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
         expect(res.body[block].enabled, block).to.equal(true);
         expect(res.body[block], block).to.not.have.property('error');
       }
-      expect(res.body.helpdesk).to.include({ enabled: false, baseUrl: 'https://helpdesk.example.com/', accountId: 7, inboxName: 'Support' });
+      expect(res.body.helpdesk).to.include({
+        enabled: false,
+        baseUrl: 'https://helpdesk.example.com/',
+        accountId: 7,
+        inboxName: 'Support',
+      });
       expect(res.body.helpdesk).to.not.have.property('error');
       expectOk(await getSettings(node, name, res.body.instance.token));
     });
@@ -129,16 +146,33 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
     });
 
     it('applies flat settings', async () => {
-      const res = await create({ name: fresh('flat'), disableHistorySync: false, ignoreGroupMessages: true, ignoreStatus: true });
+      const res = await create({
+        name: fresh('flat'),
+        disableHistorySync: false,
+        ignoreGroupMessages: true,
+        ignoreStatus: true,
+      });
       expectOk(res, 201);
-      expect(res.body.settings).to.include({ disableHistorySync: false, ignoreGroupMessages: true, ignoreStatus: true, autoReadMessages: false });
+      expect(res.body.settings).to.include({
+        disableHistorySync: false,
+        ignoreGroupMessages: true,
+        ignoreStatus: true,
+        autoReadMessages: false,
+      });
     });
 
     it('applies nested settings', async () => {
       const name = fresh('nested');
-      const res = await create({ name, settings: { disableHistorySync: false, autoRejectCalls: true, callRejectMessage: 'busy' } });
+      const res = await create({
+        name,
+        settings: { disableHistorySync: false, autoRejectCalls: true, callRejectMessage: 'busy' },
+      });
       expectOk(res, 201);
-      expect(res.body.settings).to.include({ disableHistorySync: false, autoRejectCalls: true, callRejectMessage: 'busy' });
+      expect(res.body.settings).to.include({
+        disableHistorySync: false,
+        autoRejectCalls: true,
+        callRejectMessage: 'busy',
+      });
       const read = await getSettings(node, name, owner);
       expect(read.body.settings).to.deep.equal(res.body.settings);
     });
@@ -146,7 +180,11 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
     it('refuses the same setting flat and nested with 400 naming the field', async () => {
       const name = fresh('both');
       const res = await create({ name, ignoreStatus: true, settings: { ignoreStatus: false } });
-      expectError(res, 400, "Invalid request body: 'ignoreStatus' is given both at the top level and in 'settings'; send only one");
+      expectError(
+        res,
+        400,
+        "Invalid request body: 'ignoreStatus' is given both at the top level and in 'settings'; send only one",
+      );
       expect(await listNames(node, owner, `?instanceName=${name}`)).to.deep.equal([]);
     });
 
@@ -165,8 +203,18 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       expect(res.body.proxy).to.include({ enabled: true, user: 'alias-user' });
       expect(res.body.webhook).to.include({ enabled: true, base64: true });
       expect(res.body.websocket).to.include({ enabled: true, base64: true });
-      expect(res.body.helpdesk).to.include({ enabled: false, baseUrl: 'https://helpdesk.example.com/', accountId: 3, inboxName: 'Alias inbox' });
-      expect(res.body.chatbot).to.include({ enabled: true, triggerType: 'keyword', triggerOperator: 'equals', triggerValue: 'hi' });
+      expect(res.body.helpdesk).to.include({
+        enabled: false,
+        baseUrl: 'https://helpdesk.example.com/',
+        accountId: 3,
+        inboxName: 'Alias inbox',
+      });
+      expect(res.body.chatbot).to.include({
+        enabled: true,
+        triggerType: 'keyword',
+        triggerOperator: 'equals',
+        triggerValue: 'hi',
+      });
     });
 
     const clashes: [string, Record<string, unknown>][] = [
@@ -204,7 +252,10 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
     for (const url of ['http://10.0.0.1/hook', 'http://localhost:8080/hook']) {
       it(`a webhook pointing at ${url} is skipped`, async () => {
         const body = await createWithBadBlock({ webhookEnabled: true, webhookURL: url, websocketEnabled: true });
-        expect(body.webhook).to.deep.equal({ enabled: false, error: 'webhookURL: URLs pointing to internal networks are not allowed' });
+        expect(body.webhook).to.deep.equal({
+          enabled: false,
+          error: 'webhookURL: URLs pointing to internal networks are not allowed',
+        });
         expect(body.websocket?.enabled).to.equal(true);
       });
     }
@@ -225,8 +276,16 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
     });
 
     it('a helpdesk enabled without an API token reports status error', async () => {
-      const body = await createWithBadBlock({ helpdeskEnabled: true, helpdeskBaseUrl: 'https://helpdesk.example.com', helpdeskAccountId: 4 });
-      expect(body.helpdesk).to.deep.equal({ enabled: false, status: 'error', error: 'helpdeskApiToken is required when the helpdesk is enabled' });
+      const body = await createWithBadBlock({
+        helpdeskEnabled: true,
+        helpdeskBaseUrl: 'https://helpdesk.example.com',
+        helpdeskAccountId: 4,
+      });
+      expect(body.helpdesk).to.deep.equal({
+        enabled: false,
+        status: 'error',
+        error: 'helpdeskApiToken is required when the helpdesk is enabled',
+      });
     });
   });
 
@@ -244,13 +303,38 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
     ];
     const cases: { label: string; body?: unknown; raw?: string; contentType?: string; message: string }[] = [
       { label: 'malformed JSON', raw: '{"name": "broken",', message: 'Invalid request body: malformed JSON' },
-      { label: 'a JSON array body', body: [{ name: 'in-array' }], message: 'Invalid request body: expected a JSON object' },
+      {
+        label: 'a JSON array body',
+        body: [{ name: 'in-array' }],
+        message: 'Invalid request body: expected a JSON object',
+      },
       { label: 'a JSON string body', raw: '"just-a-string"', message: 'Invalid request body: malformed JSON' },
-      { label: 'proxyEnabled: "yes"', body: { name: 'typed-1', proxyEnabled: 'yes' }, message: "Invalid request body: field 'proxyEnabled': expected boolean, received string" },
-      { label: 'name: 5', body: { name: 5 }, message: "Invalid request body: field 'name': expected string, received number" },
-      { label: 'an unknown top-level field', body: { name: 'unknown-1', colour: 'blue' }, message: "Invalid request body: unknown field 'colour'" },
-      { label: 'settings that is not an object', body: { name: 'set-1', settings: [true] }, message: "Invalid request body: field 'settings': expected object" },
-      { label: 'a form-encoded body', raw: 'name=form-1', contentType: 'application/x-www-form-urlencoded', message: NOT_JSON },
+      {
+        label: 'proxyEnabled: "yes"',
+        body: { name: 'typed-1', proxyEnabled: 'yes' },
+        message: "Invalid request body: field 'proxyEnabled': expected boolean, received string",
+      },
+      {
+        label: 'name: 5',
+        body: { name: 5 },
+        message: "Invalid request body: field 'name': expected string, received number",
+      },
+      {
+        label: 'an unknown top-level field',
+        body: { name: 'unknown-1', colour: 'blue' },
+        message: "Invalid request body: unknown field 'colour'",
+      },
+      {
+        label: 'settings that is not an object',
+        body: { name: 'set-1', settings: [true] },
+        message: "Invalid request body: field 'settings': expected object",
+      },
+      {
+        label: 'a form-encoded body',
+        raw: 'name=form-1',
+        contentType: 'application/x-www-form-urlencoded',
+        message: NOT_JSON,
+      },
       { label: 'a text/plain body', raw: '{"name":"plain-1"}', contentType: 'text/plain', message: NOT_JSON },
       ...INVALID_NAMES.map(([label, name]) => ({ label, body: { name }, message: BAD_NAME })),
     ];
@@ -302,8 +386,12 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       const token = await node.createAccount('quota-two', { instanceQuota: 2 });
       const results = await Promise.all([1, 2, 3, 4, 5].map((i) => create({ name: `race-${i}` }, token)));
       const statuses = results.map((r) => r.status);
-      expect(statuses.filter((s) => s === 201), JSON.stringify(statuses)).to.have.length(2);
-      for (const res of results.filter((r) => r.status !== 201)) expectError(res, 403, 'Account instance quota exceeded');
+      expect(
+        statuses.filter((s) => s === 201),
+        JSON.stringify(statuses),
+      ).to.have.length(2);
+      for (const res of results.filter((r) => r.status !== 201))
+        expectError(res, 403, 'Account instance quota exceeded');
       expect(await listNames(node, token)).to.have.length(2);
     });
   });
@@ -315,7 +403,8 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
     });
 
     it('says 0 Instances found, 1 Instance found, then N Instances found', async () => {
-      const message = async (query = '') => (await node.api.get(`/api/instance/list${query}`, { token })).body.message as string;
+      const message = async (query = '') =>
+        (await node.api.get(`/api/instance/list${query}`, { token })).body.message as string;
       expect(await message()).to.equal('0 Instances found');
       await node.createInstance(token, { name: 'list-a' });
       expect(await message()).to.equal('1 Instance found');
@@ -365,7 +454,11 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
     it("refuses another account's instance with 403 and keeps it", async () => {
       const name = fresh('foreign');
       const instanceToken = await node.createInstance(other, { name });
-      expectError(await node.api.delete(`/api/instance/delete/${name}`, { token: owner }), 403, 'Instance does not belong to your account');
+      expectError(
+        await node.api.delete(`/api/instance/delete/${name}`, { token: owner }),
+        403,
+        'Instance does not belong to your account',
+      );
       expectOk(await getSettings(node, name, instanceToken));
     });
   });
@@ -386,7 +479,12 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
         ...{ autoReadMessages: true, disableHistorySync: true, ignoreStatus: true },
       });
       const again = await postSettings(node, name, owner, { ignoreStatus: false });
-      expect(again.body.settings).to.include({ autoReadMessages: true, keepOnlineStatus: true, ignoreStatus: false, callRejectMessage: 'later' });
+      expect(again.body.settings).to.include({
+        autoReadMessages: true,
+        keepOnlineStatus: true,
+        ignoreStatus: false,
+        callRejectMessage: 'later',
+      });
       expect((await getSettings(node, name, owner)).body.settings).to.deep.equal(again.body.settings);
     });
 
@@ -401,18 +499,30 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       { label: 'an unknown field', body: { autoReadMessages: true, colour: 'blue' } },
       { label: 'a JSON array', body: [{ autoReadMessages: true }] },
       { label: 'malformed JSON', raw: '{"autoReadMessages": tru' },
-      { label: 'a non-JSON content type', raw: 'autoReadMessages=true', contentType: 'application/x-www-form-urlencoded' },
+      {
+        label: 'a non-JSON content type',
+        raw: 'autoReadMessages=true',
+        contentType: 'application/x-www-form-urlencoded',
+      },
     ];
     for (const { label, body, raw, contentType } of invalid) {
       it(`refuses ${label} with 400 Invalid request body and changes nothing`, async () => {
         const before = (await getSettings(node, name, owner)).body.settings;
-        expectError(await postSettings(node, name, owner, body, rawOptions(raw, contentType)), 400, 'Invalid request body');
+        expectError(
+          await postSettings(node, name, owner, body, rawOptions(raw, contentType)),
+          400,
+          'Invalid request body',
+        );
         expect((await getSettings(node, name, owner)).body.settings).to.deep.equal(before);
       });
     }
 
     it('gives 404 Instance not found for an unknown instance', async () => {
-      expectError(await postSettings(node, 'no-such-settings', owner, { autoReadMessages: true }), 404, 'Instance not found');
+      expectError(
+        await postSettings(node, 'no-such-settings', owner, { autoReadMessages: true }),
+        404,
+        'Instance not found',
+      );
     });
   });
 });

@@ -66,8 +66,16 @@ describe('GET /metrics (Prometheus)', function () {
     const viaAdmin = await node.api.get('/metrics', { token: ADMIN_TOKEN });
     expect(viaAdmin.status).to.equal(200);
     const samples = parseSamples(viaAdmin.text);
-    for (const name of ['switchboard_actors_owned', 'switchboard_mailbox_depth', 'switchboard_webhook_queue_depth', 'switchboard_websocket_clients']) {
-      expect(samples.some((s) => s.name === name && s.labels.node === node.nodeId), name).to.equal(true);
+    for (const name of [
+      'switchboard_actors_owned',
+      'switchboard_mailbox_depth',
+      'switchboard_webhook_queue_depth',
+      'switchboard_websocket_clients',
+    ]) {
+      expect(
+        samples.some((s) => s.name === name && s.labels.node === node.nodeId),
+        name,
+      ).to.equal(true);
     }
     // The process-wide metrics follow the node's own.
     expect(samples.some((s) => s.name === 'process_resident_memory_bytes')).to.equal(true);
@@ -78,40 +86,70 @@ describe('GET /metrics (Prometheus)', function () {
     const account = await node.createAccount('metrics-acct');
     // The first attempt of the first delivery fails (retried), every message.exchange is refused (buried).
     receiver.respond = (r, i) => ({ status: i === 0 ? 500 : r.body?.event === 'message.exchange' ? 400 : 200 });
-    const token = await node.createInstance(account, { name: 'm1', webhookEnabled: true, webhookURL: `${receiver.url}/hook`, websocketEnabled: true });
+    const token = await node.createInstance(account, {
+      name: 'm1',
+      webhookEnabled: true,
+      webhookURL: `${receiver.url}/hook`,
+      websocketEnabled: true,
+    });
     const idle = await node.createInstance(account, { name: 'm2' });
-    expectError(await node.api.post('/api/instance/new', { name: 'm3' }, { token: account }), 429, 'Rate limit exceeded. Try again later.');
+    expectError(
+      await node.api.post('/api/instance/new', { name: 'm3' }, { token: account }),
+      429,
+      'Rate limit exceeded. Try again later.',
+    );
 
     expectOk(await node.api.get('/api/instance/connect/m1', { token }));
     expectOk(await node.api.post('/api/sandbox/link/m1', { number: '5511900000001' }, { token }));
     expectOk(await node.api.post('/api/sandbox/inbound/m1', { from: '5511900000002', text: 'hi' }, { token }));
     expectOk(await node.api.post('/api/message/text/m1', { number: '5511900000002', text: 'hello' }, { token }));
     // Never connected: the owner refuses the send.
-    const refused = await node.api.post('/api/message/text/m2', { number: '5511900000002', text: 'hello' }, { token: idle });
+    const refused = await node.api.post(
+      '/api/message/text/m2',
+      { number: '5511900000002', text: 'hello' },
+      { token: idle },
+    );
     expect(refused.status).to.equal(400);
 
     const socket = new WebSocket(`${node.url.replace('http', 'ws')}/ws/m1`, { headers: { token } });
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
     try {
-      await until('the refused message.exchange delivery', async () => (receiver.received.some((r) => r.body?.event === 'message.exchange') ? true : undefined));
+      await until('the refused message.exchange delivery', async () =>
+        receiver.received.some((r) => r.body?.event === 'message.exchange') ? true : undefined,
+      );
       const answered = (status: number) => receiver.received.filter((r) => r.status === status).length;
       const after = await until('a lease renewal, and every answered delivery attempt counted', async () => {
         const s = await scrape(node);
         const renewals = sampleSum(s, 'switchboard_lease_renew_duration_seconds_count');
         const attempts = sampleSum(s, 'switchboard_webhook_delivery_duration_seconds_count');
-        return renewals > 0 && attempts === receiver.received.filter((r) => r.status !== undefined).length ? s : undefined;
+        return renewals > 0 && attempts === receiver.received.filter((r) => r.status !== undefined).length
+          ? s
+          : undefined;
       });
-      const moved = (name: string, labels: Record<string, string> = {}) => sampleSum(after, name, labels) - sampleSum(before, name, labels);
+      const moved = (name: string, labels: Record<string, string> = {}) =>
+        sampleSum(after, name, labels) - sampleSum(before, name, labels);
 
       expect(moved('switchboard_actor_activations_total')).to.equal(2);
       expect(sampleSum(after, 'switchboard_actors_owned')).to.equal(node.runtime.host.size);
       expect(sampleSum(after, 'switchboard_actors_owned')).to.equal(2);
-      expect(moved('switchboard_routed_call_duration_seconds_count', { target: 'local', outcome: 'ok' })).to.be.at.least(4);
-      expect(moved('switchboard_routed_call_duration_seconds_count', { target: 'local', outcome: 'not_connected' })).to.equal(1);
-      expect(moved('switchboard_routed_call_duration_seconds_sum', { target: 'local', outcome: 'ok' })).to.be.greaterThan(0);
-      expect(moved('switchboard_webhook_delivery_duration_seconds_count', { outcome: 'retried' })).to.equal(1).and.equal(answered(500));
-      expect(moved('switchboard_webhook_delivery_duration_seconds_count', { outcome: 'buried' })).to.equal(answered(400)).and.be.at.least(1);
-      expect(moved('switchboard_webhook_delivery_duration_seconds_count', { outcome: 'delivered' })).to.equal(answered(200)).and.be.at.least(3);
+      expect(
+        moved('switchboard_routed_call_duration_seconds_count', { target: 'local', outcome: 'ok' }),
+      ).to.be.at.least(4);
+      expect(
+        moved('switchboard_routed_call_duration_seconds_count', { target: 'local', outcome: 'not_connected' }),
+      ).to.equal(1);
+      expect(
+        moved('switchboard_routed_call_duration_seconds_sum', { target: 'local', outcome: 'ok' }),
+      ).to.be.greaterThan(0);
+      expect(moved('switchboard_webhook_delivery_duration_seconds_count', { outcome: 'retried' }))
+        .to.equal(1)
+        .and.equal(answered(500));
+      expect(moved('switchboard_webhook_delivery_duration_seconds_count', { outcome: 'buried' }))
+        .to.equal(answered(400))
+        .and.be.at.least(1);
+      expect(moved('switchboard_webhook_delivery_duration_seconds_count', { outcome: 'delivered' }))
+        .to.equal(answered(200))
+        .and.be.at.least(3);
       expect(sampleSum(after, 'switchboard_webhook_queue_depth')).to.equal(0);
       expect(moved('switchboard_rate_limit_rejections_total', { bucket: 'create' })).to.equal(1);
       expect(moved('switchboard_rate_limit_rejections_total', { bucket: 'requests' })).to.equal(0);
@@ -122,7 +160,9 @@ describe('GET /metrics (Prometheus)', function () {
     } finally {
       socket.close();
     }
-    await until('the WebSocket client to be gone', async () => (sampleSum(await scrape(node), 'switchboard_websocket_clients') === 0 ? true : undefined));
+    await until('the WebSocket client to be gone', async () =>
+      sampleSum(await scrape(node), 'switchboard_websocket_clients') === 0 ? true : undefined,
+    );
   });
 
   it('counts received media: the download for a base64 WebSocket and the one kept copy', async () => {
@@ -135,7 +175,9 @@ describe('GET /metrics (Prometheus)', function () {
     const media = { kind: 'document', mimetype: 'text/plain', fileName: 'note.txt', base64: file };
     expectOk(await node.api.post('/api/sandbox/inbound/media1', { from: '5511900000012', media }, { token }));
     const after = await scrape(node);
-    const moved = (event: string) => sampleSum(after, 'switchboard_received_media_total', { event }) - sampleSum(before, 'switchboard_received_media_total', { event });
+    const moved = (event: string) =>
+      sampleSum(after, 'switchboard_received_media_total', { event }) -
+      sampleSum(before, 'switchboard_received_media_total', { event });
     expect(moved('downloaded')).to.equal(1);
     expect(moved('downloadedBytes')).to.equal(Buffer.byteLength('a received file'));
     expect(moved('blobKept')).to.equal(1);
@@ -145,8 +187,12 @@ describe('GET /metrics (Prometheus)', function () {
   it('keeps one registry per node: another node in the same process counts only its own activity', async () => {
     const mine = await scrape(node);
     const theirs = await scrape(other);
-    expect(mine.every((s) => s.name.startsWith('switchboard_') ? s.labels.node === node.nodeId : true)).to.equal(true);
-    expect(theirs.every((s) => s.name.startsWith('switchboard_') ? s.labels.node === other.nodeId : true)).to.equal(true);
+    expect(mine.every((s) => (s.name.startsWith('switchboard_') ? s.labels.node === node.nodeId : true))).to.equal(
+      true,
+    );
+    expect(theirs.every((s) => (s.name.startsWith('switchboard_') ? s.labels.node === other.nodeId : true))).to.equal(
+      true,
+    );
     expect(sampleSum(mine, 'switchboard_actor_activations_total')).to.be.greaterThan(0);
     expect(sampleSum(theirs, 'switchboard_actor_activations_total')).to.equal(0);
     expect(sampleSum(theirs, 'switchboard_routed_call_duration_seconds_count')).to.equal(0);

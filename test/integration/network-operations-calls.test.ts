@@ -12,8 +12,10 @@ describe('network operations: calls (sandbox, HTTP)', function () {
   let n: NetworkNode;
   let token: string;
 
-  const fake = (body: unknown, name = 'caller', t = token) => n.node.api.post(`/api/call/fake/${name}`, body, { token: t });
-  const schedule = (body: unknown, name = 'caller', t = token) => n.node.api.post(`/api/call/schedule/${name}`, body, { token: t });
+  const fake = (body: unknown, name = 'caller', t = token) =>
+    n.node.api.post(`/api/call/fake/${name}`, body, { token: t });
+  const schedule = (body: unknown, name = 'caller', t = token) =>
+    n.node.api.post(`/api/call/schedule/${name}`, body, { token: t });
 
   before(async () => {
     n = await startNetworkNode();
@@ -48,20 +50,42 @@ describe('network operations: calls (sandbox, HTTP)', function () {
           .filter((e) => e.event === 'call.update' && (e.data as { callId: string }).callId === res.body.callId)
           .map((e) => (e.data as { status: string }).status);
       const started = Date.now();
-      while (!statuses().includes('terminated') && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+      while (!statuses().includes('terminated') && Date.now() - started < 5000)
+        await new Promise((r) => setTimeout(r, 50));
       expect(statuses()).to.deep.equal(['offer', 'terminated']);
       expect(Date.now() - started).to.be.within(700, 4000);
     });
 
     it('answers its spec errors with their exact messages', async () => {
-      expectError(await n.node.api.post('/api/call/fake/', { number: CALLEE }, { token: n.account }), 400, 'Instance name is required');
-      expectError(await n.node.api.post('/api/call/fake', { number: CALLEE }, { token: n.account }), 400, 'Instance name is required');
-      expectError(await fake({ number: CALLEE, duration: '5' }), 400, "Invalid request body: field 'duration': expected number, received string");
-      expectError(await n.node.api.post('/api/call/fake/caller', undefined, { token, raw: 'not json' }), 400, 'Invalid request body: malformed JSON');
+      expectError(
+        await n.node.api.post('/api/call/fake/', { number: CALLEE }, { token: n.account }),
+        400,
+        'Instance name is required',
+      );
+      expectError(
+        await n.node.api.post('/api/call/fake', { number: CALLEE }, { token: n.account }),
+        400,
+        'Instance name is required',
+      );
+      expectError(
+        await fake({ number: CALLEE, duration: '5' }),
+        400,
+        "Invalid request body: field 'duration': expected number, received string",
+      );
+      expectError(
+        await n.node.api.post('/api/call/fake/caller', undefined, { token, raw: 'not json' }),
+        400,
+        'Invalid request body: malformed JSON',
+      );
       expectError(await fake({ duration: 5 }), 400, 'Number is required');
       expectError(await fake({ number: '', duration: 5 }), 400, 'Number is required');
-      for (const duration of [61, -1, 3600]) expectError(await fake({ number: CALLEE, duration }), 400, 'Duration must be between 1 and 60 seconds');
-      expectError(await n.node.api.post('/api/call/fake/ghost', { number: CALLEE }, { token: n.account }), 404, 'instance not found');
+      for (const duration of [61, -1, 3600])
+        expectError(await fake({ number: CALLEE, duration }), 400, 'Duration must be between 1 and 60 seconds');
+      expectError(
+        await n.node.api.post('/api/call/fake/ghost', { number: CALLEE }, { token: n.account }),
+        404,
+        'instance not found',
+      );
       const idle = await n.idle('caller-idle');
       expectError(await fake({ number: CALLEE }, 'caller-idle', idle), 400, 'Instance is not connected to WhatsApp');
       await n.fault('caller', token, 'offerCall', 'call stanza refused');
@@ -72,14 +96,30 @@ describe('network operations: calls (sandbox, HTTP)', function () {
   describe('POST /api/call/schedule/:instance', () => {
     it('creates a call link and sends the event card: {success, messageId, token, url, startTime}', async () => {
       const startTime = inAnHour();
-      const res = await schedule({ number: CALLEE, name: 'Demo', description: 'agenda', startTime, endTime: startTime + 1800, video: true, reminderOffsetSec: 600 });
+      const res = await schedule({
+        number: CALLEE,
+        name: 'Demo',
+        description: 'agenda',
+        startTime,
+        endTime: startTime + 1800,
+        video: true,
+        reminderOffsetSec: 600,
+      });
       expectOk(res);
       expect(Object.keys(res.body).sort()).to.deep.equal(['messageId', 'startTime', 'success', 'token', 'url']);
       expect(res.body.startTime).to.equal(startTime);
       expect(res.body.url).to.equal(`https://call.whatsapp.com/video/${res.body.token}`);
       const card = (await n.outbox('caller', token, CALLEE)).at(-1);
       expect(card).to.deep.include({ messageId: res.body.messageId, type: 'event' });
-      expect(card.event).to.deep.equal({ name: 'Demo', description: 'agenda', startTime, endTime: startTime + 1800, video: true, reminderOffsetSec: 600, joinLink: res.body.url });
+      expect(card.event).to.deep.equal({
+        name: 'Demo',
+        description: 'agenda',
+        startTime,
+        endTime: startTime + 1800,
+        video: true,
+        reminderOffsetSec: 600,
+        joinLink: res.body.url,
+      });
       const audio = await schedule({ number: CALLEE, name: 'Call', startTime, endTime: 0 });
       expect(audio.body.url).to.equal(`https://call.whatsapp.com/voice/${audio.body.token}`);
       expect((await n.outbox('caller', token, CALLEE)).at(-1).event).to.not.have.property('endTime');
@@ -87,18 +127,58 @@ describe('network operations: calls (sandbox, HTTP)', function () {
 
     it('answers its spec errors with their exact messages', async () => {
       const startTime = inAnHour();
-      expectError(await n.node.api.post('/api/call/schedule/', { number: CALLEE }, { token: n.account }), 400, 'Instance name is required');
-      expectError(await schedule({ number: CALLEE, name: 'x', startTime: 'tomorrow' }), 400, "Invalid request body: field 'startTime': expected number, received string");
-      expectError(await schedule({ number: CALLEE, name: 'x', startTime, colour: 'red' }), 400, "Invalid request body: unknown field 'colour'");
+      expectError(
+        await n.node.api.post('/api/call/schedule/', { number: CALLEE }, { token: n.account }),
+        400,
+        'Instance name is required',
+      );
+      expectError(
+        await schedule({ number: CALLEE, name: 'x', startTime: 'tomorrow' }),
+        400,
+        "Invalid request body: field 'startTime': expected number, received string",
+      );
+      expectError(
+        await schedule({ number: CALLEE, name: 'x', startTime, colour: 'red' }),
+        400,
+        "Invalid request body: unknown field 'colour'",
+      );
       expectError(await schedule({ name: 'x', startTime }), 400, 'Number is required');
       expectError(await schedule({ number: CALLEE, startTime }), 400, 'Invalid request body: name is required');
       expectError(await schedule({ number: CALLEE, name: 'x' }), 400, 'Invalid request body: startTime is required');
-      expectError(await schedule({ number: CALLEE, name: 'x', startTime: Math.floor(Date.now() / 1000) - 60 }), 400, 'startTime must be in the future (Unix seconds)');
-      expectError(await schedule({ number: CALLEE, name: 'x', startTime: Date.now() + 3_600_000 }), 400, 'Invalid request body: startTime must be in Unix seconds, not milliseconds');
-      expectError(await schedule({ number: CALLEE, name: 'x', startTime, endTime: startTime }), 400, 'endTime must be after startTime');
-      expectError(await schedule({ number: CALLEE, name: 'x', startTime, endTime: startTime - 10 }), 400, 'endTime must be after startTime');
-      expectError(await schedule({ number: '120363000000000001@g.us', name: 'x', startTime }), 400, 'Invalid request body: calls go to a number, not a group');
-      expectError(await n.node.api.post('/api/call/schedule/ghost', { number: CALLEE, name: 'x', startTime }, { token: n.account }), 404, 'instance not found');
+      expectError(
+        await schedule({ number: CALLEE, name: 'x', startTime: Math.floor(Date.now() / 1000) - 60 }),
+        400,
+        'startTime must be in the future (Unix seconds)',
+      );
+      expectError(
+        await schedule({ number: CALLEE, name: 'x', startTime: Date.now() + 3_600_000 }),
+        400,
+        'Invalid request body: startTime must be in Unix seconds, not milliseconds',
+      );
+      expectError(
+        await schedule({ number: CALLEE, name: 'x', startTime, endTime: startTime }),
+        400,
+        'endTime must be after startTime',
+      );
+      expectError(
+        await schedule({ number: CALLEE, name: 'x', startTime, endTime: startTime - 10 }),
+        400,
+        'endTime must be after startTime',
+      );
+      expectError(
+        await schedule({ number: '120363000000000001@g.us', name: 'x', startTime }),
+        400,
+        'Invalid request body: calls go to a number, not a group',
+      );
+      expectError(
+        await n.node.api.post(
+          '/api/call/schedule/ghost',
+          { number: CALLEE, name: 'x', startTime },
+          { token: n.account },
+        ),
+        404,
+        'instance not found',
+      );
       await n.fault('caller', token, 'createCallLink', 'call link quota reached');
       expectError(await schedule({ number: CALLEE, name: 'x', startTime }), 500, 'call link quota reached');
       await n.fault('caller', token, 'sendEventCard', 'event message rejected');

@@ -26,11 +26,19 @@ describe('network operations: groups and privacy (sandbox, HTTP)', function () {
     before(async () => {
       const res = await n.node.api.post(
         '/api/sandbox/group/groups',
-        { subject: 'Team', description: 'the team', participants: [{ number: '5511300000002', admin: true }, { number: '5511300000003' }] },
+        {
+          subject: 'Team',
+          description: 'the team',
+          participants: [{ number: '5511300000002', admin: true }, { number: '5511300000003' }],
+        },
         { token },
       );
       expect(res.status, res.text).to.equal(201);
-      await n.node.api.post('/api/sandbox/group/groups', { subject: 'Family', participants: [{ number: '5511300000004' }] }, { token });
+      await n.node.api.post(
+        '/api/sandbox/group/groups',
+        { subject: 'Family', participants: [{ number: '5511300000004' }] },
+        { token },
+      );
     });
 
     it('lists every group with the spec fields and meta.total; members only on request, with derived admin flags', async () => {
@@ -40,7 +48,11 @@ describe('network operations: groups and privacy (sandbox, HTTP)', function () {
       expect(res.body.meta).to.deep.equal({ total: 2 });
       const team = res.body.groups.find((g: any) => g.name === 'Team');
       expect(Object.keys(team).sort()).to.deep.equal(['creatorJid', 'description', 'groupJid', 'memberCount', 'name']);
-      expect(team).to.deep.include({ description: 'the team', creatorJid: '5511300000001@s.whatsapp.net', memberCount: 3 });
+      expect(team).to.deep.include({
+        description: 'the team',
+        creatorJid: '5511300000001@s.whatsapp.net',
+        memberCount: 3,
+      });
       expect(team.groupJid).to.match(/^\d+@g\.us$/);
 
       const withMembers = await n.node.api.get('/api/group/list/groups?includeMembers=true', { token });
@@ -58,12 +70,20 @@ describe('network operations: groups and privacy (sandbox, HTTP)', function () {
       expectError(await n.node.api.get('/api/group/list/nope', { token: n.account }), 404, 'Instance not found');
       expectError(await n.node.api.get('/api/group/list/', { token: n.account }), 400, 'Instance name is required');
       expectError(await n.node.api.get('/api/group/list/', { token: 'bad-token' }), 401, 'Invalid token');
-      expectError(await n.node.api.get('/api/group/list/groups?includeMembers=maybe', { token }), 400, 'includeMembers must be true or false');
+      expectError(
+        await n.node.api.get('/api/group/list/groups?includeMembers=maybe', { token }),
+        400,
+        'includeMembers must be true or false',
+      );
     });
 
     it('a network failure is a 500 with its reason', async () => {
       await n.fault('groups', token, 'listGroups', 'rate-overlimit');
-      expectError(await n.node.api.get('/api/group/list/groups', { token }), 500, 'Failed to list groups: rate-overlimit');
+      expectError(
+        await n.node.api.get('/api/group/list/groups', { token }),
+        500,
+        'Failed to list groups: rate-overlimit',
+      );
     });
   });
 
@@ -83,13 +103,20 @@ describe('network operations: groups and privacy (sandbox, HTTP)', function () {
         permissions: { callAdd: 'all', groupAdd: 'all' },
       });
       expectError(await n.node.api.get('/api/profile/getPrivacy/groups-idle', { token: idle }), 400, NOT_CONNECTED);
-      expectError(await n.node.api.get('/api/profile/getPrivacy/nope', { token: n.account }), 404, 'Instance not found');
+      expectError(
+        await n.node.api.get('/api/profile/getPrivacy/nope', { token: n.account }),
+        404,
+        'Instance not found',
+      );
     });
 
     it('POST applies the given fields and answers with all settings re-read', async () => {
       const res = await n.node.api.post(
         '/api/profile/privacy/groups',
-        { visibility: { lastSeen: 'contacts', online: 'match_last_seen' }, permissions: { groupAdd: 'contact_blacklist' } },
+        {
+          visibility: { lastSeen: 'contacts', online: 'match_last_seen' },
+          permissions: { groupAdd: 'contact_blacklist' },
+        },
         { token },
       );
       expectOk(res);
@@ -110,32 +137,83 @@ describe('network operations: groups and privacy (sandbox, HTTP)', function () {
         [{ visibility: { online: 'none' } }, 'Invalid online value: none. Valid values: all, match_last_seen'],
         [{ privacy: { readReceipts: 'contacts' } }, 'Invalid readReceipts value: contacts. Valid values: all, none'],
         [{ permissions: { callAdd: 'none' } }, 'Invalid callAdd value: none. Valid values: all, known'],
-        [{ permissions: { groupAdd: 'none' } }, 'Invalid groupAdd value: none. Valid values: all, contacts, contact_blacklist'],
+        [
+          { permissions: { groupAdd: 'none' } },
+          'Invalid groupAdd value: none. Valid values: all, contacts, contact_blacklist',
+        ],
         [{ permissions: { callAdd: 5 } }, 'Invalid callAdd value: 5. Valid values: all, known'],
         // Valid fields before the invalid one are not applied either.
-        [{ visibility: { lastSeen: 'none', status: 'none', online: 'bogus' }, privacy: { readReceipts: 'x' } }, 'Invalid online value: bogus. Valid values: all, match_last_seen'],
+        [
+          { visibility: { lastSeen: 'none', status: 'none', online: 'bogus' }, privacy: { readReceipts: 'x' } },
+          'Invalid online value: bogus. Valid values: all, match_last_seen',
+        ],
       ];
-      for (const [body, message] of cases) expectError(await n.node.api.post('/api/profile/privacy/groups', body, { token }), 400, message);
+      for (const [body, message] of cases)
+        expectError(await n.node.api.post('/api/profile/privacy/groups', body, { token }), 400, message);
       expect(await read()).to.deep.equal(before);
     });
 
     it('needs at least one setting; refuses unknown fields and malformed bodies', async () => {
       for (const body of [{}, { visibility: {} }, { visibility: {}, privacy: {}, permissions: {} }]) {
-        expectError(await n.node.api.post('/api/profile/privacy/groups', body, { token }), 400, 'At least one privacy setting must be provided');
+        expectError(
+          await n.node.api.post('/api/profile/privacy/groups', body, { token }),
+          400,
+          'At least one privacy setting must be provided',
+        );
       }
-      expectError(await n.node.api.post('/api/profile/privacy/groups', { visibility: { lastseen: 'all' } }, { token }), 400, "Invalid request body: unknown field 'lastseen' in 'visibility'");
-      expectError(await n.node.api.post('/api/profile/privacy/groups', { other: {} }, { token }), 400, "Invalid request body: unknown field 'other'");
-      expectError(await n.node.api.post('/api/profile/privacy/groups', { visibility: 'all' }, { token }), 400, "Invalid request body: field 'visibility': expected object");
-      expectError(await n.node.api.post('/api/profile/privacy/groups', undefined, { token, raw: '{"visibility":' }), 400, 'Invalid request body: malformed JSON');
-      expectError(await n.node.api.post('/api/profile/privacy/groups-idle', { privacy: { readReceipts: 'none' } }, { token: idle }), 400, NOT_CONNECTED);
-      expectError(await n.node.api.post('/api/profile/privacy/nope', { privacy: { readReceipts: 'none' } }, { token: n.account }), 404, 'Instance not found');
-      expectError(await n.node.api.post('/api/profile/privacy/', { privacy: { readReceipts: 'none' } }, { token: n.account }), 400, 'Instance name is required');
+      expectError(
+        await n.node.api.post('/api/profile/privacy/groups', { visibility: { lastseen: 'all' } }, { token }),
+        400,
+        "Invalid request body: unknown field 'lastseen' in 'visibility'",
+      );
+      expectError(
+        await n.node.api.post('/api/profile/privacy/groups', { other: {} }, { token }),
+        400,
+        "Invalid request body: unknown field 'other'",
+      );
+      expectError(
+        await n.node.api.post('/api/profile/privacy/groups', { visibility: 'all' }, { token }),
+        400,
+        "Invalid request body: field 'visibility': expected object",
+      );
+      expectError(
+        await n.node.api.post('/api/profile/privacy/groups', undefined, { token, raw: '{"visibility":' }),
+        400,
+        'Invalid request body: malformed JSON',
+      );
+      expectError(
+        await n.node.api.post(
+          '/api/profile/privacy/groups-idle',
+          { privacy: { readReceipts: 'none' } },
+          { token: idle },
+        ),
+        400,
+        NOT_CONNECTED,
+      );
+      expectError(
+        await n.node.api.post('/api/profile/privacy/nope', { privacy: { readReceipts: 'none' } }, { token: n.account }),
+        404,
+        'Instance not found',
+      );
+      expectError(
+        await n.node.api.post('/api/profile/privacy/', { privacy: { readReceipts: 'none' } }, { token: n.account }),
+        400,
+        'Instance name is required',
+      );
     });
 
     it('applies fields one by one: a failing later field gives `failed to update <field> privacy` and the earlier stay', async () => {
-      await n.node.api.post('/api/profile/privacy/groups', { visibility: { lastSeen: 'all', status: 'all' } }, { token });
+      await n.node.api.post(
+        '/api/profile/privacy/groups',
+        { visibility: { lastSeen: 'all', status: 'all' } },
+        { token },
+      );
       await n.fault('groups', token, 'setPrivacy:status', 'server said no');
-      const res = await n.node.api.post('/api/profile/privacy/groups', { visibility: { lastSeen: 'none', status: 'contacts' } }, { token });
+      const res = await n.node.api.post(
+        '/api/profile/privacy/groups',
+        { visibility: { lastSeen: 'none', status: 'contacts' } },
+        { token },
+      );
       expectError(res, 500, 'failed to update status privacy: server said no');
       expect((await read()).visibility).to.include({ lastSeen: 'none', status: 'all' });
     });

@@ -14,13 +14,20 @@ describe('network operations: chats by label and tags (sandbox, HTTP)', function
   let n: NetworkNode;
   let token: string;
 
-  const byLabel = (query = '', t = token, name = 'labels') => n.node.api.get(`/api/chat/contactsByLabel/${name}${query}`, { token: t });
+  const byLabel = (query = '', t = token, name = 'labels') =>
+    n.node.api.get(`/api/chat/contactsByLabel/${name}${query}`, { token: t });
 
   before(async () => {
     n = await startNetworkNode();
     token = await n.linked('labels', '5511500000001');
-    const set = (chat: string, labels: { id: string; name: string }[]) => n.node.api.post('/api/sandbox/labels/labels', { chat, labels }, { token });
-    expectOk(await set('5511500000002', [{ id: '1', name: 'VIP' }, { id: '2', name: 'Lead' }]));
+    const set = (chat: string, labels: { id: string; name: string }[]) =>
+      n.node.api.post('/api/sandbox/labels/labels', { chat, labels }, { token });
+    expectOk(
+      await set('5511500000002', [
+        { id: '1', name: 'VIP' },
+        { id: '2', name: 'Lead' },
+      ]),
+    );
     expectOk(await set('5511500000003', [{ id: '2', name: 'Lead' }]));
     expectOk(await set('5511500000004', [{ id: '3', name: 'Paid' }]));
     // A label that no chat carries any more is still the account's.
@@ -35,10 +42,19 @@ describe('network operations: chats by label and tags (sandbox, HTTP)', function
   it('without a filter returns every labelled chat with its labels, and the counts', async () => {
     const res = await byLabel();
     expectOk(res);
-    expect(res.body).to.deep.include({ message: 'Chats retrieved successfully', total_chats: 3, total_rows: 4, refreshed: false, filter_label_ids: [] });
+    expect(res.body).to.deep.include({
+      message: 'Chats retrieved successfully',
+      total_chats: 3,
+      total_rows: 4,
+      refreshed: false,
+      filter_label_ids: [],
+    });
     const byChat = Object.fromEntries(res.body.chats.map((c: any) => [c.chat_jid, c.labels]));
     expect(byChat).to.deep.equal({
-      [A]: [{ id: '1', name: 'VIP' }, { id: '2', name: 'Lead' }],
+      [A]: [
+        { id: '1', name: 'VIP' },
+        { id: '2', name: 'Lead' },
+      ],
       [B]: [{ id: '2', name: 'Lead' }],
       [C]: [{ id: '3', name: 'Paid' }],
     });
@@ -73,10 +89,22 @@ describe('network operations: chats by label and tags (sandbox, HTTP)', function
   });
 
   it('answers the spec errors: no name (400), bad token (401), unknown instance (404)', async () => {
-    expectError(await n.node.api.get('/api/chat/contactsByLabel/', { token: n.account }), 400, 'Instance name is required');
-    expectError(await n.node.api.get('/api/chat/contactsByLabel', { token: n.account }), 400, 'Instance name is required');
+    expectError(
+      await n.node.api.get('/api/chat/contactsByLabel/', { token: n.account }),
+      400,
+      'Instance name is required',
+    );
+    expectError(
+      await n.node.api.get('/api/chat/contactsByLabel', { token: n.account }),
+      400,
+      'Instance name is required',
+    );
     expectError(await byLabel('', 'not-a-token'), 401, 'Invalid token');
-    expectError(await n.node.api.get('/api/chat/contactsByLabel/ghost', { token: n.account }), 404, 'Instance not found');
+    expectError(
+      await n.node.api.get('/api/chat/contactsByLabel/ghost', { token: n.account }),
+      404,
+      'Instance not found',
+    );
     expectError(await byLabel('?refresh=yes'), 400, 'refresh must be true or false');
   });
 
@@ -86,8 +114,24 @@ describe('network operations: chats by label and tags (sandbox, HTTP)', function
 
     before(async () => {
       tagger = await n.linked('tagger', '5511500000021');
-      expectOk(await n.node.api.post('/api/sandbox/labels/tagger', { chat: '5511500000022', labels: [{ id: '10', name: 'New' }, { id: '11', name: 'Hot' }] }, { token: tagger }));
-      const instance = (await n.node.store.instances.listByAccount((await n.node.store.accounts.list()).find((a) => a.name.startsWith('acct-'))!.id)).find((i) => i.name === 'tagger')!;
+      expectOk(
+        await n.node.api.post(
+          '/api/sandbox/labels/tagger',
+          {
+            chat: '5511500000022',
+            labels: [
+              { id: '10', name: 'New' },
+              { id: '11', name: 'Hot' },
+            ],
+          },
+          { token: tagger },
+        ),
+      );
+      const instance = (
+        await n.node.store.instances.listByAccount(
+          (await n.node.store.accounts.list()).find((a) => a.name.startsWith('acct-'))!.id,
+        )
+      ).find((i) => i.name === 'tagger')!;
       await n.node.runtime.events.subscribe(instance.id, (e) => events.push(e as EventEnvelope));
     });
 
@@ -103,24 +147,72 @@ describe('network operations: chats by label and tags (sandbox, HTTP)', function
     });
 
     it('assigns and removes labels on a chat, emitting label.update, and contactsByLabel sees it', async () => {
-      const added = await n.node.api.post('/api/chat/tags-assign/tagger', { number: '5511500000023', labelIds: ['11'] }, { token: tagger });
+      const added = await n.node.api.post(
+        '/api/chat/tags-assign/tagger',
+        { number: '5511500000023', labelIds: ['11'] },
+        { token: tagger },
+      );
       expectOk(added);
-      expect(added.body).to.deep.include({ message: 'Labels assigned successfully', chat_jid: '5511500000023@s.whatsapp.net', labels: [{ id: '11', name: 'Hot' }] });
+      expect(added.body).to.deep.include({
+        message: 'Labels assigned successfully',
+        chat_jid: '5511500000023@s.whatsapp.net',
+        labels: [{ id: '11', name: 'Hot' }],
+      });
       const hot = await byLabel('?labelNames=hot', tagger, 'tagger');
       expect(hot.body.total_chats).to.equal(2);
-      const removed = await n.node.api.post('/api/chat/tags-assign/tagger', { number: '5511500000022', labelIds: ['10', '11'], action: 'remove' }, { token: tagger });
+      const removed = await n.node.api.post(
+        '/api/chat/tags-assign/tagger',
+        { number: '5511500000022', labelIds: ['10', '11'], action: 'remove' },
+        { token: tagger },
+      );
       expect(removed.body).to.deep.include({ message: 'Labels removed successfully', labels: [] });
       expect(events.filter((e) => e.event === 'label.update').length).to.be.at.least(2);
     });
 
     it('refuses unknown labels (404), a missing number, and a disconnected instance', async () => {
-      expectError(await n.node.api.post('/api/chat/tags-assign/tagger', { number: '5511500000023', labelIds: ['99'] }, { token: tagger }), 404, 'Label not found: 99');
-      expectError(await n.node.api.post('/api/chat/tags-assign/tagger', { labelIds: ['10'] }, { token: tagger }), 400, 'Number is required');
-      expectError(await n.node.api.post('/api/chat/tags-assign/tagger', { number: '5511500000023' }, { token: tagger }), 400, 'labelIds is required');
-      expectError(await n.node.api.post('/api/chat/tags-assign/tagger', { number: '5511500000023', labelIds: ['10'], action: 'toggle' }, { token: tagger }), 400, 'Invalid request body: field \'action\': Invalid option: expected one of "add"|"remove"');
+      expectError(
+        await n.node.api.post(
+          '/api/chat/tags-assign/tagger',
+          { number: '5511500000023', labelIds: ['99'] },
+          { token: tagger },
+        ),
+        404,
+        'Label not found: 99',
+      );
+      expectError(
+        await n.node.api.post('/api/chat/tags-assign/tagger', { labelIds: ['10'] }, { token: tagger }),
+        400,
+        'Number is required',
+      );
+      expectError(
+        await n.node.api.post('/api/chat/tags-assign/tagger', { number: '5511500000023' }, { token: tagger }),
+        400,
+        'labelIds is required',
+      );
+      expectError(
+        await n.node.api.post(
+          '/api/chat/tags-assign/tagger',
+          { number: '5511500000023', labelIds: ['10'], action: 'toggle' },
+          { token: tagger },
+        ),
+        400,
+        'Invalid request body: field \'action\': Invalid option: expected one of "add"|"remove"',
+      );
       const idle = await n.idle('tag-idle');
-      expectError(await n.node.api.post('/api/chat/tags-assign/tag-idle', { number: '5511500000023', labelIds: ['10'] }, { token: idle }), 400, NOT_CONNECTED);
-      expectError(await n.node.api.post('/api/chat/tags-assign/', { number: '1' }, { token: n.account }), 400, 'Instance name is required');
+      expectError(
+        await n.node.api.post(
+          '/api/chat/tags-assign/tag-idle',
+          { number: '5511500000023', labelIds: ['10'] },
+          { token: idle },
+        ),
+        400,
+        NOT_CONNECTED,
+      );
+      expectError(
+        await n.node.api.post('/api/chat/tags-assign/', { number: '1' }, { token: n.account }),
+        400,
+        'Instance name is required',
+      );
     });
   });
 });

@@ -17,7 +17,8 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
   let alice: string;
   let bob: string;
 
-  const send = (path: string, body: unknown, name = 'alice', token = alice) => n.node.api.post(`/api/message/${path}/${name}`, body, { token });
+  const send = (path: string, body: unknown, name = 'alice', token = alice) =>
+    n.node.api.post(`/api/message/${path}/${name}`, body, { token });
   const history = async (query: string, name = 'alice', token = alice) => {
     const res = await n.node.api.get(`/api/chat/history/${name}${query}`, { token });
     expectOk(res);
@@ -53,7 +54,8 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       expectOk(question);
       const id = question.body.data.messageId as string;
       // Alice's phone receives it asynchronously (over the transport): wait until her history has it.
-      for (let i = 0; i < 100 && !(await history(`?chat=${BOB}`)).messages.some((m: any) => m.id === id); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && !(await history(`?chat=${BOB}`)).messages.some((m: any) => m.id === id); i++)
+        await new Promise((r) => setTimeout(r, 20));
       const res = await send('text', { number: BOB, text: 'yes', replyTo: id });
       expectOk(res);
       expect(res.body.data.replyTo).to.equal(id);
@@ -61,25 +63,57 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
     });
 
     it('refuses a delay out of range, an unknown replyTo, a missing number or text', async () => {
-      for (const delayMs of [-1, 60_001]) expectError(await send('text', { number: BOB, text: 'x', delayMs }), 400, 'Invalid request body: delayMs must be from 0 to 60000');
-      expectError(await send('text', { number: BOB, text: 'x', replyTo: 'NOPE' }), 400, 'Invalid request body: replyTo names no message in the chat history');
+      for (const delayMs of [-1, 60_001])
+        expectError(
+          await send('text', { number: BOB, text: 'x', delayMs }),
+          400,
+          'Invalid request body: delayMs must be from 0 to 60000',
+        );
+      expectError(
+        await send('text', { number: BOB, text: 'x', replyTo: 'NOPE' }),
+        400,
+        'Invalid request body: replyTo names no message in the chat history',
+      );
       expectError(await send('text', { text: 'x' }), 400, 'Number is required');
       expectError(await send('text', { number: BOB }), 400, 'Message is required');
-      expectError(await n.node.api.post('/api/message/text/', { number: BOB, text: 'x' }, { token: n.account }), 400, 'Instance name is required');
+      expectError(
+        await n.node.api.post('/api/message/text/', { number: BOB, text: 'x' }, { token: n.account }),
+        400,
+        'Instance name is required',
+      );
     });
   });
 
   describe('media', () => {
     it('sends an image by URL (JPEG), a document as base64 with its name, and a voice note converted to Opus', async () => {
-      const image = await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/photo.png'), caption: 'our menu' });
+      const image = await send('media', {
+        number: BOB,
+        type: 'image',
+        mediaUrl: server.url('/photo.png'),
+        caption: 'our menu',
+      });
       expectOk(image);
       expect(image.body.data).to.deep.include({ messageType: 'image', content: 'our menu', to: BOB_JID });
-      expect((await n.outbox('alice', alice, BOB)).at(-1).media).to.deep.include({ kind: 'image', mimetype: 'image/jpeg', caption: 'our menu' });
+      expect((await n.outbox('alice', alice, BOB)).at(-1).media).to.deep.include({
+        kind: 'image',
+        mimetype: 'image/jpeg',
+        caption: 'our menu',
+      });
 
       const pdf = Buffer.from('%PDF-1.4\n% a tiny document\n');
-      const doc = await send('media', { number: BOB, type: 'document', base64: `data:application/pdf;base64,${pdf.toString('base64')}`, fileName: 'terms.pdf' });
+      const doc = await send('media', {
+        number: BOB,
+        type: 'document',
+        base64: `data:application/pdf;base64,${pdf.toString('base64')}`,
+        fileName: 'terms.pdf',
+      });
       expectOk(doc);
-      expect((await n.outbox('alice', alice, BOB)).at(-1).media).to.deep.include({ kind: 'document', mimetype: 'application/pdf', fileName: 'terms.pdf', size: pdf.length });
+      expect((await n.outbox('alice', alice, BOB)).at(-1).media).to.deep.include({
+        kind: 'document',
+        mimetype: 'application/pdf',
+        fileName: 'terms.pdf',
+        size: pdf.length,
+      });
 
       const voice = await send('media', { number: BOB, type: 'audio', mediaUrl: server.url('/tone.wav'), ptt: true });
       expectOk(voice);
@@ -89,25 +123,62 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
     });
 
     it('refuses bad bodies, bad media and a disconnected instance', async () => {
-      expectError(await send('media', { type: 'image', mediaUrl: server.url('/photo.png') }), 400, 'Number is required');
-      expectError(await send('media', { number: BOB, type: 'gif', mediaUrl: server.url('/photo.png') }), 400, 'Type must be one of: image, video, audio, document');
+      expectError(
+        await send('media', { type: 'image', mediaUrl: server.url('/photo.png') }),
+        400,
+        'Number is required',
+      );
+      expectError(
+        await send('media', { number: BOB, type: 'gif', mediaUrl: server.url('/photo.png') }),
+        400,
+        'Type must be one of: image, video, audio, document',
+      );
       expectError(await send('media', { number: BOB, type: 'image' }), 400, 'mediaUrl or base64 is required');
-      expectError(await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/photo.png'), base64: 'AAAA' }), 400, "Invalid request body: send 'mediaUrl' or 'base64', not both");
-      expectError(await send('media', { number: BOB, type: 'image', base64: '###' }), 400, 'Invalid request body: base64 is not valid base64');
-      const notImage = await send('media', { number: BOB, type: 'image', base64: Buffer.from('plain text').toString('base64') });
+      expectError(
+        await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/photo.png'), base64: 'AAAA' }),
+        400,
+        "Invalid request body: send 'mediaUrl' or 'base64', not both",
+      );
+      expectError(
+        await send('media', { number: BOB, type: 'image', base64: '###' }),
+        400,
+        'Invalid request body: base64 is not valid base64',
+      );
+      const notImage = await send('media', {
+        number: BOB,
+        type: 'image',
+        base64: Buffer.from('plain text').toString('base64'),
+      });
       expectError(notImage, 400, 'The media is not an image');
       expect(notImage.body.error.code).to.equal('media_validation_failed');
-      expectError(await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/gone.png') }), 400, 'Failed to download media from URL: HTTP 404');
+      expectError(
+        await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/gone.png') }),
+        400,
+        'Failed to download media from URL: HTTP 404',
+      );
       const idle = await n.idle('media-idle');
-      expectError(await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/photo.png') }, 'media-idle', idle), 400, 'Instance is not connected to WhatsApp');
+      expectError(
+        await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/photo.png') }, 'media-idle', idle),
+        400,
+        'Instance is not connected to WhatsApp',
+      );
     });
 
     it('refuses URLs into internal networks on a production-like node', async () => {
       const strict = await startNetworkNode();
       try {
         const t = await strict.linked('alice', ALICE.replace(/1$/, '9'));
-        for (const url of [server.url('/photo.png'), 'http://10.0.0.1/a.png', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/a.png']) {
-          const res = await strict.node.api.post('/api/message/media/alice', { number: BOB, type: 'image', mediaUrl: url }, { token: t });
+        for (const url of [
+          server.url('/photo.png'),
+          'http://10.0.0.1/a.png',
+          'http://169.254.169.254/latest/meta-data/',
+          'http://[::1]/a.png',
+        ]) {
+          const res = await strict.node.api.post(
+            '/api/message/media/alice',
+            { number: BOB, type: 'image', mediaUrl: url },
+            { token: t },
+          );
           expectError(res, 400, 'URL refused: URLs pointing to internal networks are not allowed');
         }
         expect(await strict.outbox('alice', t)).to.deep.equal([]);
@@ -124,19 +195,33 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       const res = await send('delete', { messageId: id });
       expectOk(res);
       expect(res.body).to.deep.include({ messageId: id, chat: BOB_JID });
-      expect((await n.outbox('alice', alice, BOB_JID)).at(-1)).to.deep.include({ type: 'delete', deletedMessageId: id });
+      expect((await n.outbox('alice', alice, BOB_JID)).at(-1)).to.deep.include({
+        type: 'delete',
+        deletedMessageId: id,
+      });
       expect((await history(`?chat=${BOB}`)).messages.map((m: any) => m.id)).to.not.include(id);
 
-      const status = await n.node.api.post('/api/message/status/alice', { type: 'text', message: 'flash sale' }, { token: alice });
+      const status = await n.node.api.post(
+        '/api/message/status/alice',
+        { type: 'text', message: 'flash sale' },
+        { token: alice },
+      );
       const statusId = status.body.data.messageId as string;
       const revoked = await send('delete', { messageId: statusId });
       expectOk(revoked);
       expect(revoked.body.chat).to.equal('status@broadcast');
-      expect((await n.outbox('alice', alice, 'status@broadcast')).at(-1)).to.deep.include({ type: 'delete', deletedMessageId: statusId });
+      expect((await n.outbox('alice', alice, 'status@broadcast')).at(-1)).to.deep.include({
+        type: 'delete',
+        deletedMessageId: statusId,
+      });
     });
 
     it('needs the chat for a message it does not know; refuses a missing id', async () => {
-      expectError(await send('delete', { messageId: 'UNKNOWN1' }), 404, 'Message not found in the chat history; give its chat');
+      expectError(
+        await send('delete', { messageId: 'UNKNOWN1' }),
+        404,
+        'Message not found in the chat history; give its chat',
+      );
       expectOk(await send('delete', { messageId: 'UNKNOWN1', chat: BOB }));
       expectError(await send('delete', {}), 400, 'messageId is required');
     });
@@ -150,24 +235,51 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       expect([...times].sort((a, b) => b - a)).to.deep.equal(times);
       expect(new Set(all.messages.map((m: any) => m.direction))).to.deep.equal(new Set(['incoming', 'outgoing']));
       const incoming = all.messages.find((m: any) => m.direction === 'incoming');
-      expect(incoming).to.deep.include({ chat: { jid: BOB_JID, isGroup: false }, sender: BOB_JID, type: 'text', text: 'are you open?', media: null });
-      expect(all.messages.find((m: any) => m.type === 'document').media).to.deep.include({ kind: 'document', mimetype: 'application/pdf', fileName: 'terms.pdf' });
+      expect(incoming).to.deep.include({
+        chat: { jid: BOB_JID, isGroup: false },
+        sender: BOB_JID,
+        type: 'text',
+        text: 'are you open?',
+        media: null,
+      });
+      expect(all.messages.find((m: any) => m.type === 'document').media).to.deep.include({
+        kind: 'document',
+        mimetype: 'application/pdf',
+        fileName: 'terms.pdf',
+      });
 
       const page1 = await history(`?chat=${BOB}&limit=2`);
       expect(page1.meta).to.deep.include({ count: 2, hasMore: true });
       const page2 = await history(`?chat=${BOB}&limit=2&before=${page1.meta.nextBefore}`);
       expect(page2.messages.map((m: any) => m.id)).to.deep.equal(all.messages.slice(2, 4).map((m: any) => m.id));
-      const older = await history(`?chat=${BOB}&before=${encodeURIComponent(new Date(Date.parse(all.messages[0].timestamp)).toISOString())}`);
+      const older = await history(
+        `?chat=${BOB}&before=${encodeURIComponent(new Date(Date.parse(all.messages[0].timestamp)).toISOString())}`,
+      );
       expect(older.messages.map((m: any) => m.id)).to.not.include(all.messages[0].id);
-      expect((await history('?chat=status@broadcast')).messages.every((m: any) => m.chat.jid === 'status@broadcast')).to.equal(true);
+      expect(
+        (await history('?chat=status@broadcast')).messages.every((m: any) => m.chat.jid === 'status@broadcast'),
+      ).to.equal(true);
     });
 
     it('refuses bad parameters and answers the guard errors', async () => {
-      for (const limit of ['0', '501', 'ten']) expectError(await n.node.api.get(`/api/chat/history/alice?limit=${limit}`, { token: alice }), 400, 'limit must be an integer from 1 to 500');
-      expectError(await n.node.api.get('/api/chat/history/alice?before=yesterday', { token: alice }), 400, 'before must be a message id from the history, Unix milliseconds, or an RFC 3339 time');
+      for (const limit of ['0', '501', 'ten'])
+        expectError(
+          await n.node.api.get(`/api/chat/history/alice?limit=${limit}`, { token: alice }),
+          400,
+          'limit must be an integer from 1 to 500',
+        );
+      expectError(
+        await n.node.api.get('/api/chat/history/alice?before=yesterday', { token: alice }),
+        400,
+        'before must be a message id from the history, Unix milliseconds, or an RFC 3339 time',
+      );
       expectError(await n.node.api.get('/api/chat/history/', { token: n.account }), 400, 'Instance name is required');
       expectError(await n.node.api.get('/api/chat/history/ghost', { token: n.account }), 404, 'Instance not found');
-      expectError(await n.node.api.get('/api/chat/history/alice', { token: bob }), 403, 'Instance token does not match requested instance');
+      expectError(
+        await n.node.api.get('/api/chat/history/alice', { token: bob }),
+        403,
+        'Instance token does not match requested instance',
+      );
     });
   });
 });

@@ -19,7 +19,8 @@ describe('network operations: profile (sandbox, HTTP)', function () {
   let token: string;
   let strictToken: string;
 
-  const update = (body: unknown, node = open, name = 'me', t = token) => node.node.api.post(`/api/profile/account/${name}`, body, { token: t });
+  const update = (body: unknown, node = open, name = 'me', t = token) =>
+    node.node.api.post(`/api/profile/account/${name}`, body, { token: t });
   const phone = async (node = open, name = 'me', t = token) => {
     const res = await node.node.api.get(`/api/sandbox/profile/${name}`, { token: t });
     expectOk(res);
@@ -27,7 +28,11 @@ describe('network operations: profile (sandbox, HTTP)', function () {
   };
 
   before(async () => {
-    [open, strict, server] = await Promise.all([startNetworkNode({ ALLOW_PRIVATE_URLS: 'true' }), startNetworkNode(), startFileServer()]);
+    [open, strict, server] = await Promise.all([
+      startNetworkNode({ ALLOW_PRIVATE_URLS: 'true' }),
+      startNetworkNode(),
+      startFileServer(),
+    ]);
     token = await open.linked('me', '5511400000001');
     strictToken = await strict.linked('me', '5511400000009');
     server.serve('/portrait.png', await pngImage(500, 1000, '#aa3300'), 'image/png');
@@ -41,9 +46,17 @@ describe('network operations: profile (sandbox, HTTP)', function () {
   });
 
   it('sets picture (data URL), name and status: the fixed message and the changed fields; the picture is JPEG ≤ 640x640', async () => {
-    const res = await update({ profilePicture: dataUrl(await pngImage(1000, 500)), profileName: 'Ana Sales', profileStatus: 'At work' });
+    const res = await update({
+      profilePicture: dataUrl(await pngImage(1000, 500)),
+      profileName: 'Ana Sales',
+      profileStatus: 'At work',
+    });
     expectOk(res);
-    expect(res.body).to.deep.equal({ success: true, message: MESSAGE, updatedFields: ['profilePicture', 'profileName', 'profileStatus'] });
+    expect(res.body).to.deep.equal({
+      success: true,
+      message: MESSAGE,
+      updatedFields: ['profilePicture', 'profileName', 'profileStatus'],
+    });
     const held = await phone();
     expect(held).to.include({ name: 'Ana Sales', status: 'At work' });
     const meta = await sharp(Buffer.from(held.picture, 'base64')).metadata();
@@ -53,7 +66,11 @@ describe('network operations: profile (sandbox, HTTP)', function () {
   });
 
   it('lists only what really changed: the same values again change nothing', async () => {
-    const same = await update({ profilePicture: dataUrl(await pngImage(1000, 500)), profileName: 'Ana Sales', profileStatus: 'At work' });
+    const same = await update({
+      profilePicture: dataUrl(await pngImage(1000, 500)),
+      profileName: 'Ana Sales',
+      profileStatus: 'At work',
+    });
     expectOk(same);
     expect(same.body.updatedFields).to.deep.equal([]);
     const one = await update({ profileName: 'Ana Sales', profileStatus: 'Back at 3' });
@@ -64,7 +81,10 @@ describe('network operations: profile (sandbox, HTTP)', function () {
     const fromUrl = await update({ profilePicture: server.url('/portrait.png') });
     expectOk(fromUrl);
     expect(fromUrl.body.updatedFields).to.deep.equal(['profilePicture']);
-    expect(await sharp(Buffer.from((await phone()).picture, 'base64')).metadata()).to.include({ width: 320, height: 640 });
+    expect(await sharp(Buffer.from((await phone()).picture, 'base64')).metadata()).to.include({
+      width: 320,
+      height: 640,
+    });
     expect((await update({ profilePicture: '' })).body.updatedFields).to.deep.equal(['profilePicture']);
     expect((await phone()).picture).to.equal(null);
     expect((await update({ profilePicture: '' })).body.updatedFields).to.deep.equal([]);
@@ -75,15 +95,43 @@ describe('network operations: profile (sandbox, HTTP)', function () {
   });
 
   it('answers the spec 400s: no field, not connected; and refuses malformed fields', async () => {
-    expectError(await update({}), 400, 'At least one field must be provided (profilePicture, profileName, or profileStatus)');
+    expectError(
+      await update({}),
+      400,
+      'At least one field must be provided (profilePicture, profileName, or profileStatus)',
+    );
     const idleToken = await open.node.createInstance(open.account, { name: 'idle-two' });
-    expectError(await update({ profileName: 'X' }, open, 'idle-two', idleToken), 400, 'Instance is not connected to WhatsApp');
-    expectError(await update({ profilePicture: 'ftp://example.com/a.png' }), 400, 'Invalid request body: profilePicture must be an http(s) URL, a base64 data URL, or an empty string');
-    expectError(await update({ profilePicture: 'data:image/png;base64,@@@' }), 400, 'Invalid request body: profilePicture is not valid base64');
+    expectError(
+      await update({ profileName: 'X' }, open, 'idle-two', idleToken),
+      400,
+      'Instance is not connected to WhatsApp',
+    );
+    expectError(
+      await update({ profilePicture: 'ftp://example.com/a.png' }),
+      400,
+      'Invalid request body: profilePicture must be an http(s) URL, a base64 data URL, or an empty string',
+    );
+    expectError(
+      await update({ profilePicture: 'data:image/png;base64,@@@' }),
+      400,
+      'Invalid request body: profilePicture is not valid base64',
+    );
     expectError(await update({ nickname: 'x' }), 400, "Invalid request body: unknown field 'nickname'");
-    expectError(await update({ profileName: 5 }), 400, "Invalid request body: field 'profileName': expected string, received number");
-    expectError(await open.node.api.post('/api/profile/account/', { profileName: 'x' }, { token: open.account }), 400, 'Instance name is required');
-    expectError(await open.node.api.post('/api/profile/account/ghost', { profileName: 'x' }, { token: open.account }), 404, 'Instance not found');
+    expectError(
+      await update({ profileName: 5 }),
+      400,
+      "Invalid request body: field 'profileName': expected string, received number",
+    );
+    expectError(
+      await open.node.api.post('/api/profile/account/', { profileName: 'x' }, { token: open.account }),
+      400,
+      'Instance name is required',
+    );
+    expectError(
+      await open.node.api.post('/api/profile/account/ghost', { profileName: 'x' }, { token: open.account }),
+      404,
+      'Instance not found',
+    );
   });
 
   it('answers the four 500 messages when processing or the network fails', async () => {
@@ -112,7 +160,11 @@ describe('network operations: profile (sandbox, HTTP)', function () {
       `http://localhost:${server.port}/portrait.png`,
       'http://[::ffff:127.0.0.1]/portrait.png',
     ]) {
-      expectError(await update({ profilePicture: url, profileName: 'Hacked' }, strict, 'me', strictToken), 400, INTERNAL);
+      expectError(
+        await update({ profilePicture: url, profileName: 'Hacked' }, strict, 'me', strictToken),
+        400,
+        INTERNAL,
+      );
     }
     expect(await phone(strict, 'me', strictToken)).to.deep.equal(before);
     expect(server.hits.get('/portrait.png') ?? 0).to.equal(hitsBefore);
@@ -123,10 +175,26 @@ describe('network operations: profile (sandbox, HTTP)', function () {
     const huge = await update({ profilePicture: server.url('/huge.png'), profileStatus: 'should not apply' });
     expectError(huge, 400, `Failed to download media from URL: the body is larger than ${16 * 1024 * 1024} bytes`);
     expect(huge.body.error.code).to.equal('media_download_failed');
-    expectError(await update({ profilePicture: server.url('/page.html') }), 400, 'Invalid profilePicture: the data is not a JPEG, PNG, WebP or GIF image');
-    expectError(await update({ profilePicture: server.url('/bomb.png') }), 400, 'Invalid profilePicture: the image is 30000x30000 pixels; at most 40000000 pixels are accepted');
-    expectError(await update({ profilePicture: dataUrl(pixelBombPng()) }), 400, 'Invalid profilePicture: the image is 30000x30000 pixels; at most 40000000 pixels are accepted');
-    expectError(await update({ profilePicture: server.url('/missing.png') }), 400, 'Failed to download media from URL: HTTP 404');
+    expectError(
+      await update({ profilePicture: server.url('/page.html') }),
+      400,
+      'Invalid profilePicture: the data is not a JPEG, PNG, WebP or GIF image',
+    );
+    expectError(
+      await update({ profilePicture: server.url('/bomb.png') }),
+      400,
+      'Invalid profilePicture: the image is 30000x30000 pixels; at most 40000000 pixels are accepted',
+    );
+    expectError(
+      await update({ profilePicture: dataUrl(pixelBombPng()) }),
+      400,
+      'Invalid profilePicture: the image is 30000x30000 pixels; at most 40000000 pixels are accepted',
+    );
+    expectError(
+      await update({ profilePicture: server.url('/missing.png') }),
+      400,
+      'Failed to download media from URL: HTTP 404',
+    );
     expect(await phone()).to.deep.equal(before);
   });
 });

@@ -38,7 +38,9 @@ export async function startNetworkNode(env: Record<string, string> = {}): Promis
     },
     idle: (name) => node.createInstance(account, { name }),
     async outbox(name, token, to) {
-      const res = await node.api.get(`/api/sandbox/outbox/${name}${to ? `?to=${encodeURIComponent(to)}` : ''}`, { token });
+      const res = await node.api.get(`/api/sandbox/outbox/${name}${to ? `?to=${encodeURIComponent(to)}` : ''}`, {
+        token,
+      });
       expectOk(res);
       return res.body.messages as any[];
     },

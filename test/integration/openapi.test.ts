@@ -47,9 +47,18 @@ describe('OpenAPI 3.1 document and the /docs page', () => {
   it('lists every route of every mounted router', () => {
     const routes = mountedRoutes(node);
     expect(routes.length).to.be.greaterThan(60);
-    const missing = routes.filter((r) => !doc.paths[openApiPath(r.path)]?.[r.method]).map((r) => `${r.method.toUpperCase()} ${r.path}`);
+    const missing = routes
+      .filter((r) => !doc.paths[openApiPath(r.path)]?.[r.method])
+      .map((r) => `${r.method.toUpperCase()} ${r.path}`);
     expect(missing, `routes missing from /openapi.json: ${missing.join(', ')}`).to.deep.equal([]);
-    for (const path of ['/health', '/metrics', '/openapi.json', '/docs', '/api/cluster/probe/{instance}', '/api/sandbox/inbound/{instance}']) {
+    for (const path of [
+      '/health',
+      '/metrics',
+      '/openapi.json',
+      '/docs',
+      '/api/cluster/probe/{instance}',
+      '/api/sandbox/inbound/{instance}',
+    ]) {
       expect(doc.paths, path).to.have.property(path);
     }
   });
@@ -72,7 +81,8 @@ describe('OpenAPI 3.1 document and the /docs page', () => {
 
   it('documents bodies and queries from the zod schemas that validate them', async () => {
     const text = doc.paths['/api/message/text/{instance}']!.post!;
-    const schema = (text.requestBody!.content as Record<string, { schema: Record<string, any> }>)['application/json']!.schema;
+    const schema = (text.requestBody!.content as Record<string, { schema: Record<string, any> }>)['application/json']!
+      .schema;
     expect(schema.type).to.equal('object');
     expect(schema.additionalProperties).to.equal(false);
     expect(Object.keys(schema.properties)).to.include.members(['number', 'text', 'message', 'delayMs', 'replyTo']);
@@ -80,26 +90,39 @@ describe('OpenAPI 3.1 document and the /docs page', () => {
     expect(text.security).to.deep.include({ tokenQuery: [] });
 
     const history = doc.paths['/api/chat/history/{instance}']!.get!;
-    expect((history.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name)).to.deep.equal(['chat', 'limit', 'before']);
+    expect((history.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name)).to.deep.equal([
+      'chat',
+      'limit',
+      'before',
+    ]);
     const settings = doc.paths['/api/instance/settings/{instance}']!.post!;
-    const settingsSchema = (settings.requestBody!.content as Record<string, { schema: Record<string, any> }>)['application/json']!.schema;
+    const settingsSchema = (settings.requestBody!.content as Record<string, { schema: Record<string, any> }>)[
+      'application/json'
+    ]!.schema;
     expect(settingsSchema.properties.autoRejectCalls.type).to.equal('boolean');
     // The global token never goes in a URL.
     expect(doc.paths['/api/admin/accounts']!.get!.security).to.not.deep.include({ tokenQuery: [] });
 
     // The same schema refuses what the document does not allow.
     const token = await node.createInstance(await node.createAccount('doc-check'), { name: 'doc' });
-    const refused = await node.api.post('/api/message/text/doc', { number: '5511900000001', text: 'x', extra: 1 }, { token });
+    const refused = await node.api.post(
+      '/api/message/text/doc',
+      { number: '5511900000001', text: 'x', extra: 1 },
+      { token },
+    );
     expect(refused.status).to.equal(400);
     expect(refused.body.error.message).to.equal("Invalid request body: unknown field 'extra'");
   });
 
   it('/docs renders the document offline in headless Chromium (nothing loaded from elsewhere)', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
     const res = await fetch(`${node.url}/docs`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^text\/html/);
-    expect(res.headers.get('content-security-policy')).to.include("default-src 'none'").and.not.include('unsafe-inline');
+    expect(res.headers.get('content-security-policy'))
+      .to.include("default-src 'none'")
+      .and.not.include('unsafe-inline');
     expect(await res.text()).to.not.match(/<(script|link|img)[^>]+(src|href)=/i);
 
     const profileDir = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
@@ -108,7 +131,15 @@ describe('OpenAPI 3.1 document and the /docs page', () => {
       browser = await chromium.launchPersistentContext(profileDir, {
         executablePath: CHROMIUM,
         headless: true,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       });
       const page = await browser.newPage();
       const elsewhere: string[] = [];
@@ -122,7 +153,9 @@ describe('OpenAPI 3.1 document and the /docs page', () => {
       page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(`${node.url}/docs`);
       await page.locator('details summary .path', { hasText: '/api/message/text/{instance}' }).first().waitFor();
-      expect(await page.locator('details').count()).to.equal(Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0));
+      expect(await page.locator('details').count()).to.equal(
+        Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0),
+      );
       await page.getByPlaceholder('Filter by path, summary or tag').fill('sandbox inbound');
       expect(await page.locator('details:visible').count()).to.equal(1);
       await page.locator('details:visible summary').click();

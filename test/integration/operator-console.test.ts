@@ -32,14 +32,24 @@ describe('operator console at /console, in headless Chromium', function () {
 
   before(async () => {
     // Not a skip: CI installs Debian's chromium (.ci/run), so its absence is a broken machine.
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
     node = await startTestNode();
     profileDir = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
     browser = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1440, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await browser.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -67,13 +77,18 @@ describe('operator console at /console, in headless Chromium', function () {
     const html = await res.text();
     // No inline script or style, no inline handlers, nothing from another origin.
     expect(html).to.not.match(/<script(?![^>]*\bsrc=)[^>]*>/i);
-    expect(html).to.not.match(/<style/i).and.not.match(/\son[a-z]+=/i).and.not.match(/\sstyle=/i);
+    expect(html)
+      .to.not.match(/<style/i)
+      .and.not.match(/\son[a-z]+=/i)
+      .and.not.match(/\sstyle=/i);
     for (const [, url] of html.matchAll(/\s(?:src|href)="([^"]*)"/g)) expect(url).to.match(/^(\/console\/|data:,$)/);
     for (const file of ['console.js', 'console-view.js', 'console-events.js']) {
       const js = await fetch(`${node.url}/console/${file}`);
       expect(js.status, file).to.equal(200);
       expect(js.headers.get('content-type')).to.match(/^text\/javascript/);
-      expect(await js.text(), file).to.not.match(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|localStorage|sessionStorage|document\.cookie/);
+      expect(await js.text(), file).to.not.match(
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|localStorage|sessionStorage|document\.cookie/,
+      );
     }
     const css = await fetch(`${node.url}/console/console.css`);
     expect(css.headers.get('content-type')).to.match(/^text\/css/);
@@ -116,7 +131,9 @@ describe('operator console at /console, in headless Chromium', function () {
     const acct = await node.store.accounts.findByName('frontline');
     const created = await node.store.instances.findByName(acct!.id, 'front-desk');
     expect(created).to.not.equal(undefined);
-    expect((await node.api.get('/api/instance/list', { token: instanceToken })).body.instances[0].name).to.equal('front-desk');
+    expect((await node.api.get('/api/instance/list', { token: instanceToken })).body.instances[0].name).to.equal(
+      'front-desk',
+    );
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await page.getByLabel(/Instance token/).isHidden()).to.equal(true);
     expect(await page.locator('#detail-state').textContent()).to.equal('Disconnected');
@@ -141,17 +158,32 @@ describe('operator console at /console, in headless Chromium', function () {
     await page.locator('#detail-state').filter({ hasText: 'Connected' }).waitFor();
     await qr.waitFor({ state: 'hidden' });
     await page.locator('#detail-number').filter({ hasText: '+5511955550001' }).waitFor();
-    await list.getByRole('button', { name: /front-desk/ }).filter({ hasText: 'Connected' }).waitFor();
-    await page.locator('#event-list .event').filter({ hasText: 'front-desk' }).filter({ hasText: 'State: Connected' }).first().waitFor();
+    await list
+      .getByRole('button', { name: /front-desk/ })
+      .filter({ hasText: 'Connected' })
+      .waitFor();
+    await page
+      .locator('#event-list .event')
+      .filter({ hasText: 'front-desk' })
+      .filter({ hasText: 'State: Connected' })
+      .first()
+      .waitFor();
     expect(navigations).to.equal(1);
 
     // A setting: only what changed is sent, and the saved values come back.
     await page.getByLabel(/Mark received messages as read/).check();
     await page.getByLabel(/Message sent to a rejected caller/).fill('Busy now, write to us <b>please</b>');
     await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.locator('#settings-note').filter({ hasText: /^Saved at/ }).waitFor();
+    await page
+      .locator('#settings-note')
+      .filter({ hasText: /^Saved at/ })
+      .waitFor();
     const settings = (await node.api.get('/api/instance/getSettings/front-desk', { token })).body.settings;
-    expect(settings).to.include({ autoReadMessages: true, callRejectMessage: 'Busy now, write to us <b>please</b>', disableHistorySync: true });
+    expect(settings).to.include({
+      autoReadMessages: true,
+      callRejectMessage: 'Busy now, write to us <b>please</b>',
+      disableHistorySync: true,
+    });
 
     // An incoming message appears live; what it says is shown as text, never as markup.
     const inbound = await node.api.post(
@@ -162,7 +194,9 @@ describe('operator console at /console, in headless Chromium', function () {
     expect(inbound.status, inbound.text).to.equal(200);
     const event = page.locator('#event-list .event').filter({ hasText: 'message.exchange' }).first();
     await event.waitFor();
-    expect(await event.locator('.text').textContent()).to.equal('← Ana <script> +5511912345678: Hello <img src=x> & <b>welcome</b>');
+    expect(await event.locator('.text').textContent()).to.equal(
+      '← Ana <script> +5511912345678: Hello <img src=x> & <b>welcome</b>',
+    );
     expect(await page.locator('#event-list img, #event-list b, #event-list script').count()).to.equal(0);
     await event.locator('summary').click();
     expect(await event.locator('pre').textContent()).to.include('"content": "Hello <img src=x> & <b>welcome</b>"');
@@ -200,7 +234,10 @@ describe('operator console at /console, in headless Chromium', function () {
     await page.goto(`${node.url}/console`);
     await page.getByLabel('TokenAccount').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('list', { name: 'Instance list' }).getByRole('button', { name: /mobile-desk/ }).click();
+    await page
+      .getByRole('list', { name: 'Instance list' })
+      .getByRole('button', { name: /mobile-desk/ })
+      .click();
     await page.locator('#detail-name').filter({ hasText: 'mobile-desk' }).waitFor();
     const box = await page.locator('#detail').boundingBox();
     expect(box!.width).to.be.at.most(700);

@@ -13,7 +13,10 @@ function env(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Starts src/main.ts as a real process and resolves with its output once it listens. */
 function startMain(dataDir: string): Promise<{ output: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [...TSX, 'src/main.ts'], { env: env({ DATA_DIR: dataDir, PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...TSX, 'src/main.ts'], {
+    env: env({ DATA_DIR: dataDir, PORT: '0' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`node did not start: ${output}`)), 15_000);
@@ -46,7 +49,10 @@ describe('the switchboard process', () => {
     expect(res.status).to.equal(78);
     expect(res.stderr.trim().split('\n')).to.have.length(1);
     expect(res.stderr).to.match(/PORT must be an integer/);
-    const cluster = spawnSync(process.execPath, [...TSX, 'src/main.ts'], { env: env({ REDIS_URL: 'redis://127.0.0.1:1' }), encoding: 'utf8' });
+    const cluster = spawnSync(process.execPath, [...TSX, 'src/main.ts'], {
+      env: env({ REDIS_URL: 'redis://127.0.0.1:1' }),
+      encoding: 'utf8',
+    });
     expect(cluster.status).to.equal(78);
     expect(cluster.stderr).to.match(/ENCRYPTION_KEY is required/);
   });
@@ -62,10 +68,18 @@ describe('the switchboard process', () => {
 
   it('manages accounts from the CLI', () => {
     const cli = (...args: string[]) =>
-      spawnSync(process.execPath, [...TSX, 'src/cli.ts', ...args], { env: env({ DATA_DIR: dataDir }), encoding: 'utf8' });
+      spawnSync(process.execPath, [...TSX, 'src/cli.ts', ...args], {
+        env: env({ DATA_DIR: dataDir }),
+        encoding: 'utf8',
+      });
     const created = cli('account', 'create', 'acme', '--quota', '3', '--origin', 'https://app.acme.example');
     expect(created.status, created.stderr).to.equal(0);
-    const account = JSON.parse(created.stdout) as { name: string; token: string; instanceQuota: number; allowedOrigins: string[] };
+    const account = JSON.parse(created.stdout) as {
+      name: string;
+      token: string;
+      instanceQuota: number;
+      allowedOrigins: string[];
+    };
     expect(account).to.include({ name: 'acme', instanceQuota: 3 });
     expect(account.allowedOrigins).to.deep.equal(['https://app.acme.example']);
     expect(account.token).to.have.length(43);

@@ -66,7 +66,17 @@ describe('received media: object storage, base64 in events, storage and proxy en
   async function sendImage(name: string, token: string, media: Record<string, unknown> = {}) {
     const res = await api().post(
       `/api/sandbox/inbound/${name}`,
-      { from: CONTACT, media: { kind: 'image', mimetype: 'image/png', fileName: 'photo.png', caption: 'look', base64: image.toString('base64'), ...media } },
+      {
+        from: CONTACT,
+        media: {
+          kind: 'image',
+          mimetype: 'image/png',
+          fileName: 'photo.png',
+          caption: 'look',
+          base64: image.toString('base64'),
+          ...media,
+        },
+      },
       { token },
     );
     expectOk(res);
@@ -97,7 +107,14 @@ describe('received media: object storage, base64 in events, storage and proxy en
       websocketEnabled: true,
       websocketBase64: true,
     });
-    expectOk(await api().post(`/api/events/webhook/${name}`, { label: 'plain', url: plain.url, events: ['message.exchange'] }, { token }), 201);
+    expectOk(
+      await api().post(
+        `/api/events/webhook/${name}`,
+        { label: 'plain', url: plain.url, events: ['message.exchange'] },
+        { token },
+      ),
+      201,
+    );
     const socket = await openSocket(name, token);
     const before = n.node.mediaCounters.snapshot();
 
@@ -113,7 +130,14 @@ describe('received media: object storage, base64 in events, storage and proxy en
 
     await until(() => !!exchange(withBase64, messageId) && !!exchange(plain, messageId), 'both webhooks');
     const full = exchange(withBase64, messageId)!.body.data.message.media;
-    expect(full).to.include({ type: 'image', mimetype: 'image/png', fileName: 'photo.png', caption: 'look', size: image.length, error: null });
+    expect(full).to.include({
+      type: 'image',
+      mimetype: 'image/png',
+      fileName: 'photo.png',
+      caption: 'look',
+      size: image.length,
+      error: null,
+    });
     expect(full.base64).to.equal(image.toString('base64'));
     expect(full.s3Url).to.be.a('string').and.include(`/media/inbound/${id}/`);
     const slim = exchange(plain, messageId)!.body.data.message.media;
@@ -125,7 +149,9 @@ describe('received media: object storage, base64 in events, storage and proxy en
     expect(Buffer.from(await fetched.arrayBuffer()).equals(image)).to.equal(true);
 
     await until(() => socket.frames.some((f) => f.data?.id === messageId), 'the WebSocket frame');
-    expect(socket.frames.find((f) => f.data?.id === messageId).data.message.media.base64).to.equal(image.toString('base64'));
+    expect(socket.frames.find((f) => f.data?.id === messageId).data.message.media.base64).to.equal(
+      image.toString('base64'),
+    );
     socket.close();
 
     const after = n.node.mediaCounters.snapshot();
@@ -138,14 +164,31 @@ describe('received media: object storage, base64 in events, storage and proxy en
 
   it('never puts the bytes in the durable queue: base64 deliveries reference one kept copy', async () => {
     const name = fresh('queue');
-    const { token, id } = await linked(name, { webhookEnabled: true, webhookURL: withBase64.url, webhookBase64: true, webhookEvents: ['message.exchange'] });
-    expectOk(await api().post(`/api/events/webhook/${name}`, { label: 'second', url: withBase64.url, base64: true, events: ['message.exchange'] }, { token }), 201);
+    const { token, id } = await linked(name, {
+      webhookEnabled: true,
+      webhookURL: withBase64.url,
+      webhookBase64: true,
+      webhookEvents: ['message.exchange'],
+    });
+    expectOk(
+      await api().post(
+        `/api/events/webhook/${name}`,
+        { label: 'second', url: withBase64.url, base64: true, events: ['message.exchange'] },
+        { token },
+      ),
+      201,
+    );
     // Refused deliveries go to the dead letters (one attempt on this node), where their stored form stays.
     const respond = withBase64.respond;
     withBase64.respond = (r, i) => (r.body?.instanceData?.instance === name ? { status: 400 } : respond(r, i));
     try {
       const messageId = await sendImage(name, token);
-      await until(() => withBase64.events('message.exchange').filter((e) => e.body.data.id === messageId && e.status === 400).length === 2, 'two refusals');
+      await until(
+        () =>
+          withBase64.events('message.exchange').filter((e) => e.body.data.id === messageId && e.status === 400)
+            .length === 2,
+        'two refusals',
+      );
       let dead = await n.node.store.deliveries.listDead(id);
       for (let i = 0; dead.length < 2 && i < 500; i++) {
         await new Promise((r) => setTimeout(r, 10));
@@ -166,7 +209,12 @@ describe('received media: object storage, base64 in events, storage and proxy en
 
   it('still delivers the event when the bucket refuses, with the cause in media.error and the storage status', async () => {
     const name = fresh('refused');
-    const { token } = await linked(name, { ...storageBody({ s3Bucket: 'no-such-bucket' }), webhookEnabled: true, webhookURL: plain.url, webhookEvents: ['message.exchange'] });
+    const { token } = await linked(name, {
+      ...storageBody({ s3Bucket: 'no-such-bucket' }),
+      webhookEnabled: true,
+      webhookURL: plain.url,
+      webhookEvents: ['message.exchange'],
+    });
     const before = n.node.mediaCounters.snapshot();
     const messageId = await sendImage(name, token);
     await until(() => !!exchange(plain, messageId), 'the event');
@@ -175,32 +223,54 @@ describe('received media: object storage, base64 in events, storage and proxy en
     expect(media.error).to.equal('storage failed: bucket "no-such-bucket" does not exist (NoSuchBucket)');
     expect(n.node.mediaCounters.snapshot().uploadFailed - before.uploadFailed).to.equal(1);
     const summary = await api().get(`/api/instance/getS3/${name}`, { token });
-    expect(summary.body.s3).to.include({ status: 'error', error: 'bucket "no-such-bucket" does not exist (NoSuchBucket)' });
+    expect(summary.body.s3).to.include({
+      status: 'error',
+      error: 'bucket "no-such-bucket" does not exist (NoSuchBucket)',
+    });
   });
 
   it('still delivers the event when the store cannot be reached', async () => {
     const closed = await freePort();
     const name = fresh('unreachable');
-    const { token } = await linked(name, { ...storageBody({ s3Endpoint: `http://127.0.0.1:${closed}` }), webhookEnabled: true, webhookURL: plain.url, webhookEvents: ['message.exchange'] });
+    const { token } = await linked(name, {
+      ...storageBody({ s3Endpoint: `http://127.0.0.1:${closed}` }),
+      webhookEnabled: true,
+      webhookURL: plain.url,
+      webhookEvents: ['message.exchange'],
+    });
     const messageId = await sendImage(name, token);
     await until(() => !!exchange(plain, messageId), 'the event');
-    expect(exchange(plain, messageId)!.body.data.message.media.error).to.equal(`storage failed: cannot reach 127.0.0.1:${closed}: connection refused`);
+    expect(exchange(plain, messageId)!.body.data.message.media.error).to.equal(
+      `storage failed: cannot reach 127.0.0.1:${closed}: connection refused`,
+    );
   });
 
   it('notes a failed download in the event and emits it all the same', async () => {
     const name = fresh('nodownload');
-    const { token } = await linked(name, { ...storageBody(), webhookEnabled: true, webhookURL: plain.url, webhookEvents: ['message.exchange'] });
+    const { token } = await linked(name, {
+      ...storageBody(),
+      webhookEnabled: true,
+      webhookURL: plain.url,
+      webhookEvents: ['message.exchange'],
+    });
     await n.fault(name, token, 'downloadMedia', 'media server unreachable');
     const before = n.node.mediaCounters.snapshot();
     const messageId = await sendImage(name, token);
     await until(() => !!exchange(plain, messageId), 'the event');
-    expect(exchange(plain, messageId)!.body.data.message.media).to.include({ s3Url: null, error: 'download failed: media server unreachable' });
+    expect(exchange(plain, messageId)!.body.data.message.media).to.include({
+      s3Url: null,
+      error: 'download failed: media server unreachable',
+    });
     expect(n.node.mediaCounters.snapshot().downloadFailed - before.downloadFailed).to.equal(1);
   });
 
   it('with neither storage nor base64, the event carries the metadata only and nothing is downloaded', async () => {
     const name = fresh('meta');
-    const { token } = await linked(name, { webhookEnabled: true, webhookURL: plain.url, webhookEvents: ['message.exchange'] });
+    const { token } = await linked(name, {
+      webhookEnabled: true,
+      webhookURL: plain.url,
+      webhookEvents: ['message.exchange'],
+    });
     const before = n.node.mediaCounters.snapshot();
     const messageId = await sendImage(name, token);
     await until(() => !!exchange(plain, messageId), 'the event');
@@ -224,18 +294,36 @@ describe('received media: object storage, base64 in events, storage and proxy en
       const { token } = await linked(name);
       const wrong = await api().post(
         `/api/instance/s3/${name}`,
-        { enabled: true, bucket: 'media', accessKey: 'NOT-A-KEY', secretKey: 'wrong-secret-0001', endpoint: s3.endpoint },
+        {
+          enabled: true,
+          bucket: 'media',
+          accessKey: 'NOT-A-KEY',
+          secretKey: 'wrong-secret-0001',
+          endpoint: s3.endpoint,
+        },
         { token },
       );
       expectOk(wrong);
-      expect(wrong.body.s3).to.include({ enabled: true, bucket: 'media', accessKey: 'NOT-A-KEY', secretKey: '••••••••', status: 'error' });
-      expect(wrong.body.s3.error).to.equal('the access key id is not known to the storage service (InvalidAccessKeyId)');
+      expect(wrong.body.s3).to.include({
+        enabled: true,
+        bucket: 'media',
+        accessKey: 'NOT-A-KEY',
+        secretKey: '••••••••',
+        status: 'error',
+      });
+      expect(wrong.body.s3.error).to.equal(
+        'the access key id is not known to the storage service (InvalidAccessKeyId)',
+      );
       expect(wrong.text).to.not.include('wrong-secret-0001');
       const read = await api().get(`/api/instance/getS3/${name}`, { token });
       expectOk(read);
       expect(read.body.s3).to.deep.equal(wrong.body.s3);
 
-      const fixed = await api().post(`/api/instance/s3/${name}`, { accessKey: S3_ACCESS_KEY, secretKey: S3_SECRET_KEY }, { token });
+      const fixed = await api().post(
+        `/api/instance/s3/${name}`,
+        { accessKey: S3_ACCESS_KEY, secretKey: S3_SECRET_KEY },
+        { token },
+      );
       expect(fixed.body.s3).to.include({ status: 'ok', accessKey: S3_ACCESS_KEY });
       expect(fixed.body.s3).to.not.have.property('error');
       // Fields left out keep their values, the secret key included.
@@ -254,7 +342,10 @@ describe('received media: object storage, base64 in events, storage and proxy en
         [{ secretKey: '' }, 's3SecretKey is required when storage is enabled'],
         [{ region: 'us east' }, 's3Region is not a valid region name'],
         [{ endpoint: 'ftp://files.example.com' }, 's3Endpoint: only http and https URLs are allowed'],
-        [{ bucket: 'media', s3Bucket: 'media' }, "Invalid request body: 's3Bucket' and 's3Bucket' are the same field; send only one"],
+        [
+          { bucket: 'media', s3Bucket: 'media' },
+          "Invalid request body: 's3Bucket' and 's3Bucket' are the same field; send only one",
+        ],
         [{ color: 'blue' }, "Invalid request body: unknown field 'color'"],
         [{ enabled: 'yes' }, "Invalid request body: field 's3Enabled': expected boolean, received string"],
         [{}, 'At least one field must be provided'],
@@ -274,11 +365,25 @@ describe('received media: object storage, base64 in events, storage and proxy en
       const events = await n.record(token);
       const saved = await api().post(
         `/api/instance/proxy/${name}`,
-        { enabled: true, host: 'proxy.example.com', port: '3128', protocol: 'socks5', username: 'alice', password: 'proxy-pass-0001' },
+        {
+          enabled: true,
+          host: 'proxy.example.com',
+          port: '3128',
+          protocol: 'socks5',
+          username: 'alice',
+          password: 'proxy-pass-0001',
+        },
         { token },
       );
       expectOk(saved);
-      expect(saved.body.proxy).to.deep.equal({ enabled: true, host: 'proxy.example.com', port: '3128', protocol: 'socks5', user: 'alice', hasPassword: true });
+      expect(saved.body.proxy).to.deep.equal({
+        enabled: true,
+        host: 'proxy.example.com',
+        port: '3128',
+        protocol: 'socks5',
+        user: 'alice',
+        hasPassword: true,
+      });
       expect(saved.body.reconnected).to.equal(false);
       expect(saved.text).to.not.include('proxy-pass-0001');
       const read = await api().get(`/api/instance/getProxy/${name}`, { token });
@@ -292,7 +397,8 @@ describe('received media: object storage, base64 in events, storage and proxy en
       expectOk(again);
       expect(again.body).to.include({ reconnected: true });
       expect(again.body.proxy).to.include({ port: '1080', hasPassword: true, host: 'proxy.example.com' });
-      const states = () => events.filter((e) => e.event === 'instance.state').map((e) => (e.data as any).state as string);
+      const states = () =>
+        events.filter((e) => e.event === 'instance.state').map((e) => (e.data as any).state as string);
       await until(() => states().includes('connected'), 'the reconnect');
       expect(states()).to.deep.equal(['disconnected', 'connecting', 'connected']);
 
@@ -310,13 +416,18 @@ describe('received media: object storage, base64 in events, storage and proxy en
         [{ port: '70000' }, 'proxyPort must be a port number from 1 to 65535'],
         [{ protocol: 'ftp' }, 'proxyProtocol must be one of: http, https, socks5'],
         [{ host: 'proxy.example.com', reconnect: 'yes' }, "Invalid request body: field 'reconnect': expected boolean"],
-        [{ user: 'a', proxyUsername: 'b' }, "Invalid request body: 'proxyUsername' and 'proxyUser' are the same field; send only one"],
+        [
+          { user: 'a', proxyUsername: 'b' },
+          "Invalid request body: 'proxyUsername' and 'proxyUser' are the same field; send only one",
+        ],
         [{ reconnect: true }, 'At least one field must be provided'],
       ];
       for (const [body, message] of cases) {
         expectError(await api().post(`/api/instance/proxy/${name}`, body, { token }), 400, message);
       }
-      expect((await api().get(`/api/instance/getProxy/${name}`, { token })).body.proxy).to.deep.equal({ enabled: false });
+      expect((await api().get(`/api/instance/getProxy/${name}`, { token })).body.proxy).to.deep.equal({
+        enabled: false,
+      });
     });
   });
 
@@ -325,7 +436,10 @@ describe('received media: object storage, base64 in events, storage and proxy en
       const name = fresh('catchup-s3');
       const { token } = await linked(name, storageBody());
       const messageId = await sendImage(name, token);
-      const res = await fetch(`${n.node.url}/api/chat/media/${name}?messageId=${messageId}`, { headers: { token }, redirect: 'manual' });
+      const res = await fetch(`${n.node.url}/api/chat/media/${name}?messageId=${messageId}`, {
+        headers: { token },
+        redirect: 'manual',
+      });
       expect(res.status).to.equal(302);
       const location = res.headers.get('location')!;
       expect(Buffer.from(await (await fetch(location)).arrayBuffer()).equals(image)).to.equal(true);
@@ -341,7 +455,12 @@ describe('received media: object storage, base64 in events, storage and proxy en
       const keptId = await sendImage(kept, a.token);
       const fromCache = await api().get(`/api/chat/media/${kept}?messageId=${keptId}`, { token: a.token });
       expectOk(fromCache);
-      expect(fromCache.body.media).to.include({ source: 'cache', base64: image.toString('base64'), fileName: 'photo.png', size: image.length });
+      expect(fromCache.body.media).to.include({
+        source: 'cache',
+        base64: image.toString('base64'),
+        fileName: 'photo.png',
+        size: image.length,
+      });
 
       const bare = fresh('catchup-session');
       const b = await linked(bare);
@@ -355,12 +474,28 @@ describe('received media: object storage, base64 in events, storage and proxy en
       const name = fresh('catchup-errors');
       const { token } = await linked(name);
       const text = await api().post(`/api/sandbox/inbound/${name}`, { from: CONTACT, text: 'hello' }, { token });
-      const described = await api().post(`/api/sandbox/inbound/${name}`, { from: CONTACT, media: { kind: 'document', mimetype: 'application/pdf' } }, { token });
+      const described = await api().post(
+        `/api/sandbox/inbound/${name}`,
+        { from: CONTACT, media: { kind: 'document', mimetype: 'application/pdf' } },
+        { token },
+      );
       expectError(await api().get(`/api/chat/media/${name}`, { token }), 400, 'messageId is required');
       expectError(await api().get(`/api/chat/media/${name}?messageId=NOPE`, { token }), 404, 'Message not found');
-      expectError(await api().get(`/api/chat/media/${name}?messageId=${text.body.messageId}`, { token }), 404, 'Message has no media');
-      expectError(await api().get(`/api/chat/media/${name}?messageId=${described.body.messageId}`, { token }), 404, 'Media is no longer available');
-      expectError(await api().get(`/api/chat/media/${name}?messageId=NOPE`, { token: 'not-a-token' }), 401, 'Invalid token');
+      expectError(
+        await api().get(`/api/chat/media/${name}?messageId=${text.body.messageId}`, { token }),
+        404,
+        'Message has no media',
+      );
+      expectError(
+        await api().get(`/api/chat/media/${name}?messageId=${described.body.messageId}`, { token }),
+        404,
+        'Media is no longer available',
+      );
+      expectError(
+        await api().get(`/api/chat/media/${name}?messageId=NOPE`, { token: 'not-a-token' }),
+        401,
+        'Invalid token',
+      );
     });
   });
 });

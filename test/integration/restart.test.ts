@@ -81,8 +81,19 @@ describe('restart on the same data directory', () => {
     const res = await node!.api.get('/api/instance/list', { token: accountToken });
     expectOk(res);
     const [keeper] = res.body.instances;
-    expect(keeper.proxy).to.include({ enabled: true, host: 'proxy.example.com', port: '1080', protocol: 'socks5', user: 'keeper-user', hasPassword: true });
-    expect(keeper.webhook).to.include({ enabled: true, url: 'https://hooks.example.com/keeper', hasAuthorization: true });
+    expect(keeper.proxy).to.include({
+      enabled: true,
+      host: 'proxy.example.com',
+      port: '1080',
+      protocol: 'socks5',
+      user: 'keeper-user',
+      hasPassword: true,
+    });
+    expect(keeper.webhook).to.include({
+      enabled: true,
+      url: 'https://hooks.example.com/keeper',
+      hasAuthorization: true,
+    });
     expect(keeper.webhook.events).to.deep.equal(['message.exchange', 'instance.state']);
     expect(res.text).to.not.include(PROXY_PASSWORD);
     expect(res.text).to.not.include(WEBHOOK_AUTH);

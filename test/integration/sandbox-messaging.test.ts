@@ -14,7 +14,9 @@ const until = async (cond: () => boolean, what: string, ms = 5000) => {
 /** Collects every envelope published for an instance, the way WebSocket fan-out receives them. */
 async function record(node: TestNode, name: string, token: string) {
   const list = await node.api.get('/api/instance/list', { token });
-  const instance = (await node.store.instances.findByTokenHash((await import('../../src/security/tokens.js')).hashToken(token)))!;
+  const instance = (await node.store.instances.findByTokenHash(
+    (await import('../../src/security/tokens.js')).hashToken(token),
+  ))!;
   expect(list.body.instances[0].name).to.equal(name);
   const events: EventEnvelope[] = [];
   await node.runtime.events.subscribe(instance.id, (e) => events.push(e as EventEnvelope));
@@ -63,26 +65,40 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     expect(again.body.error.message).to.equal('Instance is not waiting for a link');
 
     const list = await node.api.get('/api/instance/list?instanceName=sales', { token: account });
-    expect(list.body.instances[0].connection).to.deep.equal({ state: 'connected', numberJid: linkedRes.body.numberJid });
+    expect(list.body.instances[0].connection).to.deep.equal({
+      state: 'connected',
+      numberJid: linkedRes.body.numberJid,
+    });
     const connected = await node.api.get('/api/instance/connect/sales', { token });
     expect(connected.body).to.include({ status: 'connected', numberJid: linkedRes.body.numberJid });
 
-    const inbound = await node.api.post('/api/sandbox/inbound/sales', { from: '5511912345678', text: 'hello there', pushName: 'Ana' }, { token });
+    const inbound = await node.api.post(
+      '/api/sandbox/inbound/sales',
+      { from: '5511912345678', text: 'hello there', pushName: 'Ana' },
+      { token },
+    );
     expect(inbound.status, JSON.stringify(inbound.body)).to.equal(200);
 
     await until(() => events.some((e) => e.event === 'message.exchange'), 'message event');
-    expect(events.filter((e) => e.event === 'instance.state').map((e) => (e.data as { state: string }).state)).to.deep.equal([
-      'qr',
-      'connecting',
-      'connected',
-    ]);
+    expect(
+      events.filter((e) => e.event === 'instance.state').map((e) => (e.data as { state: string }).state),
+    ).to.deep.equal(['qr', 'connecting', 'connected']);
     const state = events.find((e) => e.event === 'instance.state')!;
     expect(state.instanceData).to.deep.equal({ instance: 'sales', token, baseUrl: node.url });
     const message = events.find((e) => e.event === 'message.exchange')!.data as Record<string, any>;
-    expect(message).to.deep.include({ id: inbound.body.messageId, direction: 'incoming', recipient: '5511912345678@s.whatsapp.net' });
+    expect(message).to.deep.include({
+      id: inbound.body.messageId,
+      direction: 'incoming',
+      recipient: '5511912345678@s.whatsapp.net',
+    });
     expect(Date.parse(message.timestamp)).to.be.a('number').and.not.NaN;
     expect(message.timestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/);
-    expect(message.chat).to.deep.equal({ jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana', type: 'private' });
+    expect(message.chat).to.deep.equal({
+      jid: '5511912345678@s.whatsapp.net',
+      lid: null,
+      name: 'Ana',
+      type: 'private',
+    });
     expect(message.sender).to.deep.equal({ jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana' });
     expect(message.message).to.deep.include({ type: 'text', content: 'hello there', media: null, interactive: null });
   });
@@ -100,7 +116,11 @@ describe('sandbox messaging end to end (one embedded node)', function () {
   it('two sandbox instances exchange messages with delivery and read statuses', async () => {
     const a = await linked('alice', '5511000000001');
     const b = await linked('bob', '5511000000002', { autoReadMessages: true });
-    const sent = await node.api.post('/api/message/text/alice', { number: '5511000000002', message: 'hi bob' }, { token: a.token });
+    const sent = await node.api.post(
+      '/api/message/text/alice',
+      { number: '5511000000002', message: 'hi bob' },
+      { token: a.token },
+    );
     expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
     expect(sent.body).to.deep.include({ success: true, status: 'sent' });
     const id = sent.body.data.messageId as string;
@@ -110,7 +130,8 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     expect(got).to.deep.include({ id, direction: 'incoming' });
     expect(got.message.content).to.equal('hi bob');
 
-    const statuses = () => a.events.filter((e) => e.event === 'message.status').map((e) => (e.data as { status: string }).status);
+    const statuses = () =>
+      a.events.filter((e) => e.event === 'message.status').map((e) => (e.data as { status: string }).status);
     await until(() => statuses().includes('read'), 'read receipt (bob auto-reads)');
     expect(statuses()).to.deep.equal(['sent', 'delivered', 'read']);
     const stored = await node.api.get(`/api/chat/status/alice?messageId=${id}`, { token: a.token });
@@ -122,43 +143,85 @@ describe('sandbox messaging end to end (one embedded node)', function () {
 
     const outbox = await node.api.get('/api/sandbox/outbox/alice?to=5511000000002', { token: a.token });
     expect(outbox.body.messages).to.have.length(1);
-    expect(outbox.body.messages[0]).to.deep.include({ messageId: id, to: '5511000000002@s.whatsapp.net', type: 'text', text: 'hi bob' });
-    expect((await node.api.get(`/api/sandbox/outbox/alice?after=${id}`, { token: a.token })).body.messages).to.deep.equal([]);
+    expect(outbox.body.messages[0]).to.deep.include({
+      messageId: id,
+      to: '5511000000002@s.whatsapp.net',
+      type: 'text',
+      text: 'hi bob',
+    });
+    expect(
+      (await node.api.get(`/api/sandbox/outbox/alice?after=${id}`, { token: a.token })).body.messages,
+    ).to.deep.equal([]);
   });
 
   it('applies the settings: group and status messages ignored, calls rejected with the message', async () => {
-    const c = await linked('carol', '5511000000003', { ignoreGroupMessages: true, autoRejectCalls: true, callRejectMessage: 'busy, text me' });
-    await node.api.post('/api/sandbox/inbound/carol', { from: '5511999990000', text: 'in a group', groupJid: '120363000000000001@g.us' }, { token: c.token });
+    const c = await linked('carol', '5511000000003', {
+      ignoreGroupMessages: true,
+      autoRejectCalls: true,
+      callRejectMessage: 'busy, text me',
+    });
+    await node.api.post(
+      '/api/sandbox/inbound/carol',
+      { from: '5511999990000', text: 'in a group', groupJid: '120363000000000001@g.us' },
+      { token: c.token },
+    );
     await node.api.post('/api/sandbox/inbound/carol', { from: '5511999990000', text: 'direct' }, { token: c.token });
     const call = await node.api.post('/api/sandbox/call/carol', { from: '5511999990000' }, { token: c.token });
     expect(call.status).to.equal(200);
     await until(() => c.events.filter((e) => e.event === 'call.update').length >= 2, 'call offer and rejection');
     const texts = c.events.filter((e) => e.event === 'message.exchange').map((e) => (e.data as any).message.content);
     expect(texts).to.include('direct').and.not.include('in a group');
-    expect(c.events.filter((e) => e.event === 'call.update').map((e) => (e.data as { status: string }).status)).to.deep.equal(['offer', 'rejected']);
-    const outbox = (await node.api.get('/api/sandbox/outbox/carol', { token: c.token })).body.messages as { type: string; text?: string }[];
+    expect(
+      c.events.filter((e) => e.event === 'call.update').map((e) => (e.data as { status: string }).status),
+    ).to.deep.equal(['offer', 'rejected']);
+    const outbox = (await node.api.get('/api/sandbox/outbox/carol', { token: c.token })).body.messages as {
+      type: string;
+      text?: string;
+    }[];
     expect(outbox.map((m) => m.type)).to.deep.equal(['call_reject', 'text']);
     expect(outbox[1]!.text).to.equal('busy, text me');
 
     // Turned off live: the next group message is delivered.
     const upd = await node.api.post('/api/instance/settings/carol', { ignoreGroupMessages: false }, { token: c.token });
     expect(upd.status).to.equal(200);
-    await node.api.post('/api/sandbox/inbound/carol', { from: '5511999990000', text: 'group again', groupJid: '120363000000000001@g.us' }, { token: c.token });
-    await until(() => c.events.some((e) => (e.data as any).message?.content === 'group again'), 'group message after the change');
+    await node.api.post(
+      '/api/sandbox/inbound/carol',
+      { from: '5511999990000', text: 'group again', groupJid: '120363000000000001@g.us' },
+      { token: c.token },
+    );
+    await until(
+      () => c.events.some((e) => (e.data as any).message?.content === 'group again'),
+      'group message after the change',
+    );
   });
 
   it('groups and labels seeded on the phone produce group.flow and label.update', async () => {
     const d = await linked('dave', '5511000000004');
-    const group = await node.api.post('/api/sandbox/group/dave', { subject: 'Team', participants: [{ number: '5511000000009', admin: true }] }, { token: d.token });
+    const group = await node.api.post(
+      '/api/sandbox/group/dave',
+      { subject: 'Team', participants: [{ number: '5511000000009', admin: true }] },
+      { token: d.token },
+    );
     expect(group.status).to.equal(201);
     expect(group.body.group.jid).to.match(/@g\.us$/);
-    const labels = await node.api.post('/api/sandbox/labels/dave', { chat: '5511000000009', labels: [{ id: '1', name: 'VIP' }] }, { token: d.token });
+    const labels = await node.api.post(
+      '/api/sandbox/labels/dave',
+      { chat: '5511000000009', labels: [{ id: '1', name: 'VIP' }] },
+      { token: d.token },
+    );
     expect(labels.status).to.equal(200);
     await until(() => d.events.some((e) => e.event === 'label.update'), 'label event');
     const flow = d.events.find((e) => e.event === 'group.flow')!.data as Record<string, any>;
     expect(flow).to.deep.include({ groupJid: group.body.group.jid, type: 'joined', groupName: 'Team' });
-    expect(flow.participants.map((p: { jid: string }) => p.jid)).to.deep.equal(['5511000000004@s.whatsapp.net', '5511000000009@s.whatsapp.net']);
-    expect(d.events.find((e) => e.event === 'label.update')!.data).to.deep.include({ chat: '5511000000009@s.whatsapp.net', action: 'add', labels: [{ id: '1', name: 'VIP' }] });
+    expect(flow.participants.map((p: { jid: string }) => p.jid)).to.deep.equal([
+      '5511000000004@s.whatsapp.net',
+      '5511000000009@s.whatsapp.net',
+    ]);
+    expect(d.events.find((e) => e.event === 'label.update')!.data).to.deep.include({
+      chat: '5511000000009@s.whatsapp.net',
+      action: 'add',
+      labels: [{ id: '1', name: 'VIP' }],
+    });
   });
 
   it('logout unlinks (state loggedout, no number); reconnect then needs a new link; sends need a connection', async () => {
@@ -167,7 +230,11 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     expect(out.body).to.deep.include({ success: true, instance: { name: 'erin', state: 'loggedout' } });
     const list = await node.api.get('/api/instance/list?instanceName=erin', { token: account });
     expect(list.body.instances[0].connection).to.deep.equal({ state: 'loggedout', numberJid: null });
-    const send = await node.api.post('/api/message/text/erin', { number: '5511000000001', text: 'x' }, { token: e.token });
+    const send = await node.api.post(
+      '/api/message/text/erin',
+      { number: '5511000000001', text: 'x' },
+      { token: e.token },
+    );
     expect(send.status).to.equal(400);
     expect(send.body.error.message).to.equal('Instance is not connected to WhatsApp');
     const rec = await node.api.post('/api/instance/reconnect/erin', undefined, { token: e.token });

@@ -33,7 +33,8 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
 
   before(async () => {
     // Not a skip: CI installs Debian's chromium (.ci/run), so its absence is a broken machine.
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
     node = await startTestNode({ ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_RETRY_MAX_MS: '50' });
     receiver = await WebhookReceiver.start();
     profileDir = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
@@ -41,7 +42,16 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
     browser = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await browser.newPage();
   });
@@ -89,7 +99,12 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
 
     await page.getByLabel('Webhook URL').fill(`${receiver.url}/panel`);
     // An unconfigured webhook shows the four default events ticked.
-    for (const e of ['enterprise.trial.started', 'enterprise.trial.ending', 'enterprise.instance.billable', 'enterprise.cycle.renewed']) {
+    for (const e of [
+      'enterprise.trial.started',
+      'enterprise.trial.ending',
+      'enterprise.instance.billable',
+      'enterprise.cycle.renewed',
+    ]) {
       expect(await page.getByLabel(e).isChecked(), e).to.equal(true);
     }
     await page.getByLabel('enterprise.trial.started').uncheck();
@@ -109,7 +124,9 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
     await page.getByLabel('enterprise.cycle.renewed').uncheck();
     await page.getByRole('button', { name: 'Save' }).click();
     await secretField.waitFor({ state: 'hidden' });
-    expect((await node.api.get('/api/account/webhook', { token })).body.events).to.deep.equal(['enterprise.trial.ending']);
+    expect((await node.api.get('/api/account/webhook', { token })).body.events).to.deep.equal([
+      'enterprise.trial.ending',
+    ]);
 
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await until(async () => {
@@ -123,7 +140,10 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
     expect(await page.getByLabel('Masked secret').textContent()).to.equal(masked);
 
     await page.getByRole('button', { name: 'Send test event' }).click();
-    await page.locator('#test-result').filter({ hasText: /queued/i }).waitFor();
+    await page
+      .locator('#test-result')
+      .filter({ hasText: /queued/i })
+      .waitFor();
     const got = await until(() => receiver.events('enterprise.webhook.test').find((r) => r.path === '/panel'));
     expect(got.body).to.include({ event: 'enterprise.webhook.test', account: 'panel' });
     expect(verifySignature(got, rotated)).to.equal(true);

@@ -42,7 +42,10 @@ export function createInstanceRaw(node: TestNode, accountToken: string, body: un
 
 /** Request options for a raw body and/or an explicit Content-Type. */
 export function rawOptions(raw?: string, contentType?: string): RequestOptions {
-  return { ...(raw !== undefined ? { raw } : {}), ...(contentType ? { headers: { 'content-type': contentType } } : {}) };
+  return {
+    ...(raw !== undefined ? { raw } : {}),
+    ...(contentType ? { headers: { 'content-type': contentType } } : {}),
+  };
 }
 
 /** Names of the instances the token sees, in list order. */
@@ -56,7 +59,13 @@ export function getSettings(node: TestNode, instance: string, token: string | un
   return node.api.get(`/api/instance/getSettings/${encodeURIComponent(instance)}`, { ...extra, token });
 }
 
-export function postSettings(node: TestNode, instance: string, token: string | undefined, body: unknown, extra: RequestOptions = {}) {
+export function postSettings(
+  node: TestNode,
+  instance: string,
+  token: string | undefined,
+  body: unknown,
+  extra: RequestOptions = {},
+) {
   return node.api.post(`/api/instance/settings/${encodeURIComponent(instance)}`, body, { ...extra, token });
 }
 

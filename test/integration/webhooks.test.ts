@@ -54,16 +54,43 @@ describe('webhooks (embedded mode: the store outbox)', function () {
 
   it('configures webhooks by label: create, update, read (aliases), delete; secrets never shown', async () => {
     const token = await node.createInstance(account, { name: 'config-a' });
-    const created = await node.api.post('/api/events/webhook/config-a', { label: 'crm', url: `${receiver.url}/crm`, authorization: 'Bearer s3cret', events: ['message.exchange'], mediaBase64: true }, { token });
+    const created = await node.api.post(
+      '/api/events/webhook/config-a',
+      {
+        label: 'crm',
+        url: `${receiver.url}/crm`,
+        authorization: 'Bearer s3cret',
+        events: ['message.exchange'],
+        mediaBase64: true,
+      },
+      { token },
+    );
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    expect(created.body.webhook).to.deep.include({ label: 'crm', enabled: true, byEvents: false, events: ['message.exchange'], mediaBase64: true, base64: true, hasAuthorization: true });
+    expect(created.body.webhook).to.deep.include({
+      label: 'crm',
+      enabled: true,
+      byEvents: false,
+      events: ['message.exchange'],
+      mediaBase64: true,
+      base64: true,
+      hasAuthorization: true,
+    });
     expect(created.text).not.to.include('s3cret');
     const updated = await node.api.post('/api/events/webhook/config-a', { label: 'crm', byEvents: true }, { token });
     expect(updated.status).to.equal(200);
-    expect(updated.body.webhook).to.deep.include({ byEvents: true, events: ['message.exchange'], hasAuthorization: true });
+    expect(updated.body.webhook).to.deep.include({
+      byEvents: true,
+      events: ['message.exchange'],
+      hasAuthorization: true,
+    });
     for (const path of ['/api/events/getWebhook/config-a?label=crm', '/api/events/webhook/config-a?label=crm']) {
       const read = await node.api.get(path, { token });
-      expect(read.body.webhook).to.deep.include({ label: 'crm', url: `${receiver.url}/crm`, byEvents: true, mediaBase64: true });
+      expect(read.body.webhook).to.deep.include({
+        label: 'crm',
+        url: `${receiver.url}/crm`,
+        byEvents: true,
+        mediaBase64: true,
+      });
     }
     const all = await node.api.get('/api/events/getWebhook/config-a', { token });
     expect(all.body.webhooks).to.have.length(1);
@@ -72,7 +99,9 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     const bare = await node.api.post('/api/events/webhook', { url: receiver.url }, { token });
     expect(bare.status).to.equal(201);
     expect(bare.body.webhook.label).to.equal('default');
-    expect((await node.api.post('/api/events/webhook', { url: receiver.url }, { token: account })).body.error.message).to.equal('Instance name is required');
+    expect(
+      (await node.api.post('/api/events/webhook', { url: receiver.url }, { token: account })).body.error.message,
+    ).to.equal('Instance name is required');
     const del = await node.api.delete('/api/events/webhook/config-a?label=crm', { token });
     expect(del.body).to.deep.include({ success: true });
     expect((await node.api.delete('/api/events/webhook/config-a?label=crm', { token })).status).to.equal(404);
@@ -88,16 +117,31 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       { url: receiver.url, surprise: 1 },
       { enabled: true },
     ];
-    for (const body of bad) expect((await node.api.post('/api/events/webhook/config-b', body, { token })).status, JSON.stringify(body)).to.equal(400);
+    for (const body of bad)
+      expect(
+        (await node.api.post('/api/events/webhook/config-b', body, { token })).status,
+        JSON.stringify(body),
+      ).to.equal(400);
     expect((await node.api.get('/api/events/getWebhook/config-b', { token })).body.webhooks).to.deep.equal([]);
   });
 
   it('delivers every event type with the envelope, the Authorization header and byEvents paths', async () => {
-    const { token } = await instance('all-events', { webhookAuthorization: 'Bearer hook-secret', webhookByEvents: true });
+    const { token } = await instance('all-events', {
+      webhookAuthorization: 'Bearer hook-secret',
+      webhookByEvents: true,
+    });
     await node.api.post('/api/sandbox/inbound/all-events', { from: '5511933330000', text: 'hi' }, { token });
     await node.api.post('/api/sandbox/call/all-events', { from: '5511933330000' }, { token });
-    await node.api.post('/api/sandbox/group/all-events', { subject: 'G', participants: [{ number: '5511933330000' }] }, { token });
-    await node.api.post('/api/sandbox/labels/all-events', { chat: '5511933330000', labels: [{ id: '2', name: 'Lead' }] }, { token });
+    await node.api.post(
+      '/api/sandbox/group/all-events',
+      { subject: 'G', participants: [{ number: '5511933330000' }] },
+      { token },
+    );
+    await node.api.post(
+      '/api/sandbox/labels/all-events',
+      { chat: '5511933330000', labels: [{ id: '2', name: 'Lead' }] },
+      { token },
+    );
     await node.api.post('/api/message/text/all-events', { number: '5511933330000', text: 'out' }, { token });
     const types = ['instance.state', 'message.exchange', 'message.status', 'call.update', 'group.flow', 'label.update'];
     await until(() => types.every((t) => receiver.events(t).length > 0), 'one delivery of each event type');
@@ -108,13 +152,24 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       expect(r.body.instanceData).to.deep.equal({ instance: 'all-events', token, baseUrl: node.url });
       expect(r.headers['x-switchboard-event']).to.equal(r.body.event);
     }
-    expect(receiver.events('call.update')[0]!.body.data).to.include({ from: '5511933330000@s.whatsapp.net', status: 'offer', isVideo: false });
-    expect(receiver.events('label.update')[0]!.body.data).to.deep.include({ labels: [{ id: '2', name: 'Lead' }], action: 'add' });
+    expect(receiver.events('call.update')[0]!.body.data).to.include({
+      from: '5511933330000@s.whatsapp.net',
+      status: 'offer',
+      isVideo: false,
+    });
+    expect(receiver.events('label.update')[0]!.body.data).to.deep.include({
+      labels: [{ id: '2', name: 'Lead' }],
+      action: 'add',
+    });
   });
 
   it('filters by the webhook events list', async () => {
     const { token } = await instance('filtered', { webhookEvents: ['call.update'] });
-    await node.api.post('/api/sandbox/inbound/filtered', { from: '5511933330001', text: 'ignored by the hook' }, { token });
+    await node.api.post(
+      '/api/sandbox/inbound/filtered',
+      { from: '5511933330001', text: 'ignored by the hook' },
+      { token },
+    );
     await node.api.post('/api/sandbox/call/filtered', { from: '5511933330001' }, { token });
     await until(() => receiver.events('call.update').length === 1, 'the call');
     await new Promise((r) => setTimeout(r, 200));
@@ -123,8 +178,13 @@ describe('webhooks (embedded mode: the store outbox)', function () {
 
   it('retries a 500 and delivers once more when the receiver recovers; honours 429 too', async () => {
     const { token } = await instance('flaky', { webhookEvents: ['message.exchange'] });
-    receiver.respond = (_r, i) => (i === 0 ? { status: 500 } : i === 1 ? { status: 429, headers: { 'retry-after': '0' } } : { status: 200 });
-    const sent = await node.api.post('/api/sandbox/inbound/flaky', { from: '5511933330002', text: 'retry me' }, { token });
+    receiver.respond = (_r, i) =>
+      i === 0 ? { status: 500 } : i === 1 ? { status: 429, headers: { 'retry-after': '0' } } : { status: 200 };
+    const sent = await node.api.post(
+      '/api/sandbox/inbound/flaky',
+      { from: '5511933330002', text: 'retry me' },
+      { token },
+    );
     await until(() => receiver.received.length === 3, 'three attempts');
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received).to.have.length(3);
@@ -136,7 +196,11 @@ describe('webhooks (embedded mode: the store outbox)', function () {
   it('does not retry a 400: the delivery goes to the dead letters once, and redeliver replays it', async () => {
     const { token } = await instance('rejecting', { webhookEvents: ['message.exchange'] });
     receiver.respond = () => ({ status: 400 });
-    const sent = await node.api.post('/api/sandbox/inbound/rejecting', { from: '5511933330003', text: 'bad' }, { token });
+    const sent = await node.api.post(
+      '/api/sandbox/inbound/rejecting',
+      { from: '5511933330003', text: 'bad' },
+      { token },
+    );
     await until(() => receiver.received.length === 1, 'one attempt');
     let dead: any[] = [];
     for (let i = 0; i < 50 && dead.length === 0; i++) {
@@ -144,7 +208,12 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(dead).to.have.length(1);
-    expect(dead[0]).to.deep.include({ label: 'default', event: 'message.exchange', attempts: 1, lastError: 'HTTP 400' });
+    expect(dead[0]).to.deep.include({
+      label: 'default',
+      event: 'message.exchange',
+      attempts: 1,
+      lastError: 'HTTP 400',
+    });
     expect(dead[0].envelope.data.id).to.equal(sent.body.messageId);
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received).to.have.length(1);
@@ -175,8 +244,16 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     const downUntil = Date.now() + 600;
     receiver.respond = () => (Date.now() < downUntil ? 'hang' : { status: 200 });
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await node.api.post('/api/sandbox/inbound/catch-up', { from: '5511933330005', text: `m${i}` }, { token })).body.messageId as string);
-    await until(() => ids.every((id) => receiver.received.some((r) => r.body.data.id === id && r.at >= downUntil)), 'every message after the outage', 15_000);
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        (await node.api.post('/api/sandbox/inbound/catch-up', { from: '5511933330005', text: `m${i}` }, { token })).body
+          .messageId as string,
+      );
+    await until(
+      () => ids.every((id) => receiver.received.some((r) => r.body.data.id === id && r.at >= downUntil)),
+      'every message after the outage',
+      15_000,
+    );
   });
 
   it('refuses webhook URLs on private networks unless ALLOW_PRIVATE_URLS', async () => {
@@ -184,7 +261,12 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     try {
       const acct = await strict.createAccount('strict');
       const token = await strict.createInstance(acct, { name: 'strict' });
-      for (const url of ['http://127.0.0.1:9/x', 'http://10.1.2.3/', 'http://169.254.169.254/latest', 'http://[::1]/']) {
+      for (const url of [
+        'http://127.0.0.1:9/x',
+        'http://10.1.2.3/',
+        'http://169.254.169.254/latest',
+        'http://[::1]/',
+      ]) {
         const res = await strict.api.post('/api/events/webhook/strict', { url }, { token });
         expect(res.status, url).to.equal(400);
         expect(res.body.error.message).to.match(/^Invalid webhook url: /);

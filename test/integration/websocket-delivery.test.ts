@@ -44,7 +44,11 @@ describe('WebSocket: events after the upgrade', function () {
   async function linked(name: string, websocket: Record<string, unknown> = {}): Promise<string> {
     const token = await node.createInstance(account, { name, websocketEnabled: true, ...websocket });
     expect((await node.api.get(`/api/instance/connect/${name}`, { token })).status).to.equal(200);
-    const link = await node.api.post(`/api/sandbox/link/${name}`, { number: `55119${String(++seq).padStart(8, '0')}` }, { token });
+    const link = await node.api.post(
+      `/api/sandbox/link/${name}`,
+      { number: `55119${String(++seq).padStart(8, '0')}` },
+      { token },
+    );
     expect(link.status, JSON.stringify(link.body)).to.equal(200);
     return token;
   }
@@ -56,12 +60,17 @@ describe('WebSocket: events after the upgrade', function () {
   }
 
   async function inbound(name: string, token: string, text: string): Promise<string> {
-    const res = await node.api.post(`/api/sandbox/inbound/${name}`, { from: '5511912345678', text, pushName: 'Ana' }, { token });
+    const res = await node.api.post(
+      `/api/sandbox/inbound/${name}`,
+      { from: '5511912345678', text, pushName: 'Ana' },
+      { token },
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body.messageId as string;
   }
 
-  const texts = (c: TestClient) => c.events('message.exchange').map((e) => (e.data as { message: { content: string } }).message.content);
+  const texts = (c: TestClient) =>
+    c.events('message.exchange').map((e) => (e.data as { message: { content: string } }).message.content);
 
   it('delivers each event as one text frame with the documented envelope', async () => {
     const token = await linked('sales');
@@ -119,11 +128,16 @@ describe('WebSocket: events after the upgrade', function () {
     await until(() => texts(client).length === 1, 'the first message');
 
     // Only message.status from now on: the next inbound message is not sent to the open socket.
-    expect((await node.api.post('/api/events/websocket/filtered', { enabled: true, events: ['message.status'] }, { token })).status).to.equal(200);
+    expect(
+      (await node.api.post('/api/events/websocket/filtered', { enabled: true, events: ['message.status'] }, { token }))
+        .status,
+    ).to.equal(200);
     await sleep(REFRESH_MS * 4);
     await inbound('filtered', token, 'hidden');
     // Back to every event (empty list): the next one arrives, and the hidden one never did.
-    expect((await node.api.post('/api/events/websocket/filtered', { enabled: true, events: [] }, { token })).status).to.equal(200);
+    expect(
+      (await node.api.post('/api/events/websocket/filtered', { enabled: true, events: [] }, { token })).status,
+    ).to.equal(200);
     await sleep(REFRESH_MS * 4);
     await inbound('filtered', token, 'third');
     await until(() => texts(client).includes('third'), 'the message after the filter was widened');
@@ -142,12 +156,20 @@ describe('WebSocket: events after the upgrade', function () {
     const token = await node.createInstance(account, { name: 'billing', websocketEnabled: true });
     const id = await instanceId('billing');
     const client = await open('billing', token);
-    const envelope = (event: string): EventEnvelope => ({ event, data: { n: event }, instanceData: { instance: 'billing', token, baseUrl: node.url } });
+    const envelope = (event: string): EventEnvelope => ({
+      event,
+      data: { n: event },
+      instanceData: { instance: 'billing', token, baseUrl: node.url },
+    });
     await node.runtime.events.publish(id, envelope('enterprise.trial.started'));
     await node.runtime.events.publish(id, envelope('group.flow'));
     await until(() => client.envelopes.length === 1, 'the group event');
     expect(client.envelopes.map((e) => e.event)).to.deep.equal(['group.flow']);
-    await node.api.post('/api/events/websocket/billing', { enabled: true, events: ['enterprise.trial.started'] }, { token });
+    await node.api.post(
+      '/api/events/websocket/billing',
+      { enabled: true, events: ['enterprise.trial.started'] },
+      { token },
+    );
     await sleep(REFRESH_MS * 4);
     await node.runtime.events.publish(id, envelope('group.flow'));
     await node.runtime.events.publish(id, envelope('enterprise.trial.started'));
@@ -196,7 +218,11 @@ describe('WebSocket: events after the upgrade', function () {
       let sent = 0;
       while (small.gateway.clientCount(id) === 2) {
         if (sent >= 400) throw new Error('the stuck client was never unregistered');
-        await node.runtime.events.publish(id, { event: 'message.exchange', data: { n: sent++, big }, instanceData: { instance: 'firehose', token, baseUrl: node.url } });
+        await node.runtime.events.publish(id, {
+          event: 'message.exchange',
+          data: { n: sent++, big },
+          instanceData: { instance: 'firehose', token, baseUrl: node.url },
+        });
         await sleep(5);
       }
       expect(small.gateway.clientCount(id)).to.equal(1);

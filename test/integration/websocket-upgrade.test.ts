@@ -64,27 +64,41 @@ describe('WebSocket: validation before the upgrade', function () {
   });
 
   it('403 for an instance the token may not open, 404 for a name that exists nowhere', async () => {
-    expectRefusal(await upgrade('/ws/live', { token: siblingToken }), 403, 'Instance token does not match requested instance');
+    expectRefusal(
+      await upgrade('/ws/live', { token: siblingToken }),
+      403,
+      'Instance token does not match requested instance',
+    );
     expectRefusal(await upgrade('/ws/foreign', { token: account }), 403, 'Instance does not belong to your account');
     expectRefusal(await upgrade('/ws/live', { token: ADMIN_TOKEN }), 403, 'An account or instance token is required');
     expectRefusal(await upgrade('/ws/nowhere', { token: account }), 404, 'Instance not found');
   });
 
   it('400 when the instance has no enabled WebSocket configuration', async () => {
-    expectRefusal(await upgrade('/ws/quiet', { token: siblingToken }), 400, 'WebSocket is not enabled for this instance');
+    expectRefusal(
+      await upgrade('/ws/quiet', { token: siblingToken }),
+      400,
+      'WebSocket is not enabled for this instance',
+    );
     expectRefusal(await upgrade('/ws/off', { token: account }), 400, 'WebSocket is not enabled for this instance');
     // Enabled through the configuration endpoint: accepted at once (the upgrade reads the store).
     const res = await node.api.post('/api/events/websocket/quiet', { enabled: true }, { token: account });
     expect(res.status).to.equal(200);
     expect((await upgrade('/ws/quiet', { token: siblingToken })).status).to.equal(101);
     await node.api.post('/api/events/websocket/quiet', { enabled: false }, { token: account });
-    expectRefusal(await upgrade('/ws/quiet', { token: siblingToken }), 400, 'WebSocket is not enabled for this instance');
+    expectRefusal(
+      await upgrade('/ws/quiet', { token: siblingToken }),
+      400,
+      'WebSocket is not enabled for this instance',
+    );
   });
 
   it('origins: no Origin, same-origin and ALLOWED_WS_ORIGINS are accepted; others get 403 with an empty body', async () => {
     expect((await upgrade('/ws/live', { token: liveToken })).status).to.equal(101);
     expect((await upgrade('/ws/live', { token: liveToken, origin: ALLOWED })).status).to.equal(101);
-    expect((await upgrade('/ws/live', { token: liveToken, origin: 'HTTPS://App.Example.com:443' })).status).to.equal(101);
+    expect((await upgrade('/ws/live', { token: liveToken, origin: 'HTTPS://App.Example.com:443' })).status).to.equal(
+      101,
+    );
     expect((await upgrade('/ws/live', { token: liveToken, origin: 'https://admin.example.com' })).status).to.equal(101);
     expect((await upgrade('/ws/live', { token: liveToken, origin: gw.httpUrl })).status).to.equal(101);
     for (const origin of ['https://evil.example.com', 'http://app.example.com', 'https://crm.acme.com', 'null']) {
@@ -97,14 +111,18 @@ describe('WebSocket: validation before the upgrade', function () {
     }
     // A browser client of `ws` sends Origin when asked to: refused before the upgrade.
     let refused: Error | undefined;
-    await TestClient.open(`${gw.wsUrl}/ws/live?token=${encodeURIComponent(liveToken)}`, { origin: 'https://evil.example.com' }).catch(
-      (err: Error) => (refused = err),
-    );
+    await TestClient.open(`${gw.wsUrl}/ws/live?token=${encodeURIComponent(liveToken)}`, {
+      origin: 'https://evil.example.com',
+    }).catch((err: Error) => (refused = err));
     expect(refused?.message).to.equal('upgrade refused with 403');
   });
 
   it('checks in order: token before origin, origin before the enabled flag', async () => {
-    expectRefusal(await upgrade('/ws/live', { token: 'not-a-token-at-all', origin: 'https://evil.example.com' }), 401, 'Invalid token');
+    expectRefusal(
+      await upgrade('/ws/live', { token: 'not-a-token-at-all', origin: 'https://evil.example.com' }),
+      401,
+      'Invalid token',
+    );
     const blocked = await upgrade('/ws/off', { token: account, origin: 'https://evil.example.com' });
     expect(blocked.status).to.equal(403);
     expect(blocked.text).to.equal('');
@@ -165,17 +183,35 @@ describe('WebSocket: rate limit and HTTPS before the upgrade', function () {
     expect(Number(fourth.headers['x-ratelimit-reset'])).to.be.within(Date.now() / 1000, Date.now() / 1000 + 61);
     // Rate limiting comes first: even a refused token is counted (per client address) and refused with 429.
     const ipLimited = await gateway({ rateLimiter: new MemoryRateLimiter(), rateLimitPerMinute: 1 });
-    expectRefusal(await rawUpgrade(ipLimited.httpUrl, '/ws/limited'), 401, 'Missing token in header, Authorization header, or query parameter');
-    expectRefusal(await rawUpgrade(ipLimited.httpUrl, '/ws/limited', { token: 'bad-bad-bad' }), 429, 'Rate limit exceeded. Try again later.');
+    expectRefusal(
+      await rawUpgrade(ipLimited.httpUrl, '/ws/limited'),
+      401,
+      'Missing token in header, Authorization header, or query parameter',
+    );
+    expectRefusal(
+      await rawUpgrade(ipLimited.httpUrl, '/ws/limited', { token: 'bad-bad-bad' }),
+      429,
+      'Rate limit exceeded. Try again later.',
+    );
   });
 
   it('HTTPS required: plain HTTP gets 403 `HTTPS is required`; a trusted proxy saying https is accepted', async () => {
     const strict = await gateway({ requireHttps: true, trustProxy: false });
     expectRefusal(await rawUpgrade(strict.httpUrl, '/ws/live', { token }), 403, 'HTTPS is required');
-    expectRefusal(await rawUpgrade(strict.httpUrl, '/ws/live', { token, 'x-forwarded-proto': 'https' }), 403, 'HTTPS is required');
+    expectRefusal(
+      await rawUpgrade(strict.httpUrl, '/ws/live', { token, 'x-forwarded-proto': 'https' }),
+      403,
+      'HTTPS is required',
+    );
     const proxied = await gateway({ requireHttps: true, trustProxy: true });
-    expect((await rawUpgrade(proxied.httpUrl, '/ws/live', { token, 'x-forwarded-proto': 'https' })).status).to.equal(101);
-    expectRefusal(await rawUpgrade(proxied.httpUrl, '/ws/live', { token, 'x-forwarded-proto': 'http' }), 403, 'HTTPS is required');
+    expect((await rawUpgrade(proxied.httpUrl, '/ws/live', { token, 'x-forwarded-proto': 'https' })).status).to.equal(
+      101,
+    );
+    expectRefusal(
+      await rawUpgrade(proxied.httpUrl, '/ws/live', { token, 'x-forwarded-proto': 'http' }),
+      403,
+      'HTTPS is required',
+    );
     // Behind the proxy, same-origin is the public scheme and host the proxy reports.
     const sameOrigin = await rawUpgrade(proxied.httpUrl, '/ws/live', {
       token,

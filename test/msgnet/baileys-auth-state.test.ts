@@ -29,7 +29,9 @@ describe('BaileysAuth (Baileys auth state over the fenced AuthStore)', () => {
     const again = await BaileysAuth.load(store);
     expect(again.state.creds.me).to.deep.equal({ id: '5511999990000:7@s.whatsapp.net', name: 'Me' });
     expect(Buffer.isBuffer(again.state.creds.noiseKey.private)).to.equal(true);
-    expect(Buffer.compare(Buffer.from(again.state.creds.noiseKey.private), Buffer.from(auth.state.creds.noiseKey.private))).to.equal(0);
+    expect(
+      Buffer.compare(Buffer.from(again.state.creds.noiseKey.private), Buffer.from(auth.state.creds.noiseKey.private)),
+    ).to.equal(0);
     expect(again.state.creds.registrationId).to.equal(auth.state.creds.registrationId);
   });
 
@@ -51,13 +53,19 @@ describe('BaileysAuth (Baileys auth state over the fenced AuthStore)', () => {
     });
     expect(store.sets).to.have.length(1);
     expect(Object.keys(store.sets[0]!).sort()).to.deep.equal(
-      ['app-state-sync-version:regular', 'lid-mapping:5511', 'sender-key:g@g.us::u::0', 'session:a.0', 'session:old.0'].sort(),
+      [
+        'app-state-sync-version:regular',
+        'lid-mapping:5511',
+        'sender-key:g@g.us::u::0',
+        'session:a.0',
+        'session:old.0',
+      ].sort(),
     );
     expect(store.sets[0]!['session:old.0']).to.equal(null);
     expect(store.data.has('session:old.0')).to.equal(false);
   });
 
-  it("commits a Baileys transaction spanning several types as one AuthStore.set", async () => {
+  it('commits a Baileys transaction spanning several types as one AuthStore.set', async () => {
     const store = new MemoryAuthStore();
     const auth = await BaileysAuth.load(store);
     const keys = addTransactionCapability(auth.state.keys, silentLog, { maxCommitRetries: 1, delayBetweenTriesMs: 1 });
@@ -67,7 +75,11 @@ describe('BaileysAuth (Baileys auth state over the fenced AuthStore)', () => {
       await keys.set({ 'identity-key': { 'a.0': Buffer.from('ik') } });
     }, 'test');
     expect(store.sets).to.have.length(1);
-    expect(Object.keys(store.sets[0]!).sort()).to.deep.equal(['identity-key:a.0', 'sender-key-memory:g@g.us', 'session:a.0']);
+    expect(Object.keys(store.sets[0]!).sort()).to.deep.equal([
+      'identity-key:a.0',
+      'sender-key-memory:g@g.us',
+      'session:a.0',
+    ]);
   });
 
   it('get returns only the ids that exist, revived', async () => {
@@ -178,7 +190,9 @@ describe('BaileysAuth (Baileys auth state over the fenced AuthStore)', () => {
     const auth = await BaileysAuth.load(store);
     store.setError = new Error('store down');
     let caught: unknown;
-    await Promise.resolve(auth.state.keys.set({ session: { 'a.0': Buffer.from('x') } })).catch((err: unknown) => (caught = err));
+    await Promise.resolve(auth.state.keys.set({ session: { 'a.0': Buffer.from('x') } })).catch(
+      (err: unknown) => (caught = err),
+    );
     expect((caught as Error).message).to.equal('store down');
     store.setError = undefined;
     await auth.state.keys.set({ session: { 'a.0': Buffer.from('y') } });

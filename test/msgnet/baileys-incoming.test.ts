@@ -8,7 +8,11 @@ import type { Harness, HarnessOptions } from './baileys-harness.js';
 const PEER = '5511988887777@s.whatsapp.net';
 const GROUP = '120363000000000001@g.us';
 
-async function receive(messages: WAMessage[], options: HarnessOptions = {}, type: 'notify' | 'append' = 'notify'): Promise<Harness> {
+async function receive(
+  messages: WAMessage[],
+  options: HarnessOptions = {},
+  type: 'notify' | 'append' = 'notify',
+): Promise<Harness> {
   const h = await connectedSession(options);
   h.factory.last.emit('messages.upsert', { type, messages });
   return h;
@@ -21,7 +25,12 @@ function messagesOf(events: MsgNetEvent[]): NormalizedMessage[] {
 describe('BaileysSession: incoming messages', () => {
   it('maps a private text (conversation)', async () => {
     const h = await receive([
-      { key: { remoteJid: PEER, id: 'M1', fromMe: false }, message: { conversation: 'hello' }, messageTimestamp: 1_700_000_123, pushName: 'Ana' },
+      {
+        key: { remoteJid: PEER, id: 'M1', fromMe: false },
+        message: { conversation: 'hello' },
+        messageTimestamp: 1_700_000_123,
+        pushName: 'Ana',
+      },
     ]);
     expect(messagesOf(h.events)).to.deep.equal([
       {
@@ -38,7 +47,13 @@ describe('BaileysSession: incoming messages', () => {
 
   it('maps an extended text, and our own messages (append) with our own jid as sender', async () => {
     const h = await receive(
-      [{ key: { remoteJid: PEER, id: 'M2', fromMe: true }, message: { extendedTextMessage: { text: 'see https://x.y' } }, messageTimestamp: 5 }],
+      [
+        {
+          key: { remoteJid: PEER, id: 'M2', fromMe: true },
+          message: { extendedTextMessage: { text: 'see https://x.y' } },
+          messageTimestamp: 5,
+        },
+      ],
       {},
       'append',
     );
@@ -52,7 +67,13 @@ describe('BaileysSession: incoming messages', () => {
   it('maps a group text: the sender is the participant, with its LID and push name', async () => {
     const h = await receive([
       {
-        key: { remoteJid: GROUP, id: 'G1', fromMe: false, participant: '99887766@lid', participantAlt: '5511977776666@s.whatsapp.net' },
+        key: {
+          remoteJid: GROUP,
+          id: 'G1',
+          fromMe: false,
+          participant: '99887766@lid',
+          participantAlt: '5511977776666@s.whatsapp.net',
+        },
         message: { conversation: 'hi all' },
         messageTimestamp: 10,
         pushName: 'Bia',
@@ -65,7 +86,11 @@ describe('BaileysSession: incoming messages', () => {
 
   it('reads the phone number of a LID-addressed chat from remoteJidAlt', async () => {
     const h = await receive([
-      { key: { remoteJid: '4455@lid', remoteJidAlt: PEER, id: 'L1', fromMe: false }, message: { conversation: 'x' }, messageTimestamp: 1 },
+      {
+        key: { remoteJid: '4455@lid', remoteJidAlt: PEER, id: 'L1', fromMe: false },
+        message: { conversation: 'x' },
+        messageTimestamp: 1,
+      },
     ]);
     expect(messagesOf(h.events)[0]!.chat).to.deep.equal({ jid: PEER, lid: '4455@lid', type: 'private' });
   });
@@ -90,7 +115,9 @@ describe('BaileysSession: incoming messages', () => {
         key: { remoteJid: PEER, id: 'D1', fromMe: false },
         message: {
           documentWithCaptionMessage: {
-            message: { documentMessage: { mimetype: 'application/pdf', fileName: 'a.pdf', caption: 'doc', fileLength: 10 } },
+            message: {
+              documentMessage: { mimetype: 'application/pdf', fileName: 'a.pdf', caption: 'doc', fileLength: 10 },
+            },
           },
         },
         messageTimestamp: 1,
@@ -107,8 +134,14 @@ describe('BaileysSession: incoming messages', () => {
 
   it('maps button replies from the three reply shapes', async () => {
     const h = await receive([
-      { key: { remoteJid: PEER, id: 'B1', fromMe: false }, message: { buttonsResponseMessage: { selectedButtonId: 'yes', selectedDisplayText: 'Yes' } } },
-      { key: { remoteJid: PEER, id: 'B2', fromMe: false }, message: { templateButtonReplyMessage: { selectedId: 'tpl-1', selectedDisplayText: 'One' } } },
+      {
+        key: { remoteJid: PEER, id: 'B1', fromMe: false },
+        message: { buttonsResponseMessage: { selectedButtonId: 'yes', selectedDisplayText: 'Yes' } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'B2', fromMe: false },
+        message: { templateButtonReplyMessage: { selectedId: 'tpl-1', selectedDisplayText: 'One' } },
+      },
       {
         key: { remoteJid: PEER, id: 'B3', fromMe: false },
         message: {
@@ -142,7 +175,10 @@ describe('BaileysSession: incoming messages', () => {
   it('maps newsletters, reactions and drops protocol messages', async () => {
     const h = await receive([
       { key: { remoteJid: '1203@newsletter', id: 'N1', fromMe: false }, message: { conversation: 'news' } },
-      { key: { remoteJid: PEER, id: 'R1', fromMe: false }, message: { reactionMessage: { text: '👍', key: { id: 'M1' } } } },
+      {
+        key: { remoteJid: PEER, id: 'R1', fromMe: false },
+        message: { reactionMessage: { text: '👍', key: { id: 'M1' } } },
+      },
       { key: { remoteJid: PEER, id: 'P1', fromMe: false }, message: { protocolMessage: { type: 0 } } },
       { key: { remoteJid: PEER, id: 'E1', fromMe: false }, message: null },
     ]);
@@ -155,7 +191,10 @@ describe('BaileysSession: incoming messages', () => {
   it('drops group messages with ignoreGroupMessages and statuses with ignoreStatus', async () => {
     const msgs: WAMessage[] = [
       { key: { remoteJid: GROUP, id: 'G', fromMe: false, participant: PEER }, message: { conversation: 'g' } },
-      { key: { remoteJid: 'status@broadcast', id: 'S', fromMe: false, participant: PEER }, message: { conversation: 's' } },
+      {
+        key: { remoteJid: 'status@broadcast', id: 'S', fromMe: false, participant: PEER },
+        message: { conversation: 's' },
+      },
       { key: { remoteJid: PEER, id: 'P', fromMe: false }, message: { conversation: 'p' } },
     ];
     const h = await receive(msgs, { settings: { ignoreGroupMessages: true, ignoreStatus: true } });
@@ -191,17 +230,33 @@ describe('BaileysSession: delivery, calls, groups', () => {
     const h = await connectedSession();
     h.factory.last.emit('message-receipt.update', [
       { key: { remoteJid: GROUP, id: 'A', fromMe: true }, receipt: { userJid: PEER, receiptTimestamp: 100 } },
-      { key: { remoteJid: GROUP, id: 'A', fromMe: true }, receipt: { userJid: '5511000@s.whatsapp.net', readTimestamp: 200 } },
+      {
+        key: { remoteJid: GROUP, id: 'A', fromMe: true },
+        receipt: { userJid: '5511000@s.whatsapp.net', readTimestamp: 200 },
+      },
     ]);
     expect(h.events).to.deep.equal([
       { type: 'delivery', chatJid: GROUP, recipient: PEER, status: 'delivered', messageIds: ['A'], timestamp: 100_000 },
-      { type: 'delivery', chatJid: GROUP, recipient: '5511000@s.whatsapp.net', status: 'read', messageIds: ['A'], timestamp: 200_000 },
+      {
+        type: 'delivery',
+        chatJid: GROUP,
+        recipient: '5511000@s.whatsapp.net',
+        status: 'read',
+        messageIds: ['A'],
+        timestamp: 200_000,
+      },
     ]);
   });
 
   it('maps call events, reporting the phone number and rejecting with the raw caller', async () => {
     const h = await connectedSession();
-    const base = { chatId: '4455@lid', from: '4455@lid', callerPn: PEER, date: new Date(1_700_000_000_000), offline: false };
+    const base = {
+      chatId: '4455@lid',
+      from: '4455@lid',
+      callerPn: PEER,
+      date: new Date(1_700_000_000_000),
+      offline: false,
+    };
     h.factory.last.emit('call', [
       { ...base, id: 'C1', status: 'offer', isVideo: true, isGroup: false },
       { ...base, id: 'C1', status: 'ringing' },
@@ -218,7 +273,15 @@ describe('BaileysSession: delivery, calls, groups', () => {
       ['C4', 'terminated'],
       ['C5', 'terminated'],
     ]);
-    expect(calls[0]).to.deep.equal({ type: 'call', callId: 'C1', from: PEER, status: 'offer', isVideo: true, isGroup: false, timestamp: 1_700_000_000_000 });
+    expect(calls[0]).to.deep.equal({
+      type: 'call',
+      callId: 'C1',
+      from: PEER,
+      status: 'offer',
+      isVideo: true,
+      isGroup: false,
+      timestamp: 1_700_000_000_000,
+    });
     await h.session.rejectCall('C1', PEER);
     expect(h.factory.last.callsOf('rejectCall')).to.deep.equal([['C1', '4455@lid']]);
   });
@@ -227,9 +290,17 @@ describe('BaileysSession: delivery, calls, groups', () => {
     const h = await connectedSession();
     const sock = h.factory.last;
     for (const action of ['add', 'remove', 'promote', 'demote', 'modify'] as const) {
-      sock.emit('group-participants.update', { id: GROUP, author: PEER, action, participants: [{ id: '99@lid', phoneNumber: PEER }] });
+      sock.emit('group-participants.update', {
+        id: GROUP,
+        author: PEER,
+        action,
+        participants: [{ id: '99@lid', phoneNumber: PEER }],
+      });
     }
-    sock.emit('groups.update', [{ id: GROUP, subject: 'New name' }, { id: GROUP, announce: true }]);
+    sock.emit('groups.update', [
+      { id: GROUP, subject: 'New name' },
+      { id: GROUP, announce: true },
+    ]);
     expect(h.events.map((e) => (e.type === 'group' ? [e.action, e.participants, e.groupName] : e.type))).to.deep.equal([
       ['joined', [{ jid: PEER, lid: '99@lid' }], undefined],
       ['left', [{ jid: PEER, lid: '99@lid' }], undefined],
@@ -247,8 +318,14 @@ describe('BaileysSession: labels', () => {
     const sock = h.factory.last;
     sock.emit('labels.edit', { id: '1', name: 'VIP', color: 1, deleted: false });
     sock.emit('labels.edit', { id: '1', name: 'VIP', color: 1, deleted: false });
-    sock.emit('labels.association', { type: 'add', association: { type: 'label_jid' as never, chatId: PEER, labelId: '1' } });
-    sock.emit('labels.association', { type: 'add', association: { type: 'label_jid' as never, chatId: PEER, labelId: '1' } });
+    sock.emit('labels.association', {
+      type: 'add',
+      association: { type: 'label_jid' as never, chatId: PEER, labelId: '1' },
+    });
+    sock.emit('labels.association', {
+      type: 'add',
+      association: { type: 'label_jid' as never, chatId: PEER, labelId: '1' },
+    });
     sock.emit('labels.association', {
       type: 'add',
       association: { type: 'label_message' as never, chatId: PEER, labelId: '1', messageId: 'M1' },
@@ -263,21 +340,33 @@ describe('BaileysSession: labels', () => {
     expect(h.store.data.get('labels:name:1')).to.equal('VIP');
 
     const again = await connectedSession({ store: h.store });
-    expect(await again.session.chatLabels(false)).to.deep.equal([{ chatJid: PEER, labels: [{ id: '1', name: 'VIP' }] }]);
+    expect(await again.session.chatLabels(false)).to.deep.equal([
+      { chatJid: PEER, labels: [{ id: '1', name: 'VIP' }] },
+    ]);
   });
 
   it('refresh resyncs app state from a snapshot and drops associations it no longer holds', async () => {
     const h = await connectedSession();
     const sock = h.factory.last;
     sock.emit('labels.edit', { id: '1', name: 'VIP', color: 1, deleted: false });
-    sock.emit('labels.association', { type: 'add', association: { type: 'label_jid' as never, chatId: PEER, labelId: '1' } });
-    sock.emit('labels.association', { type: 'add', association: { type: 'label_jid' as never, chatId: GROUP, labelId: '1' } });
+    sock.emit('labels.association', {
+      type: 'add',
+      association: { type: 'label_jid' as never, chatId: PEER, labelId: '1' },
+    });
+    sock.emit('labels.association', {
+      type: 'add',
+      association: { type: 'label_jid' as never, chatId: GROUP, labelId: '1' },
+    });
     h.events.length = 0;
-    sock.resyncEvents = [['labels.association', { type: 'add', association: { type: 'label_jid', chatId: PEER, labelId: '1' } }]];
+    sock.resyncEvents = [
+      ['labels.association', { type: 'add', association: { type: 'label_jid', chatId: PEER, labelId: '1' } }],
+    ];
     const chats = await h.session.chatLabels(true);
     expect(sock.callsOf('authState.keys.set')).to.deep.equal([[{ 'app-state-sync-version': { regular: null } }]]);
     expect(sock.callsOf('resyncAppState')).to.deep.equal([[['regular'], true]]);
     expect(chats).to.deep.equal([{ chatJid: PEER, labels: [{ id: '1', name: 'VIP' }] }]);
-    expect(h.events.map((e) => (e.type === 'labels' ? [e.action, e.chatJid] : e.type))).to.deep.equal([['remove', GROUP]]);
+    expect(h.events.map((e) => (e.type === 'labels' ? [e.action, e.chatJid] : e.type))).to.deep.equal([
+      ['remove', GROUP],
+    ]);
   });
 });

@@ -63,8 +63,20 @@ describe('BaileysSession: downloading received media', () => {
 });
 
 describe('BaileysSession: media downloads go through the instance proxy', () => {
-  const proxyA: ProxySettings = { protocol: 'http', host: 'proxy-a.example.com', port: 3128, user: undefined, password: undefined };
-  const proxyB: ProxySettings = { protocol: 'socks5', host: 'proxy-b.example.com', port: 1080, user: 'u', password: 'p' };
+  const proxyA: ProxySettings = {
+    protocol: 'http',
+    host: 'proxy-a.example.com',
+    port: 3128,
+    user: undefined,
+    password: undefined,
+  };
+  const proxyB: ProxySettings = {
+    protocol: 'socks5',
+    host: 'proxy-b.example.com',
+    port: 1080,
+    user: 'u',
+    password: 'p',
+  };
 
   function fakeAgents(p: ProxySettings, closed: string[]): ProxyAgents {
     const dispatcher = { name: `dispatcher-${p.host}` };
@@ -84,7 +96,10 @@ describe('BaileysSession: media downloads go through the instance proxy', () => 
       seen.push((fetchOptions as { dispatcher?: { name: string } } | undefined)?.dispatcher?.name);
       return Readable.from([Buffer.from('img')]);
     };
-    const h = await connectedSession({ proxy: proxyA, driver: { downloadMedia: downloader, proxyAgents: (p) => fakeAgents(p, closed) } });
+    const h = await connectedSession({
+      proxy: proxyA,
+      driver: { downloadMedia: downloader, proxyAgents: (p) => fakeAgents(p, closed) },
+    });
     h.factory.last.emit('messages.upsert', { type: 'notify', messages: [image('PX1')] });
     const message = (h.events.find((e) => e.type === 'message') as { message: NormalizedMessage }).message;
     return { h, seen, closed, message };

@@ -47,7 +47,10 @@ describe('BaileysSession: outgoing messages', () => {
     const inner = message.viewOnceMessage!.message!;
     expect(inner.messageContextInfo).to.deep.include({ deviceListMetadataVersion: 2 });
     expect(inner.interactiveMessage!.body).to.deep.equal({ text: 'Pick one' });
-    const buttons = inner.interactiveMessage!.nativeFlowMessage!.buttons!.map((b) => [b.name, JSON.parse(b.buttonParamsJson!)]);
+    const buttons = inner.interactiveMessage!.nativeFlowMessage!.buttons!.map((b) => [
+      b.name,
+      JSON.parse(b.buttonParamsJson!),
+    ]);
     expect(buttons).to.deep.equal([
       ['quick_reply', { display_text: 'Yes', id: 'yes' }],
       ['cta_url', { display_text: 'Site', url: 'https://example.com', merchant_url: 'https://example.com' }],
@@ -58,7 +61,13 @@ describe('BaileysSession: outgoing messages', () => {
       {
         tag: 'biz',
         attrs: {},
-        content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] }],
+        content: [
+          {
+            tag: 'interactive',
+            attrs: { type: 'native_flow', v: '1' },
+            content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }],
+          },
+        ],
       },
       { tag: 'bot', attrs: { biz_bot: '1' } },
     ]);
@@ -73,7 +82,11 @@ describe('BaileysSession: outgoing messages', () => {
 
   it('sendPayment: payment_info with a PIX static code; RANDOM keys are sent as EVP', async () => {
     const h = await connectedSession();
-    await h.session.sendPayment(PEER, { merchantName: 'Loja', key: '123e4567-e89b-12d3-a456-426614174000', keyType: 'RANDOM' });
+    await h.session.sendPayment(PEER, {
+      merchantName: 'Loja',
+      key: '123e4567-e89b-12d3-a456-426614174000',
+      keyType: 'RANDOM',
+    });
     const [, message, options] = h.factory.last.callsOf('relayMessage')[0] as Relayed;
     const [button] = message.interactiveMessage!.nativeFlowMessage!.buttons!;
     expect(button!.name).to.equal('payment_info');
@@ -127,13 +140,21 @@ describe('BaileysSession: outgoing messages', () => {
 
   it('publishStatus (text): status@broadcast, statusJidList with our own jid and known contacts, font int, hex colour', async () => {
     const h = await connectedSession();
-    h.factory.last.emit('contacts.upsert', [{ id: PEER }, { id: '4455@lid', phoneNumber: '5511000001111@s.whatsapp.net' }]);
+    h.factory.last.emit('contacts.upsert', [
+      { id: PEER },
+      { id: '4455@lid', phoneNumber: '5511000001111@s.whatsapp.net' },
+    ]);
     await h.session.publishStatus({ type: 'text', text: 'Hi all', backgroundColor: '#112233', font: 2 });
     expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
       [
         'status@broadcast',
         { text: 'Hi all' },
-        { statusJidList: [OWN_JID, PEER, '5511000001111@s.whatsapp.net'], broadcast: true, backgroundColor: '#112233', font: 2 },
+        {
+          statusJidList: [OWN_JID, PEER, '5511000001111@s.whatsapp.net'],
+          broadcast: true,
+          backgroundColor: '#112233',
+          font: 2,
+        },
       ],
     ]);
   });
@@ -141,7 +162,11 @@ describe('BaileysSession: outgoing messages', () => {
   it('publishStatus (audio): a voice note by default', async () => {
     const h = await connectedSession();
     const data = Buffer.from('ogg');
-    await h.session.publishStatus({ type: 'audio', text: '', media: { kind: 'audio', data, mimetype: 'audio/ogg; codecs=opus' } });
+    await h.session.publishStatus({
+      type: 'audio',
+      text: '',
+      media: { kind: 'audio', data, mimetype: 'audio/ogg; codecs=opus' },
+    });
     const [jid, content, options] = h.factory.last.callsOf('sendMessage')[0]!;
     expect(jid).to.equal('status@broadcast');
     expect(content).to.deep.equal({ audio: data, mimetype: 'audio/ogg; codecs=opus', ptt: true });
@@ -154,7 +179,11 @@ describe('BaileysSession: outgoing messages', () => {
     await h.session.deleteMessage('status@broadcast', 'S1', true);
     expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
       [PEER, { delete: { remoteJid: PEER, id: 'M1', fromMe: true } }, undefined],
-      ['status@broadcast', { delete: { remoteJid: 'status@broadcast', id: 'S1', fromMe: true } }, { statusJidList: [OWN_JID] }],
+      [
+        'status@broadcast',
+        { delete: { remoteJid: 'status@broadcast', id: 'S1', fromMe: true } },
+        { statusJidList: [OWN_JID] },
+      ],
     ]);
   });
 
@@ -201,17 +230,28 @@ describe('BaileysSession: outgoing messages', () => {
       { id: '1', name: 'VIP' },
       { id: '2', name: 'Lead' },
     ]);
-    expect(await h.session.assignLabels(PEER, ['1', '2'], true)).to.deep.equal({ chatJid: PEER, labels: [{ id: '1', name: 'VIP' }, { id: '2', name: 'Lead' }] });
+    expect(await h.session.assignLabels(PEER, ['1', '2'], true)).to.deep.equal({
+      chatJid: PEER,
+      labels: [
+        { id: '1', name: 'VIP' },
+        { id: '2', name: 'Lead' },
+      ],
+    });
     expect(sock.callsOf('addChatLabel')).to.deep.equal([
       [PEER, '1'],
       [PEER, '2'],
     ]);
-    expect(await h.session.assignLabels(PEER, ['1'], false)).to.deep.equal({ chatJid: PEER, labels: [{ id: '2', name: 'Lead' }] });
+    expect(await h.session.assignLabels(PEER, ['1'], false)).to.deep.equal({
+      chatJid: PEER,
+      labels: [{ id: '2', name: 'Lead' }],
+    });
     expect(sock.callsOf('removeChatLabel')).to.deep.equal([[PEER, '1']]);
     const err = (await h.session.assignLabels(PEER, ['404'], true).catch((e: unknown) => e)) as AppError;
     expect(err.code).to.equal(ErrorCode.NotFound);
     expect(sock.callsOf('addChatLabel')).to.have.length(2);
-    expect((await h.session.chatLabels(false)).find((c) => c.chatJid === PEER)?.labels).to.deep.equal([{ id: '2', name: 'Lead' }]);
+    expect((await h.session.chatLabels(false)).find((c) => c.chatJid === PEER)?.labels).to.deep.equal([
+      { id: '2', name: 'Lead' },
+    ]);
   });
 
   it('createCallLink returns the token and the audio or video url', async () => {
@@ -220,7 +260,10 @@ describe('BaileysSession: outgoing messages', () => {
       token: 'TOKEN123',
       url: 'https://call.whatsapp.com/video/TOKEN123',
     });
-    expect(await h.session.createCallLink('audio')).to.deep.equal({ token: 'TOKEN123', url: 'https://call.whatsapp.com/voice/TOKEN123' });
+    expect(await h.session.createCallLink('audio')).to.deep.equal({
+      token: 'TOKEN123',
+      url: 'https://call.whatsapp.com/voice/TOKEN123',
+    });
     expect(h.factory.last.callsOf('createCallLink')).to.deep.equal([
       ['video', { startTime: 1_900_000_000 }],
       ['audio', undefined],
@@ -312,7 +355,15 @@ describe('BaileysSession: outgoing messages', () => {
         'updateCallPrivacy',
         'updateGroupsAddPrivacy',
       ].map((m) => sock.callsOf(m)),
-    ).to.deep.equal([[['none']], [['all']], [['contacts']], [['contact_blacklist']], [['all']], [['known']], [['contacts']]]);
+    ).to.deep.equal([
+      [['none']],
+      [['all']],
+      [['contacts']],
+      [['contact_blacklist']],
+      [['all']],
+      [['known']],
+      [['contacts']],
+    ]);
     let err: unknown;
     await h.session.setPrivacy('callAdd', 'contacts').catch((e: unknown) => (err = e));
     expect((err as AppError).code).to.equal(ErrorCode.InvalidInput);

@@ -194,7 +194,11 @@ describe('BaileysSession: connection lifecycle', () => {
     expect((err as AppError).code).to.equal(ErrorCode.NotConnected);
     await sleep(60);
     expect(h.factory.sockets).to.have.length(1);
-    expect(connectionEvents(h.events).at(-1)).to.deep.equal({ type: 'connection', state: 'disconnected', reason: 'qr code expired' });
+    expect(connectionEvents(h.events).at(-1)).to.deep.equal({
+      type: 'connection',
+      state: 'disconnected',
+      reason: 'qr code expired',
+    });
   });
 
   it('close() ends the socket, cancels a pending reconnect and emits nothing afterwards', async () => {
@@ -244,7 +248,9 @@ describe('BaileysSession: connection lifecycle', () => {
     sock.close(boom(401));
     await sleep(20);
     expect(h.store.clears).to.equal(1);
-    expect(connectionEvents(h.events)).to.deep.equal([{ type: 'connection', state: 'loggedout', reason: 'logged out' }]);
+    expect(connectionEvents(h.events)).to.deep.equal([
+      { type: 'connection', state: 'loggedout', reason: 'logged out' },
+    ]);
     expect(h.session.state).to.equal('loggedout');
   });
 
@@ -291,7 +297,9 @@ describe('BaileysSession: settings and socket options', () => {
     h.factory.last.emit('messaging-history.set', {
       chats: [],
       contacts: [],
-      messages: [{ key: { remoteJid: '5511@s.whatsapp.net', id: 'H1', fromMe: false }, message: { conversation: 'old' } }],
+      messages: [
+        { key: { remoteJid: '5511@s.whatsapp.net', id: 'H1', fromMe: false }, message: { conversation: 'old' } },
+      ],
     });
     expect(h.events).to.deep.equal([]);
   });
@@ -302,7 +310,9 @@ describe('BaileysSession: settings and socket options', () => {
     h.factory.last.emit('messaging-history.set', {
       chats: [],
       contacts: [],
-      messages: [{ key: { remoteJid: '5511@s.whatsapp.net', id: 'H1', fromMe: false }, message: { conversation: 'old' } }],
+      messages: [
+        { key: { remoteJid: '5511@s.whatsapp.net', id: 'H1', fromMe: false }, message: { conversation: 'old' } },
+      ],
     });
     expect(h.events.map((e) => e.type)).to.deep.equal(['message']);
   });

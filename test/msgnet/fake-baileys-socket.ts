@@ -121,7 +121,8 @@ export class FakeSocket {
     return this.groups;
   };
 
-  updateProfilePicture = async (jid: string, content: unknown): Promise<void> => this.record('updateProfilePicture', jid, content);
+  updateProfilePicture = async (jid: string, content: unknown): Promise<void> =>
+    this.record('updateProfilePicture', jid, content);
   removeProfilePicture = async (jid: string): Promise<void> => this.record('removeProfilePicture', jid);
   updateProfileName = async (name: string): Promise<void> => this.record('updateProfileName', name);
   updateProfileStatus = async (status: string): Promise<void> => this.record('updateProfileStatus', status);
@@ -150,7 +151,9 @@ export class FakeSocket {
   businesses = new Set<string>();
   fetchStatus = async (...jids: string[]) => {
     this.record('fetchStatus', ...jids);
-    return jids.filter((j) => this.abouts.has(j)).map((id) => ({ id, status: { status: this.abouts.get(id), setAt: new Date(0) } }));
+    return jids
+      .filter((j) => this.abouts.has(j))
+      .map((id) => ({ id, status: { status: this.abouts.get(id), setAt: new Date(0) } }));
   };
   profilePictureUrl = async (jid: string, type?: string): Promise<string | undefined> => {
     this.record('profilePictureUrl', jid, type);
@@ -159,7 +162,9 @@ export class FakeSocket {
   };
   getBusinessProfile = async (jid: string) => {
     this.record('getBusinessProfile', jid);
-    return this.businesses.has(jid) ? ({ wid: jid, description: 'shop', website: [], business_hours: {} } as never) : undefined;
+    return this.businesses.has(jid)
+      ? ({ wid: jid, description: 'shop', website: [], business_hours: {} } as never)
+      : undefined;
   };
   onWhatsApp = async (...numbers: string[]): Promise<{ jid: string; exists: boolean }[]> => {
     this.record('onWhatsApp', ...numbers);

@@ -28,7 +28,14 @@ describe('SqliteStore', () => {
     const b = new SqliteStore(file);
     try {
       const id = 'acct-1';
-      await a.accounts.create({ id, name: 'shared', tokenHash: 'h', instanceQuota: 5, allowedOrigins: [], createdAt: new Date().toISOString() });
+      await a.accounts.create({
+        id,
+        name: 'shared',
+        tokenHash: 'h',
+        instanceQuota: 5,
+        allowedOrigins: [],
+        createdAt: new Date().toISOString(),
+      });
       expect((await b.accounts.findByName('shared'))?.id).to.equal(id);
       await a.instances.create(
         {
@@ -38,7 +45,22 @@ describe('SqliteStore', () => {
           tokenHash: 't',
           tokenSealed: 's',
           ownerEpoch: 0,
-          config: { settings: { autoRejectCalls: false, callRejectMessage: '', ignoreGroupMessages: false, keepOnlineStatus: false, autoReadMessages: false, disableHistorySync: true, ignoreStatus: false }, proxy: undefined, websocket: undefined, helpdesk: undefined, chatbot: undefined, storage: undefined },
+          config: {
+            settings: {
+              autoRejectCalls: false,
+              callRejectMessage: '',
+              ignoreGroupMessages: false,
+              keepOnlineStatus: false,
+              autoReadMessages: false,
+              disableHistorySync: true,
+              ignoreStatus: false,
+            },
+            proxy: undefined,
+            websocket: undefined,
+            helpdesk: undefined,
+            chatbot: undefined,
+            storage: undefined,
+          },
           connection: { state: 'disconnected', numberJid: undefined, updatedAt: new Date().toISOString() },
           createdAt: new Date().toISOString(),
         },
@@ -48,7 +70,9 @@ describe('SqliteStore', () => {
       const epochA = await a.instances.claim('i-1');
       const epochB = await b.instances.claim('i-1');
       expect(epochB).to.equal(epochA + 1);
-      const err = await a.ownedState.write('i-1', epochA, [{ namespace: 'auth', key: 'creds', value: 'x' }]).catch((e: unknown) => e);
+      const err = await a.ownedState
+        .write('i-1', epochA, [{ namespace: 'auth', key: 'creds', value: 'x' }])
+        .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(FencedError);
       await b.ownedState.write('i-1', epochB, [{ namespace: 'auth', key: 'creds', value: 'y' }]);
       expect(await a.ownedState.get('i-1', 'auth', 'creds')).to.equal('y');
@@ -61,7 +85,14 @@ describe('SqliteStore', () => {
   it('keeps data across reopen (migrations run once)', async () => {
     const file = fresh();
     const a = new SqliteStore(file);
-    await a.accounts.create({ id: 'x', name: 'kept', tokenHash: 'h2', instanceQuota: 1, allowedOrigins: [], createdAt: new Date().toISOString() });
+    await a.accounts.create({
+      id: 'x',
+      name: 'kept',
+      tokenHash: 'h2',
+      instanceQuota: 1,
+      allowedOrigins: [],
+      createdAt: new Date().toISOString(),
+    });
     await a.close();
     const b = new SqliteStore(file);
     expect((await b.accounts.findByName('kept'))?.id).to.equal('x');

@@ -3,7 +3,13 @@ import { expect } from 'chai';
 import { ConflictError, FencedError, QuotaExceededError } from '../../src/errors.js';
 import { AUTH_NAMESPACE } from '../../src/store/namespaces.js';
 import { DEFAULT_SETTINGS } from '../../src/store/records.js';
-import type { AccountRecord, ChatbotBotRecord, InstanceRecord, MessageRecord, WebhookRecord } from '../../src/store/records.js';
+import type {
+  AccountRecord,
+  ChatbotBotRecord,
+  InstanceRecord,
+  MessageRecord,
+  WebhookRecord,
+} from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 
 /**
@@ -24,7 +30,14 @@ export function storeContract(openStore: () => Promise<Store>): void {
   const now = () => new Date().toISOString();
 
   function account(name = `acct-${randomUUID().slice(0, 8)}`, quota = 10): AccountRecord {
-    return { id: randomUUID(), name, tokenHash: randomUUID(), instanceQuota: quota, allowedOrigins: ['https://a.example'], createdAt: now() };
+    return {
+      id: randomUUID(),
+      name,
+      tokenHash: randomUUID(),
+      instanceQuota: quota,
+      allowedOrigins: ['https://a.example'],
+      createdAt: now(),
+    };
   }
 
   function instance(accountId: string, name = `inst-${randomUUID().slice(0, 8)}`): InstanceRecord {
@@ -37,7 +50,14 @@ export function storeContract(openStore: () => Promise<Store>): void {
       ownerEpoch: 0,
       config: {
         settings: { ...DEFAULT_SETTINGS },
-        proxy: { enabled: true, host: 'p.example', port: '8080', protocol: 'socks5', user: 'u', passwordSealed: 'v1:pw' },
+        proxy: {
+          enabled: true,
+          host: 'p.example',
+          port: '8080',
+          protocol: 'socks5',
+          user: 'u',
+          passwordSealed: 'v1:pw',
+        },
         websocket: undefined,
         helpdesk: undefined,
         chatbot: undefined,
@@ -164,7 +184,7 @@ export function storeContract(openStore: () => Promise<Store>): void {
       );
       expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(2);
       for (const r of results.filter((x) => x.status === 'rejected')) {
-        expect((r).reason).to.be.instanceOf(QuotaExceededError);
+        expect(r.reason).to.be.instanceOf(QuotaExceededError);
       }
       expect(await store.instances.countByAccount(a.id)).to.equal(2);
     });
@@ -177,7 +197,10 @@ export function storeContract(openStore: () => Promise<Store>): void {
         await store.instances.create({ ...instance(a.id, name), createdAt: `2026-01-0${n + 1}T00:00:00.000Z` }, [], 10);
       }
       expect((await store.instances.listByAccount(a.id)).map((x) => x.name)).to.deep.equal(['c', 'a', 'b']);
-      expect((await store.instances.listByAccount(a.id, ['b', 'c', 'zz'])).map((x) => x.name)).to.deep.equal(['c', 'b']);
+      expect((await store.instances.listByAccount(a.id, ['b', 'c', 'zz'])).map((x) => x.name)).to.deep.equal([
+        'c',
+        'b',
+      ]);
       expect(await store.instances.listByAccount(a.id, [])).to.deep.equal([]);
     });
 
@@ -200,7 +223,13 @@ export function storeContract(openStore: () => Promise<Store>): void {
 
     it('replaces or removes one configuration block, leaving the others', async () => {
       const { i } = await seeded();
-      expect(await store.instances.updateConfigBlock(i.id, 'websocket', { enabled: true, events: ['call.update'], base64: true })).to.equal(true);
+      expect(
+        await store.instances.updateConfigBlock(i.id, 'websocket', {
+          enabled: true,
+          events: ['call.update'],
+          base64: true,
+        }),
+      ).to.equal(true);
       let found = await store.instances.findById(i.id);
       expect(found?.config.websocket).to.deep.equal({ enabled: true, events: ['call.update'], base64: true });
       expect(found?.config.proxy).to.deep.equal(i.config.proxy);
@@ -339,8 +368,17 @@ export function storeContract(openStore: () => Promise<Store>): void {
     it('upserts by label, keeping creation time, and deletes by label', async () => {
       const { i } = await seeded();
       const first = (await store.webhooks.list(i.id))[0]!;
-      await store.webhooks.upsert({ ...webhook(i.id), url: 'https://hooks.example/changed', updatedAt: '2030-01-01T00:00:00.000Z', createdAt: '2030-01-01T00:00:00.000Z' });
-      await store.webhooks.upsert({ ...webhook(i.id, 'crm'), authorizationSealed: undefined, createdAt: '2031-01-01T00:00:00.000Z' });
+      await store.webhooks.upsert({
+        ...webhook(i.id),
+        url: 'https://hooks.example/changed',
+        updatedAt: '2030-01-01T00:00:00.000Z',
+        createdAt: '2030-01-01T00:00:00.000Z',
+      });
+      await store.webhooks.upsert({
+        ...webhook(i.id, 'crm'),
+        authorizationSealed: undefined,
+        createdAt: '2031-01-01T00:00:00.000Z',
+      });
       const hooks = await store.webhooks.list(i.id);
       expect(hooks.map((h) => h.label)).to.deep.equal(['default', 'crm']);
       expect(hooks[0]?.url).to.equal('https://hooks.example/changed');
@@ -400,7 +438,12 @@ export function storeContract(openStore: () => Promise<Store>): void {
   });
 
   describe('messages (chat history)', () => {
-    const message = (instanceId: string, id: string, timestamp: number, chatJid = '5511900000001@s.whatsapp.net'): MessageRecord => ({
+    const message = (
+      instanceId: string,
+      id: string,
+      timestamp: number,
+      chatJid = '5511900000001@s.whatsapp.net',
+    ): MessageRecord => ({
       instanceId,
       id,
       chatJid,
@@ -441,7 +484,13 @@ export function storeContract(openStore: () => Promise<Store>): void {
     it('lists newest first, by chat, and pages with a (time, id) cursor without losing same-millisecond messages', async () => {
       const { i } = await seeded();
       const other = 'group-1@g.us';
-      for (const m of [message(i.id, 'a', 1000), message(i.id, 'b', 2000), message(i.id, 'c', 2000), message(i.id, 'd', 3000), message(i.id, 'g', 2500, other)]) {
+      for (const m of [
+        message(i.id, 'a', 1000),
+        message(i.id, 'b', 2000),
+        message(i.id, 'c', 2000),
+        message(i.id, 'd', 3000),
+        message(i.id, 'g', 2500, other),
+      ]) {
         await store.messages.save(m);
       }
       const ids = (list: MessageRecord[]) => list.map((m) => m.id);
@@ -450,9 +499,15 @@ export function storeContract(openStore: () => Promise<Store>): void {
       const page1 = await store.messages.list(i.id, { chatJid: chat, limit: 2 });
       expect(ids(page1)).to.deep.equal(['d', 'c']);
       const last = page1[1]!;
-      const page2 = await store.messages.list(i.id, { chatJid: chat, limit: 2, before: { timestamp: last.timestamp, id: last.id } });
+      const page2 = await store.messages.list(i.id, {
+        chatJid: chat,
+        limit: 2,
+        before: { timestamp: last.timestamp, id: last.id },
+      });
       expect(ids(page2)).to.deep.equal(['b', 'a']);
-      expect(ids(await store.messages.list(i.id, { chatJid: chat, limit: 10, before: { timestamp: 2000 } }))).to.deep.equal(['a']);
+      expect(
+        ids(await store.messages.list(i.id, { chatJid: chat, limit: 10, before: { timestamp: 2000 } })),
+      ).to.deep.equal(['a']);
       expect(ids(await store.messages.list(i.id, { chatJid: other, limit: 10 }))).to.deep.equal(['g']);
     });
 
@@ -480,8 +535,18 @@ export function storeContract(openStore: () => Promise<Store>): void {
       const i = instance(a.id);
       await store.instances.create(i, [], 10);
       const t = Date.now();
-      await store.mediaBlobs.put({ instanceId: i.id, messageId: 'm1', data: Buffer.from('first'), expiresAt: t + 60_000 });
-      await store.mediaBlobs.put({ instanceId: i.id, messageId: 'm1', data: Buffer.from('second'), expiresAt: t + 60_000 });
+      await store.mediaBlobs.put({
+        instanceId: i.id,
+        messageId: 'm1',
+        data: Buffer.from('first'),
+        expiresAt: t + 60_000,
+      });
+      await store.mediaBlobs.put({
+        instanceId: i.id,
+        messageId: 'm1',
+        data: Buffer.from('second'),
+        expiresAt: t + 60_000,
+      });
       await store.mediaBlobs.put({ instanceId: i.id, messageId: 'm2', data: Buffer.from('old'), expiresAt: t - 1 });
       expect((await store.mediaBlobs.get(i.id, 'm1', t))?.toString()).to.equal('second');
       expect(await store.mediaBlobs.get(i.id, 'm1', t + 60_000), 'expired at its time').to.equal(undefined);
@@ -510,16 +575,45 @@ export function storeContract(openStore: () => Promise<Store>): void {
       const a = account();
       await store.accounts.create(a);
       expect(await store.accountWebhooks.get(a.id)).to.equal(undefined);
-      const w = { accountId: a.id, url: 'https://h.example/a', events: ['enterprise.trial.started'], enabled: true, secretSealed: 'v1:s', createdAt: now(), updatedAt: now() };
+      const w = {
+        accountId: a.id,
+        url: 'https://h.example/a',
+        events: ['enterprise.trial.started'],
+        enabled: true,
+        secretSealed: 'v1:s',
+        createdAt: now(),
+        updatedAt: now(),
+      };
       await store.accountWebhooks.save(w);
       expect(await store.accountWebhooks.get(a.id)).to.deep.equal(w);
-      await store.accountWebhooks.save({ ...w, events: [], enabled: false, secretSealed: 'v1:t', createdAt: 'later', updatedAt: 'later' });
-      expect(await store.accountWebhooks.get(a.id)).to.deep.equal({ ...w, events: [], enabled: false, secretSealed: 'v1:t', updatedAt: 'later' });
+      await store.accountWebhooks.save({
+        ...w,
+        events: [],
+        enabled: false,
+        secretSealed: 'v1:t',
+        createdAt: 'later',
+        updatedAt: 'later',
+      });
+      expect(await store.accountWebhooks.get(a.id)).to.deep.equal({
+        ...w,
+        events: [],
+        enabled: false,
+        secretSealed: 'v1:t',
+        updatedAt: 'later',
+      });
     });
   });
 
   describe('billing ledger', () => {
-    const entry = (key: string, accountId = 'acc-1') => ({ key, accountId, event: 'enterprise.trial.started', description: 'd', data: '{}', createdAt: now(), sentAt: undefined });
+    const entry = (key: string, accountId = 'acc-1') => ({
+      key,
+      accountId,
+      event: 'enterprise.trial.started',
+      description: 'd',
+      data: '{}',
+      createdAt: now(),
+      sentAt: undefined,
+    });
 
     it('records a key once, whoever asks', async () => {
       const e = entry(`k-${randomUUID()}`);
@@ -535,7 +629,10 @@ export function storeContract(openStore: () => Promise<Store>): void {
       const first = await store.billingLedger.takeUnsent(t, 10, 5000);
       expect(first.map((e) => e.key)).to.deep.equal(['free']);
       expect(await store.billingLedger.takeUnsent(t, 10, 5000)).to.deep.equal([]);
-      expect((await store.billingLedger.takeUnsent(t + 20_000, 10, 5000)).map((e) => e.key).sort()).to.deep.equal(['free', 'leased']);
+      expect((await store.billingLedger.takeUnsent(t + 20_000, 10, 5000)).map((e) => e.key).sort()).to.deep.equal([
+        'free',
+        'leased',
+      ]);
       await store.billingLedger.markSent('free', 'sent-at');
       expect((await store.billingLedger.takeUnsent(t + 60_000, 10, 5000)).map((e) => e.key)).to.deep.equal(['leased']);
       expect((await store.billingLedger.list('acc-1')).find((e) => e.key === 'free')?.sentAt).to.equal('sent-at');
@@ -605,27 +702,39 @@ export function storeContract(openStore: () => Promise<Store>): void {
       await store.chatbots.insertBot(disabled);
       await store.chatbots.insertBot(bot(i.id, { enabled: false }));
       await store.chatbots.insertBot(bot(other.id));
-      expect(await store.chatbots.updateBot({ ...disabled, enabled: true }).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      expect(await store.chatbots.updateBot({ ...disabled, enabled: true }).catch((e: unknown) => e)).to.be.instanceOf(
+        ConflictError,
+      );
       expect((await store.chatbots.getBot(i.id, disabled.botId))?.enabled).to.equal(false);
     });
 
     it('refuses two keyword bots with the same operator and value (case-insensitive except regex)', async () => {
       const { i } = await seeded();
       await store.chatbots.insertBot(bot(i.id, keyword('equals', 'Menu')));
-      expect(await store.chatbots.insertBot(bot(i.id, keyword('equals', ' menu'))).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      expect(
+        await store.chatbots.insertBot(bot(i.id, keyword('equals', ' menu'))).catch((e: unknown) => e),
+      ).to.be.instanceOf(ConflictError);
       await store.chatbots.insertBot(bot(i.id, keyword('contains', 'menu')));
       await store.chatbots.insertBot(bot(i.id, keyword('regex', '^A')));
       await store.chatbots.insertBot(bot(i.id, keyword('regex', '^a')));
       const moved = bot(i.id, keyword('startsWith', 'x'));
       await store.chatbots.insertBot(moved);
-      expect(await store.chatbots.updateBot({ ...moved, ...keyword('contains', 'MENU') }).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      expect(
+        await store.chatbots.updateBot({ ...moved, ...keyword('contains', 'MENU') }).catch((e: unknown) => e),
+      ).to.be.instanceOf(ConflictError);
       expect(await store.chatbots.listBots(i.id)).to.have.length(5);
     });
 
     it('saves, replaces and deletes the integration link; deleting the instance removes bots and link', async () => {
       const { i } = await seeded();
       expect(await store.chatbots.getLink(i.id)).to.equal(undefined);
-      const link = { instanceId: i.id, status: 'active' as const, lastError: undefined, fallbackBotId: undefined, updatedAt: now() };
+      const link = {
+        instanceId: i.id,
+        status: 'active' as const,
+        lastError: undefined,
+        fallbackBotId: undefined,
+        updatedAt: now(),
+      };
       await store.chatbots.saveLink(link);
       expect(await store.chatbots.getLink(i.id)).to.deep.equal(link);
       const failed = { ...link, status: 'error' as const, lastError: 'HTTP 500', fallbackBotId: randomUUID() };

@@ -48,7 +48,9 @@ describe('audio conversion (ffmpeg)', function () {
   it('refuses media without audio (media_validation_failed), never a 500', async () => {
     const png = await failure(prepareAudio(await pngImage(10, 10), { opus: true, maxBytes: MB }));
     expect(png.code).to.equal('media_validation_failed');
-    const garbage = await failure(prepareAudio(Buffer.from('definitely not audio, just text'), { opus: true, maxBytes: MB }));
+    const garbage = await failure(
+      prepareAudio(Buffer.from('definitely not audio, just text'), { opus: true, maxBytes: MB }),
+    );
     expect(garbage.code).to.equal('media_validation_failed');
   });
 
@@ -67,9 +69,15 @@ describe('outgoing media preparation', function () {
   this.timeout(60_000);
 
   it('checks a video: MP4 with its length; longer than 30 s refused; WebM unsupported; an image is not a video', async () => {
-    const short = await prepareMedia('video', await video(2), { opusAudio: true, maxVideoSeconds: 30, maxBytes: 16 * MB });
+    const short = await prepareMedia('video', await video(2), {
+      opusAudio: true,
+      maxVideoSeconds: 30,
+      maxBytes: 16 * MB,
+    });
     expect(short).to.include({ kind: 'video', mimetype: 'video/mp4', seconds: 2 });
-    const long = await failure(prepareMedia('video', await video(35), { opusAudio: true, maxVideoSeconds: 30, maxBytes: 16 * MB }));
+    const long = await failure(
+      prepareMedia('video', await video(35), { opusAudio: true, maxVideoSeconds: 30, maxBytes: 16 * MB }),
+    );
     expect(long.code).to.equal('media_validation_failed');
     expect(long.message).to.equal('The video lasts 35.0 s; at most 30 s are allowed');
     const webm = await failure(prepareMedia('video', await video(1, 'webm'), { opusAudio: true, maxBytes: 16 * MB }));
@@ -82,7 +90,9 @@ describe('outgoing media preparation', function () {
     const image = await prepareMedia('image', await pngImage(50, 40), { opusAudio: false, maxBytes: MB });
     expect(image.mimetype).to.equal('image/jpeg');
     expect(image.data.subarray(0, 3)).to.deep.equal(Buffer.from([0xff, 0xd8, 0xff]));
-    const mismatch = await failure(prepareMedia('image', await pngImage(5, 5), { declaredMime: 'video/mp4', opusAudio: false, maxBytes: MB }));
+    const mismatch = await failure(
+      prepareMedia('image', await pngImage(5, 5), { declaredMime: 'video/mp4', opusAudio: false, maxBytes: MB }),
+    );
     expect(mismatch.message).to.equal('mimeType video/mp4 does not match type image');
   });
 });

@@ -3,10 +3,19 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { ValidationError } from '../../src/errors.js';
 import { MAX_WAIT_SECONDS, flowStep } from '../../src/integrations/chatbot/flow-replies.js';
-import { TypebotClient, TypebotRequestError, TypebotSessionGoneError, flowAddress } from '../../src/integrations/chatbot/typebot-client.js';
+import {
+  TypebotClient,
+  TypebotRequestError,
+  TypebotSessionGoneError,
+  flowAddress,
+} from '../../src/integrations/chatbot/typebot-client.js';
 import type { TypebotResponse } from '../../src/integrations/chatbot/typebot-client.js';
 
-const bubble = (id: string, value: string) => ({ id, type: 'text', content: { type: 'richText', richText: [{ type: 'p', children: [{ text: value }] }] } });
+const bubble = (id: string, value: string) => ({
+  id,
+  type: 'text',
+  content: { type: 'richText', richText: [{ type: 'p', children: [{ text: value }] }] },
+});
 const response = (r: Partial<TypebotResponse>): TypebotResponse => ({ messages: [], ...r });
 
 describe('chatbot flow answers → replies', () => {
@@ -34,10 +43,19 @@ describe('chatbot flow answers → replies', () => {
 
   it('a choice input becomes reply buttons (ids = item ids) in groups of 3, the last text their body', () => {
     const items = ['One', 'Two', 'Three', 'Four'].map((content, i) => ({ id: `i${i}`, content }));
-    const step = flowStep(response({ messages: [bubble('a', 'Intro'), bubble('b', 'Pick one')], input: { id: 'in', type: 'choice input', items } }));
+    const step = flowStep(
+      response({
+        messages: [bubble('a', 'Intro'), bubble('b', 'Pick one')],
+        input: { id: 'in', type: 'choice input', items },
+      }),
+    );
     expect(step.replies).to.deep.equal([
       { kind: 'text', text: 'Intro' },
-      { kind: 'buttons', text: 'Pick one', buttons: items.slice(0, 3).map((i) => ({ type: 'reply', id: i.id, label: i.content })) },
+      {
+        kind: 'buttons',
+        text: 'Pick one',
+        buttons: items.slice(0, 3).map((i) => ({ type: 'reply', id: i.id, label: i.content })),
+      },
       { kind: 'buttons', text: '…', buttons: [{ type: 'reply', id: 'i3', label: 'Four' }] },
     ]);
     expect(step.choices).to.deep.equal(items.map((i) => ({ id: i.id, label: i.content })));
@@ -45,10 +63,26 @@ describe('chatbot flow answers → replies', () => {
   });
 
   it('a multiple choice is a numbered list; a picture choice uses titles', () => {
-    const multi = flowStep(response({ input: { id: 'in', type: 'choice input', items: [{ id: 'x', content: 'X' }, { id: 'y', content: 'Y' }], options: { isMultipleChoice: true } } }));
+    const multi = flowStep(
+      response({
+        input: {
+          id: 'in',
+          type: 'choice input',
+          items: [
+            { id: 'x', content: 'X' },
+            { id: 'y', content: 'Y' },
+          ],
+          options: { isMultipleChoice: true },
+        },
+      }),
+    );
     expect(multi.replies).to.deep.equal([{ kind: 'text', text: '1. X\n2. Y' }]);
-    const pictures = flowStep(response({ input: { id: 'in', type: 'picture choice input', items: [{ id: 'p1', title: 'Red' }] } }));
-    expect(pictures.replies).to.deep.equal([{ kind: 'buttons', text: '…', buttons: [{ type: 'reply', id: 'p1', label: 'Red' }] }]);
+    const pictures = flowStep(
+      response({ input: { id: 'in', type: 'picture choice input', items: [{ id: 'p1', title: 'Red' }] } }),
+    );
+    expect(pictures.replies).to.deep.equal([
+      { kind: 'buttons', text: '…', buttons: [{ type: 'reply', id: 'p1', label: 'Red' }] },
+    ]);
   });
 
   it('media bubbles: images, audio and direct videos by URL; hosted videos as links; embeds dropped', () => {
@@ -75,14 +109,22 @@ describe('chatbot flow answers → replies', () => {
   });
 
   it('markdown bubbles are converted too, with their markup', () => {
-    const step = flowStep(response({ messages: [{ id: 'm', type: 'text', content: { type: 'markdown', markdown: 'Hi **Ana** \\[reply\\|Yes\\]' } }] }));
-    expect(step.replies).to.deep.equal([{ kind: 'buttons', text: 'Hi *Ana*', buttons: [{ type: 'reply', id: 'Yes', label: 'Yes' }] }]);
+    const step = flowStep(
+      response({
+        messages: [{ id: 'm', type: 'text', content: { type: 'markdown', markdown: 'Hi **Ana** \\[reply\\|Yes\\]' } }],
+      }),
+    );
+    expect(step.replies).to.deep.equal([
+      { kind: 'buttons', text: 'Hi *Ana*', buttons: [{ type: 'reply', id: 'Yes', label: 'Yes' }] },
+    ]);
   });
 
   it('the flow has ended only without an input and without a wait that expects a dedicated reply', () => {
     expect(flowStep(response({})).ended).to.equal(true);
     expect(flowStep(response({ input: { id: 'i', type: 'text input' } })).ended).to.equal(false);
-    const paused = flowStep(response({ clientSideActions: [{ type: 'wait', wait: { secondsToWaitFor: 1 }, expectsDedicatedReply: true }] }));
+    const paused = flowStep(
+      response({ clientSideActions: [{ type: 'wait', wait: { secondsToWaitFor: 1 }, expectsDedicatedReply: true }] }),
+    );
     expect(paused.ended).to.equal(false);
     expect(paused.replies).to.deep.equal([{ kind: 'wait', seconds: 1, dedicated: true }]);
   });
@@ -90,8 +132,14 @@ describe('chatbot flow answers → replies', () => {
 
 describe('Typebot client', () => {
   it('splits a viewer URL into the base and the public id (last path segment)', () => {
-    expect(flowAddress('https://viewer.example.com/my-bot')).to.deep.equal({ base: 'https://viewer.example.com', publicId: 'my-bot' });
-    expect(flowAddress('https://example.com/typebot/my%20bot/')).to.deep.equal({ base: 'https://example.com/typebot', publicId: 'my bot' });
+    expect(flowAddress('https://viewer.example.com/my-bot')).to.deep.equal({
+      base: 'https://viewer.example.com',
+      publicId: 'my-bot',
+    });
+    expect(flowAddress('https://example.com/typebot/my%20bot/')).to.deep.equal({
+      base: 'https://example.com/typebot',
+      publicId: 'my bot',
+    });
     expect(() => flowAddress('https://viewer.example.com/')).to.throw(ValidationError);
   });
 
@@ -99,14 +147,22 @@ describe('Typebot client', () => {
     const client = new TypebotClient({ timeoutMs: 1000, allowPrivateUrls: false });
     const err = await client.startChat('http://127.0.0.1:9/flow', { prefilledVariables: {} }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(TypebotRequestError);
-    expect((err as Error).message).to.equal('Chatbot flow call failed: URL refused: URLs pointing to internal networks are not allowed');
+    expect((err as Error).message).to.equal(
+      'Chatbot flow call failed: URL refused: URLs pointing to internal networks are not allowed',
+    );
   });
 
   it('maps answers: 404 on continue = session gone, 404 on start and 5xx = request errors, non-JSON refused, slow = deadline', async () => {
     const server = createServer((req, res) => {
       if (req.url?.includes('/slow/')) return; // never answers
-      if (req.url?.includes('/sessions/')) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'NOT_FOUND', message: 'Session not found.' }));
-      if (req.url?.includes('/missing/')) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Typebot not found' }));
+      if (req.url?.includes('/sessions/'))
+        return void res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ code: 'NOT_FOUND', message: 'Session not found.' }));
+      if (req.url?.includes('/missing/'))
+        return void res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ message: 'Typebot not found' }));
       if (req.url?.includes('/html/')) return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>');
       res.writeHead(502).end();
     });
@@ -120,10 +176,13 @@ describe('Typebot client', () => {
       const missing = await client.startChat(`${base}/missing`, { prefilledVariables: {} }).catch((e: unknown) => e);
       expect(missing).to.be.instanceOf(TypebotRequestError).and.not.instanceOf(TypebotSessionGoneError);
       expect((missing as Error).message).to.equal('Chatbot flow call failed: HTTP 404 Typebot not found');
-      expect(((await client.startChat(`${base}/bad`, { prefilledVariables: {} }).catch((e: unknown) => e)) as Error).message).to.equal('Chatbot flow call failed: HTTP 502');
-      expect(((await client.startChat(`${base}/html`, { prefilledVariables: {} }).catch((e: unknown) => e)) as Error).message).to.equal(
-        'Chatbot flow call failed: the answer is not a chat response',
-      );
+      expect(
+        ((await client.startChat(`${base}/bad`, { prefilledVariables: {} }).catch((e: unknown) => e)) as Error).message,
+      ).to.equal('Chatbot flow call failed: HTTP 502');
+      expect(
+        ((await client.startChat(`${base}/html`, { prefilledVariables: {} }).catch((e: unknown) => e)) as Error)
+          .message,
+      ).to.equal('Chatbot flow call failed: the answer is not a chat response');
       const slow = await client.startChat(`${base}/slow`, { prefilledVariables: {} }).catch((e: unknown) => e);
       expect((slow as Error).message).to.equal('Chatbot flow call failed: no answer within 300 ms');
     } finally {

@@ -7,25 +7,69 @@ const none = { buttons: [], payments: [] };
 describe('chatbot markup parser (spec 4.8)', () => {
   describe('each token type', () => {
     const cases: [string, string, ParsedMarkup][] = [
-      ['reply button (the label is its id)', 'Pick one [reply|Yes]', { text: 'Pick one', buttons: [{ type: 'reply', id: 'Yes', label: 'Yes' }], payments: [] }],
+      [
+        'reply button (the label is its id)',
+        'Pick one [reply|Yes]',
+        { text: 'Pick one', buttons: [{ type: 'reply', id: 'Yes', label: 'Yes' }], payments: [] },
+      ],
       [
         'url button',
         'Docs [url:https://docs.example.com/a?b=1|Open docs]',
-        { text: 'Docs', buttons: [{ type: 'url', url: 'https://docs.example.com/a?b=1', label: 'Open docs' }], payments: [] },
+        {
+          text: 'Docs',
+          buttons: [{ type: 'url', url: 'https://docs.example.com/a?b=1', label: 'Open docs' }],
+          payments: [],
+        },
       ],
-      ['call button (number normalised)', 'Call us [call:+55 (11) 99999-0000|Call]', { text: 'Call us', buttons: [{ type: 'call', phoneNumber: '+5511999990000', label: 'Call' }], payments: [] }],
-      ['copy button', 'Your code [copy:ABC-123|Copy code]', { text: 'Your code', buttons: [{ type: 'copy', code: 'ABC-123', label: 'Copy code' }], payments: [] }],
+      [
+        'call button (number normalised)',
+        'Call us [call:+55 (11) 99999-0000|Call]',
+        { text: 'Call us', buttons: [{ type: 'call', phoneNumber: '+5511999990000', label: 'Call' }], payments: [] },
+      ],
+      [
+        'copy button',
+        'Your code [copy:ABC-123|Copy code]',
+        { text: 'Your code', buttons: [{ type: 'copy', code: 'ABC-123', label: 'Copy code' }], payments: [] },
+      ],
       [
         'pix payment (label ignored, key type upper-cased)',
         'Pay here [pix:Acme Ltda;acme@example.com;email|Pay]',
-        { text: 'Pay here', buttons: [], payments: [{ merchantName: 'Acme Ltda', key: 'acme@example.com', keyType: 'EMAIL' }] },
+        {
+          text: 'Pay here',
+          buttons: [],
+          payments: [{ merchantName: 'Acme Ltda', key: 'acme@example.com', keyType: 'EMAIL' }],
+        },
       ],
-      ['pix with an empty label', '[pix:Acme;12345678900;CPF|]', { text: '', buttons: [], payments: [{ merchantName: 'Acme', key: '12345678900', keyType: 'CPF' }] }],
-      ['every pix key type: CNPJ', '[pix:A;1;CNPJ|x]', { text: '', buttons: [], payments: [{ merchantName: 'A', key: '1', keyType: 'CNPJ' }] }],
-      ['every pix key type: PHONE', '[pix:A;+5511;PHONE|x]', { text: '', buttons: [], payments: [{ merchantName: 'A', key: '+5511', keyType: 'PHONE' }] }],
-      ['every pix key type: RANDOM', '[pix:A;k-1;RANDOM|x]', { text: '', buttons: [], payments: [{ merchantName: 'A', key: 'k-1', keyType: 'RANDOM' }] }],
-      ['type names ignore case', '[Reply|Ok]', { text: '', buttons: [{ type: 'reply', id: 'Ok', label: 'Ok' }], payments: [] }],
-      ['labels and parameters are trimmed', '[url: https://x.example |  Go ]', { text: '', buttons: [{ type: 'url', url: 'https://x.example', label: 'Go' }], payments: [] }],
+      [
+        'pix with an empty label',
+        '[pix:Acme;12345678900;CPF|]',
+        { text: '', buttons: [], payments: [{ merchantName: 'Acme', key: '12345678900', keyType: 'CPF' }] },
+      ],
+      [
+        'every pix key type: CNPJ',
+        '[pix:A;1;CNPJ|x]',
+        { text: '', buttons: [], payments: [{ merchantName: 'A', key: '1', keyType: 'CNPJ' }] },
+      ],
+      [
+        'every pix key type: PHONE',
+        '[pix:A;+5511;PHONE|x]',
+        { text: '', buttons: [], payments: [{ merchantName: 'A', key: '+5511', keyType: 'PHONE' }] },
+      ],
+      [
+        'every pix key type: RANDOM',
+        '[pix:A;k-1;RANDOM|x]',
+        { text: '', buttons: [], payments: [{ merchantName: 'A', key: 'k-1', keyType: 'RANDOM' }] },
+      ],
+      [
+        'type names ignore case',
+        '[Reply|Ok]',
+        { text: '', buttons: [{ type: 'reply', id: 'Ok', label: 'Ok' }], payments: [] },
+      ],
+      [
+        'labels and parameters are trimmed',
+        '[url: https://x.example |  Go ]',
+        { text: '', buttons: [{ type: 'url', url: 'https://x.example', label: 'Go' }], payments: [] },
+      ],
       ['text without tokens is kept as is (trimmed)', '  Hello *there*  ', { text: 'Hello *there*', ...none }],
       ['bracketed text without | is not a token', 'See [note] and [1]', { text: 'See [note] and [1]', ...none }],
     ];

@@ -15,21 +15,54 @@ describe('loadConfig', () => {
   });
 
   it('gives the media limits and history retention, with ALLOW_PRIVATE_URLS carried into the media settings', () => {
-    expect(loadConfig({}).media).to.deep.equal({ allowPrivateUrls: false, maxBytes: 16 * 1024 * 1024, fetchTimeoutMs: 20_000 });
+    expect(loadConfig({}).media).to.deep.equal({
+      allowPrivateUrls: false,
+      maxBytes: 16 * 1024 * 1024,
+      fetchTimeoutMs: 20_000,
+    });
     expect(loadConfig({}).messageRetentionDays).to.equal(30);
-    const c = loadConfig({ ALLOW_PRIVATE_URLS: 'true', MEDIA_MAX_BYTES: '1048576', MEDIA_FETCH_TIMEOUT_MS: '5000', MESSAGE_RETENTION_DAYS: '0' });
+    const c = loadConfig({
+      ALLOW_PRIVATE_URLS: 'true',
+      MEDIA_MAX_BYTES: '1048576',
+      MEDIA_FETCH_TIMEOUT_MS: '5000',
+      MESSAGE_RETENTION_DAYS: '0',
+    });
     expect(c.media).to.deep.equal({ allowPrivateUrls: true, maxBytes: 1_048_576, fetchTimeoutMs: 5000 });
     expect(c.messageRetentionDays).to.equal(0);
-    expect(() => loadConfig({ MEDIA_MAX_BYTES: '512' })).to.throw(ConfigError, /^MEDIA_MAX_BYTES must be an integer from 1024/);
-    expect(() => loadConfig({ MESSAGE_RETENTION_DAYS: '-1' })).to.throw(ConfigError, /^MESSAGE_RETENTION_DAYS must be an integer/);
+    expect(() => loadConfig({ MEDIA_MAX_BYTES: '512' })).to.throw(
+      ConfigError,
+      /^MEDIA_MAX_BYTES must be an integer from 1024/,
+    );
+    expect(() => loadConfig({ MESSAGE_RETENTION_DAYS: '-1' })).to.throw(
+      ConfigError,
+      /^MESSAGE_RETENTION_DAYS must be an integer/,
+    );
   });
 
   it('gives the received-media options: kept-copy TTL, object URL expiry or public URLs, storage deadline', () => {
-    expect(loadConfig({}).receivedMedia).to.deep.equal({ blobTtlMs: 3_600_000, urlExpirySeconds: 604_800, publicUrls: false, storageTimeoutMs: 30_000 });
-    const c = loadConfig({ MEDIA_BLOB_TTL: '90s', S3_URL_EXPIRY: '15m', S3_PUBLIC_URLS: 'true', S3_TIMEOUT_MS: '5000' });
-    expect(c.receivedMedia).to.deep.equal({ blobTtlMs: 90_000, urlExpirySeconds: 900, publicUrls: true, storageTimeoutMs: 5000 });
+    expect(loadConfig({}).receivedMedia).to.deep.equal({
+      blobTtlMs: 3_600_000,
+      urlExpirySeconds: 604_800,
+      publicUrls: false,
+      storageTimeoutMs: 30_000,
+    });
+    const c = loadConfig({
+      MEDIA_BLOB_TTL: '90s',
+      S3_URL_EXPIRY: '15m',
+      S3_PUBLIC_URLS: 'true',
+      S3_TIMEOUT_MS: '5000',
+    });
+    expect(c.receivedMedia).to.deep.equal({
+      blobTtlMs: 90_000,
+      urlExpirySeconds: 900,
+      publicUrls: true,
+      storageTimeoutMs: 5000,
+    });
     expect(() => loadConfig({ S3_URL_EXPIRY: '8d' })).to.throw(ConfigError, /^S3_URL_EXPIRY must be from 1s to 7d/);
-    expect(() => loadConfig({ MEDIA_BLOB_TTL: '1mo' })).to.throw(ConfigError, /^MEDIA_BLOB_TTL must be a fixed duration/);
+    expect(() => loadConfig({ MEDIA_BLOB_TTL: '1mo' })).to.throw(
+      ConfigError,
+      /^MEDIA_BLOB_TTL must be a fixed duration/,
+    );
     expect(() => loadConfig({ MEDIA_BLOB_TTL: 'soon' })).to.throw(ConfigError, /^MEDIA_BLOB_TTL must be a duration/);
   });
 

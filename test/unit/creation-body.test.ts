@@ -16,7 +16,9 @@ function refusal(body: unknown): string {
 describe('parseCreationBody', () => {
   it('takes the seven settings flat or nested', () => {
     expect(parseCreationBody({ name: 'a', ignoreStatus: true }).settingsPatch).to.deep.equal({ ignoreStatus: true });
-    expect(parseCreationBody({ name: 'a', settings: { autoReadMessages: true } }).settingsPatch).to.deep.equal({ autoReadMessages: true });
+    expect(parseCreationBody({ name: 'a', settings: { autoReadMessages: true } }).settingsPatch).to.deep.equal({
+      autoReadMessages: true,
+    });
     expect(refusal({ name: 'a', ignoreStatus: true, settings: { ignoreStatus: false } })).to.include("'ignoreStatus'");
   });
 
@@ -54,7 +56,8 @@ describe('parseCreationBody', () => {
 
 describe('checkTriggerPattern', () => {
   it('accepts ordinary patterns', () => {
-    for (const p of ['^hello', 'price|cost', '\\d{3}-\\d{4}', '(yes|no)$']) expect(checkTriggerPattern(p), p).to.equal(undefined);
+    for (const p of ['^hello', 'price|cost', '\\d{3}-\\d{4}', '(yes|no)$'])
+      expect(checkTriggerPattern(p), p).to.equal(undefined);
   });
 
   it('refuses invalid, back-referencing, nested-quantifier and overlong patterns', () => {

@@ -20,10 +20,21 @@ describe('billing durations', () => {
 
   it('configures billing with defaults and refuses bad values in one line', () => {
     const c = loadConfig({}).billing;
-    expect(c).to.deep.equal({ trial: { months: 0, ms: 604_800_000 }, trialNotice: { months: 0, ms: 86_400_000 }, cycle: { months: 1, ms: 0 }, baseCents: 0, instanceMonthlyCents: 0, cron: '* * * * *', tickMs: undefined });
+    expect(c).to.deep.equal({
+      trial: { months: 0, ms: 604_800_000 },
+      trialNotice: { months: 0, ms: 86_400_000 },
+      cycle: { months: 1, ms: 0 },
+      baseCents: 0,
+      instanceMonthlyCents: 0,
+      cron: '* * * * *',
+      tickMs: undefined,
+    });
     expect(() => loadConfig({ BILLING_TRIAL: 'soon' })).to.throw(/BILLING_TRIAL must be a duration/);
     expect(() => loadConfig({ BILLING_TICK: '1mo' })).to.throw(/BILLING_TICK must be a fixed duration/);
-    expect(loadConfig({ BILLING_CRON: '*/5 * * * * *' }).billing).to.include({ cron: '*/5 * * * * *', tickMs: undefined });
+    expect(loadConfig({ BILLING_CRON: '*/5 * * * * *' }).billing).to.include({
+      cron: '*/5 * * * * *',
+      tickMs: undefined,
+    });
     expect(loadConfig({ BILLING_TICK: '200ms' }).billing.tickMs).to.equal(200);
     expect(() => loadConfig({ BILLING_CRON: 'every minute' })).to.throw(/BILLING_CRON must be a cron expression/);
     expect(() => loadConfig({ BILLING_CRON: '* * * * *', BILLING_TICK: '1s' })).to.throw(/not both/);

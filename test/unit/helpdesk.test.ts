@@ -12,17 +12,34 @@ import { SecretBox, SecretPurpose } from '../../src/security/secret-box.js';
 
 describe('helpdesk: configuration', () => {
   it('is on by default, with documented deadlines, and validates its variables', () => {
-    expect(loadConfig({}).helpdesk).to.deep.equal({ enabled: true, timeoutMs: 10_000, retries: 2, errorAfter: 3, retryIntervalMs: 30_000, webhookRatePerMinute: 1200 });
+    expect(loadConfig({}).helpdesk).to.deep.equal({
+      enabled: true,
+      timeoutMs: 10_000,
+      retries: 2,
+      errorAfter: 3,
+      retryIntervalMs: 30_000,
+      webhookRatePerMinute: 1200,
+    });
     expect(loadConfig({ HELPDESK_ENABLED: 'false' }).helpdesk.enabled).to.equal(false);
-    expect(() => loadConfig({ HELPDESK_RETRIES: '11' })).to.throw(ConfigError, /^HELPDESK_RETRIES must be an integer from 0 to 10/);
-    expect(() => loadConfig({ HELPDESK_ENABLED: 'maybe' })).to.throw(ConfigError, /HELPDESK_ENABLED must be true or false/);
+    expect(() => loadConfig({ HELPDESK_RETRIES: '11' })).to.throw(
+      ConfigError,
+      /^HELPDESK_RETRIES must be an integer from 0 to 10/,
+    );
+    expect(() => loadConfig({ HELPDESK_ENABLED: 'maybe' })).to.throw(
+      ConfigError,
+      /HELPDESK_ENABLED must be true or false/,
+    );
   });
 });
 
 describe('helpdesk: message formats', () => {
   it('turns WhatsApp marks into Markdown and back', () => {
-    expect(whatsappToMarkdown('a *bold* and _italic_ and ~gone~ word')).to.equal('a **bold** and *italic* and ~~gone~~ word');
-    expect(markdownToWhatsapp('a **bold** and *italic* and ~~gone~~ word')).to.equal('a *bold* and _italic_ and ~gone~ word');
+    expect(whatsappToMarkdown('a *bold* and _italic_ and ~gone~ word')).to.equal(
+      'a **bold** and *italic* and ~~gone~~ word',
+    );
+    expect(markdownToWhatsapp('a **bold** and *italic* and ~~gone~~ word')).to.equal(
+      'a *bold* and _italic_ and ~gone~ word',
+    );
     expect(whatsappToMarkdown('2*3*4 stays')).to.equal('2*3*4 stays');
     expect(markdownToWhatsapp('**one**\n*two*')).to.equal('*one*\n_two_');
   });
@@ -39,8 +56,23 @@ describe('helpdesk: Chatwoot webhook payloads', () => {
     id: 77,
     inbox_id: 3,
     status: 'open',
-    meta: { sender: { id: 42, name: 'Ana', phone_number: '+5511988887777', identifier: '5511988887777@s.whatsapp.net', type: 'contact' } },
-    messages: [{ id: 555, message_type: 1, source_id: null, attachments: [{ data_url: 'https://cw.example.com/f/1.jpg', file_type: 'image' }] }],
+    meta: {
+      sender: {
+        id: 42,
+        name: 'Ana',
+        phone_number: '+5511988887777',
+        identifier: '5511988887777@s.whatsapp.net',
+        type: 'contact',
+      },
+    },
+    messages: [
+      {
+        id: 555,
+        message_type: 1,
+        source_id: null,
+        attachments: [{ data_url: 'https://cw.example.com/f/1.jpg', file_type: 'image' }],
+      },
+    ],
   };
   const agent = {
     event: 'message_created',
@@ -74,14 +106,23 @@ describe('helpdesk: Chatwoot webhook payloads', () => {
     expect(parseChatwootWebhook({ ...agent, private: true })).to.equal(undefined);
     expect(parseChatwootWebhook({ ...agent, message_type: 'incoming' })).to.equal(undefined);
     expect(parseChatwootWebhook({ ...agent, source_id: 'WAID:ABC' })).to.equal(undefined);
-    expect(parseChatwootWebhook({ ...agent, conversation: { ...conversation, messages: [{ id: 555, source_id: 'WAID:ABC' }] } })).to.equal(undefined);
+    expect(
+      parseChatwootWebhook({
+        ...agent,
+        conversation: { ...conversation, messages: [{ id: 555, source_id: 'WAID:ABC' }] },
+      }),
+    ).to.equal(undefined);
     expect(parseChatwootWebhook({ ...agent, event: 'message_updated' })).to.equal(undefined);
-    expect(parseChatwootWebhook({ ...agent, content: ' ', conversation: { ...conversation, messages: [] } })).to.equal(undefined);
+    expect(parseChatwootWebhook({ ...agent, content: ' ', conversation: { ...conversation, messages: [] } })).to.equal(
+      undefined,
+    );
     expect(parseChatwootWebhook('nonsense')).to.equal(undefined);
   });
 
   it('reads a conversation status change', () => {
-    expect(parseChatwootWebhook({ ...conversation, status: 'resolved', event: 'conversation_status_changed' })).to.deep.equal({
+    expect(
+      parseChatwootWebhook({ ...conversation, status: 'resolved', event: 'conversation_status_changed' }),
+    ).to.deep.equal({
       kind: 'conversation-status',
       inboxId: 3,
       conversationId: 77,
@@ -95,7 +136,16 @@ describe('helpdesk: the set body', () => {
   const o = { secrets, allowPrivateUrls: false };
 
   it('takes short, helpdesk… and chatwoot… names, seals the token, and maps enabled to paused', () => {
-    const patch = parseHelpdeskPatch({ chatwootBaseUrl: 'https://cw.example.com', helpdeskAccountId: '12', apiToken: 'tok', enabled: false, inboxName: null }, o);
+    const patch = parseHelpdeskPatch(
+      {
+        chatwootBaseUrl: 'https://cw.example.com',
+        helpdeskAccountId: '12',
+        apiToken: 'tok',
+        enabled: false,
+        inboxName: null,
+      },
+      o,
+    );
     expect(patch).to.include({ baseUrl: 'https://cw.example.com/', accountId: 12, paused: true });
     expect(patch).to.not.have.property('inboxName');
     expect(secrets.open(patch.apiTokenSealed!, SecretPurpose.HelpdeskApiToken)).to.equal('tok');
@@ -111,10 +161,14 @@ describe('helpdesk: the set body', () => {
       }
       return 'accepted';
     };
-    expect(refusal({ signMessages: true, chatwootSignMessages: true })).to.equal("Invalid request body: 'signMessages' and 'chatwootSignMessages' are the same field; send only one");
+    expect(refusal({ signMessages: true, chatwootSignMessages: true })).to.equal(
+      "Invalid request body: 'signMessages' and 'chatwootSignMessages' are the same field; send only one",
+    );
     expect(refusal({ helpdeskColour: 'red' })).to.equal("Invalid request body: unknown field 'helpdeskColour'");
     expect(refusal({ ignoreGroups: 'yes' })).to.match(/^Invalid request body: field 'ignoreGroups'/);
-    expect(refusal({ baseUrl: 'http://192.168.1.10' })).to.equal('Invalid request body: baseUrl: URLs pointing to internal networks are not allowed');
+    expect(refusal({ baseUrl: 'http://192.168.1.10' })).to.equal(
+      'Invalid request body: baseUrl: URLs pointing to internal networks are not allowed',
+    );
     expect(refusal([])).to.equal('Invalid request body: expected a JSON object');
   });
 });
@@ -137,19 +191,32 @@ describe('helpdesk: merging a set into the stored integration', () => {
   };
 
   it('keeps what the set does not send, re-checks the inbox and clears the last error', () => {
-    expect(mergeHelpdeskPatch(stored, { reopenResolved: true })).to.deep.equal({ ...stored, reopenResolved: true, inboxId: undefined, status: 'active', lastError: undefined });
+    expect(mergeHelpdeskPatch(stored, { reopenResolved: true })).to.deep.equal({
+      ...stored,
+      reopenResolved: true,
+      inboxId: undefined,
+      status: 'active',
+      lastError: undefined,
+    });
   });
 
   it('keeps a paused integration paused unless told, and activates a block sent disabled', () => {
     expect(mergeHelpdeskPatch({ ...stored, status: 'paused' }, {}).status).to.equal('paused');
     expect(mergeHelpdeskPatch({ ...stored, status: 'paused' }, { paused: false }).status).to.equal('active');
-    expect(mergeHelpdeskPatch({ ...stored, enabled: false, status: 'paused' }, {})).to.include({ enabled: true, status: 'active' });
+    expect(mergeHelpdeskPatch({ ...stored, enabled: false, status: 'paused' }, {})).to.include({
+      enabled: true,
+      status: 'active',
+    });
   });
 
   it('needs baseUrl, accountId and apiToken for a new integration', () => {
-    expect(() => mergeHelpdeskPatch(undefined, { baseUrl: 'https://x.example.com/', accountId: 1 })).to.throw('Invalid request body: apiToken is required');
+    expect(() => mergeHelpdeskPatch(undefined, { baseUrl: 'https://x.example.com/', accountId: 1 })).to.throw(
+      'Invalid request body: apiToken is required',
+    );
     expect(() => mergeHelpdeskPatch(undefined, {})).to.throw('Invalid request body: baseUrl is required');
-    expect(mergeHelpdeskPatch(undefined, { baseUrl: 'https://x.example.com/', accountId: 1, apiTokenSealed: 's' })).to.include({ inboxName: 'Switchboard', status: 'active' });
+    expect(
+      mergeHelpdeskPatch(undefined, { baseUrl: 'https://x.example.com/', accountId: 1, apiTokenSealed: 's' }),
+    ).to.include({ inboxName: 'Switchboard', status: 'active' });
   });
 });
 
@@ -164,7 +231,13 @@ describe('helpdesk: HTTP to Chatwoot', () => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString('latin1')));
       req.on('end', () => {
-        seen.push({ method: req.method!, url: req.url!, token: req.headers.api_access_token as string | undefined, type: String(req.headers['content-type'] ?? ''), body });
+        seen.push({
+          method: req.method!,
+          url: req.url!,
+          token: req.headers.api_access_token as string | undefined,
+          type: String(req.headers['content-type'] ?? ''),
+          body,
+        });
         answer(req, res, seen.length);
       });
     });
@@ -182,7 +255,15 @@ describe('helpdesk: HTTP to Chatwoot', () => {
   });
 
   const http = (o: Partial<ConstructorParameters<typeof ChatwootHttp>[0]> = {}) =>
-    new ChatwootHttp({ baseUrl: base, apiToken: 'secret-token', timeoutMs: 300, retries: 2, allowPrivateUrls: true, retryBaseMs: 5, ...o });
+    new ChatwootHttp({
+      baseUrl: base,
+      apiToken: 'secret-token',
+      timeoutMs: 300,
+      retries: 2,
+      allowPrivateUrls: true,
+      retryBaseMs: 5,
+      ...o,
+    });
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -190,16 +271,31 @@ describe('helpdesk: HTTP to Chatwoot', () => {
 
   it('sends the api_access_token header below the base path and parses JSON', async () => {
     answer = (_q, res) => json(res, 200, { payload: [] });
-    expect(await http().request('POST', '/api/v1/accounts/1/contacts/filter', { json: { a: 1 } })).to.deep.equal({ payload: [] });
-    expect(seen[0]).to.include({ method: 'POST', url: '/chatwoot/api/v1/accounts/1/contacts/filter', token: 'secret-token', type: 'application/json', body: '{"a":1}' });
+    expect(await http().request('POST', '/api/v1/accounts/1/contacts/filter', { json: { a: 1 } })).to.deep.equal({
+      payload: [],
+    });
+    expect(seen[0]).to.include({
+      method: 'POST',
+      url: '/chatwoot/api/v1/accounts/1/contacts/filter',
+      token: 'secret-token',
+      type: 'application/json',
+      body: '{"a":1}',
+    });
   });
 
   it('encodes multipart with the file under its field name', async () => {
     answer = (_q, res) => json(res, 200, { id: 1 });
-    await http().request('POST', '/x', { form: [['content', 'hi'] as const, { name: 'attachments[]', fileName: 'a.png', contentType: 'image/png', data: Buffer.from([0, 255]) }] });
+    await http().request('POST', '/x', {
+      form: [
+        ['content', 'hi'] as const,
+        { name: 'attachments[]', fileName: 'a.png', contentType: 'image/png', data: Buffer.from([0, 255]) },
+      ],
+    });
     expect(seen[0]!.type).to.match(/^multipart\/form-data; boundary=/);
     expect(seen[0]!.body).to.include('name="content"\r\n\r\nhi\r\n');
-    expect(seen[0]!.body).to.include('name="attachments[]"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n\u0000\u00ff\r\n');
+    expect(seen[0]!.body).to.include(
+      'name="attachments[]"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n\u0000\u00ff\r\n',
+    );
   });
 
   it('retries 5xx, 429 and timeouts a bounded number of times, then gives up', async () => {
@@ -232,7 +328,9 @@ describe('helpdesk: HTTP to Chatwoot', () => {
   });
 
   it('refuses private addresses unless allowed, without sending anything', async () => {
-    const err = await http({ allowPrivateUrls: false }).request('GET', '/x').catch((e: unknown) => e);
+    const err = await http({ allowPrivateUrls: false })
+      .request('GET', '/x')
+      .catch((e: unknown) => e);
     expect(err).to.include({ failure: 'refused', retryable: false });
     expect(seen).to.have.length(0);
   });
@@ -241,7 +339,9 @@ describe('helpdesk: HTTP to Chatwoot', () => {
     answer = () => undefined;
     const abort = new AbortController();
     const h = http({ timeoutMs: 5000 });
-    const pending = h.retrying(() => h.request('GET', '/x', undefined, abort.signal), abort.signal).catch((e: unknown) => e);
+    const pending = h
+      .retrying(() => h.request('GET', '/x', undefined, abort.signal), abort.signal)
+      .catch((e: unknown) => e);
     setTimeout(() => abort.abort(), 30);
     expect(await pending).to.include({ failure: 'aborted' });
     expect(seen).to.have.length(1);

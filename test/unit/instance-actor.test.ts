@@ -63,7 +63,11 @@ interface Harness {
 }
 
 const WRITE_OP: OwnedStateOp = { namespace: 'creds', key: 'k', value: 'v' };
-const CONNECTED: ConnectionInfo = { state: 'connected', numberJid: '15550000000@s.whatsapp.net', updatedAt: new Date(0).toISOString() };
+const CONNECTED: ConnectionInfo = {
+  state: 'connected',
+  numberJid: '15550000000@s.whatsapp.net',
+  updatedAt: new Date(0).toISOString(),
+};
 
 function harness(options: { turn?: Turn; maxQueue?: number; onActivate?: () => Promise<void> } = {}): Harness {
   const store = new FakeStore();

@@ -25,7 +25,14 @@ const instance: InstanceRecord = {
   tokenHash: 'h',
   tokenSealed: secrets.seal('instance-token', SecretPurpose.InstanceToken),
   ownerEpoch: 1,
-  config: { settings: DEFAULT_SETTINGS, proxy: undefined, websocket: undefined, helpdesk: undefined, chatbot: undefined, storage: undefined },
+  config: {
+    settings: DEFAULT_SETTINGS,
+    proxy: undefined,
+    websocket: undefined,
+    helpdesk: undefined,
+    chatbot: undefined,
+    storage: undefined,
+  },
   connection: { state: 'connected', numberJid: undefined, updatedAt: '' },
   createdAt: '',
 };
@@ -94,7 +101,11 @@ const fakeStore = (webhooks: WebhookRecord[]) => ({ webhooks: { list: async () =
 describe('base64 webhook deliveries: one kept copy, resolved when sent', () => {
   it('the dispatcher queues the same body for every webhook and a reference to the copy only for base64 ones', async () => {
     const queue = new MemoryQueue();
-    const dispatcher = new WebhookDispatcher(fakeStore([hook('bytes', true), hook('plain', false)]), queue, new EnvelopeBuilder(secrets, () => 'https://sb.example.com'));
+    const dispatcher = new WebhookDispatcher(
+      fakeStore([hook('bytes', true), hook('plain', false)]),
+      queue,
+      new EnvelopeBuilder(secrets, () => 'https://sb.example.com'),
+    );
     await dispatcher.emit(instance, event, { webhookMediaBlob: 'MSG1', websocketMediaBase64: FILE.toString('base64') });
     const [bytes, plain] = queue.queued;
     expect(bytes!.mediaBlob).to.equal('MSG1');
@@ -106,7 +117,9 @@ describe('base64 webhook deliveries: one kept copy, resolved when sent', () => {
   async function deliver(blobs: MediaBlobStore, delivery: Partial<Delivery> = {}) {
     const queue = new MemoryQueue();
     const posted: string[] = [];
-    const sender = { send: async (_url: string, body: string) => (posted.push(body), { ok: true as const }) } as unknown as WebhookSender;
+    const sender = {
+      send: async (_url: string, body: string) => (posted.push(body), { ok: true as const }),
+    } as unknown as WebhookSender;
     const counters = new MediaCounters();
     const worker = new DeliveryWorker({
       queue,
@@ -121,17 +134,35 @@ describe('base64 webhook deliveries: one kept copy, resolved when sent', () => {
       mediaCounters: counters,
     });
     const body = JSON.stringify(new EnvelopeBuilder(secrets, () => 'x').build(instance, event));
-    await queue.enqueue([{ id: 'd1', instanceId: instance.id, label: 'bytes', event: 'message.exchange', url: 'https://h.example.com', authorizationSealed: undefined, body, attempts: 0, createdAt: '', mediaBlob: 'MSG1', ...delivery }]);
+    await queue.enqueue([
+      {
+        id: 'd1',
+        instanceId: instance.id,
+        label: 'bytes',
+        event: 'message.exchange',
+        url: 'https://h.example.com',
+        authorizationSealed: undefined,
+        body,
+        attempts: 0,
+        createdAt: '',
+        mediaBlob: 'MSG1',
+        ...delivery,
+      },
+    ]);
     worker.start();
     const deadline = Date.now() + 2000;
-    while (queue.completed.length + queue.retried.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (queue.completed.length + queue.retried.length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     await worker.stop();
     return { queue, posted: posted.map((p) => JSON.parse(p)), counters };
   }
 
   it('the worker puts the kept file into media.base64 of the POSTed body', async () => {
     const asked: string[] = [];
-    const { posted, queue } = await deliver({ put: async () => undefined, get: async (i, m) => (asked.push(`${i}/${m}`), FILE) });
+    const { posted, queue } = await deliver({
+      put: async () => undefined,
+      get: async (i, m) => (asked.push(`${i}/${m}`), FILE),
+    });
     expect(asked).to.deep.equal(['inst-1/MSG1']);
     expect(posted[0].data.message.media.base64).to.equal(FILE.toString('base64'));
     expect(queue.completed).to.have.length(1);

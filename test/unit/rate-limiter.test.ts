@@ -24,7 +24,8 @@ describe('FallbackRateLimiter', () => {
     const shared = new MemoryRateLimiter();
     let down = false;
     const flaky: RateLimiter = {
-      hit: (bucket, limit, windowMs) => (down ? Promise.reject(new Error('Connection is closed.')) : shared.hit(bucket, limit, windowMs)),
+      hit: (bucket, limit, windowMs) =>
+        down ? Promise.reject(new Error('Connection is closed.')) : shared.hit(bucket, limit, windowMs),
       close: () => shared.close(),
     };
     const limiter = new FallbackRateLimiter(flaky, new MemoryRateLimiter(), pino({ level: 'silent' }));
@@ -47,7 +48,10 @@ describe('FallbackRateLimiter', () => {
     process.on('unhandledRejection', record);
     try {
       // Answers only after the timeout, with a failure (the connection finally drops).
-      const hung: RateLimiter = { hit: () => new Promise((_, reject) => setTimeout(() => reject(new Error('Connection is closed.')), 40)), close: async () => undefined };
+      const hung: RateLimiter = {
+        hit: () => new Promise((_, reject) => setTimeout(() => reject(new Error('Connection is closed.')), 40)),
+        close: async () => undefined,
+      };
       const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 10);
       const result = await limiter.hit('t', 5, 60_000);
       expect(result).to.include({ allowed: true, remaining: 4 });

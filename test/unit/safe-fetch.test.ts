@@ -46,7 +46,8 @@ describe('safeFetch', function () {
     server = await startFileServer();
     server.serve('/ok', Buffer.from('hello'), 'text/plain');
     server.route('/secret', (_req, res) => res.writeHead(200).end('internal data'));
-    const redirect = (location: string) => (_req: unknown, res: ServerResponse) => res.writeHead(302, { location }).end();
+    const redirect = (location: string) => (_req: unknown, res: ServerResponse) =>
+      res.writeHead(302, { location }).end();
     server.route('/to-loopback', redirect(`http://127.0.0.1:${server.port}/secret`));
     server.route('/to-metadata', redirect('http://169.254.169.254/latest/meta-data/'));
     server.route('/to-v6-loopback', redirect(`http://[::1]:${server.port}/secret`));
@@ -77,7 +78,18 @@ describe('safeFetch', function () {
 
   it('refuses literal internal addresses without connecting', async () => {
     const before = server.hits.get('/secret') ?? 0;
-    for (const host of ['127.0.0.1', '10.1.2.3', '169.254.169.254', '[::1]', '[::ffff:127.0.0.1]', '0.0.0.0', '192.168.1.10', '100.64.0.1', '[fe80::1]', 'localhost']) {
+    for (const host of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '169.254.169.254',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '0.0.0.0',
+      '192.168.1.10',
+      '100.64.0.1',
+      '[fe80::1]',
+      'localhost',
+    ]) {
       const err = await refused(at(host, '/secret'));
       expect(err.reason, host).to.equal('URLs pointing to internal networks are not allowed');
     }
@@ -99,7 +111,9 @@ describe('safeFetch', function () {
   });
 
   it('follows relative redirects and at most 3 of them', async () => {
-    expect((await safeFetch(at('media.example', '/relative'), publicHost())).finalUrl).to.equal(at('media.example', '/ok'));
+    expect((await safeFetch(at('media.example', '/relative'), publicHost())).finalUrl).to.equal(
+      at('media.example', '/ok'),
+    );
     expect((await safeFetch(at('media.example', '/chain/3'), publicHost())).bytes.toString()).to.equal('hello');
     expect((await failed(at('media.example', '/chain/4'))).reason).to.equal('more than 3 redirects');
   });
@@ -110,7 +124,9 @@ describe('safeFetch', function () {
     const err = await failed(at('media.example', '/huge'));
     expect(err.reason).to.equal(`the body is larger than ${16 * MB} bytes`);
     expect(written.bytes).to.be.below(40 * MB);
-    expect((await failed(at('media.example', '/declared-huge'))).reason).to.equal(`the body is larger than ${16 * MB} bytes`);
+    expect((await failed(at('media.example', '/declared-huge'))).reason).to.equal(
+      `the body is larger than ${16 * MB} bytes`,
+    );
   });
 
   it('gives up at the time limit', async () => {
@@ -122,15 +138,25 @@ describe('safeFetch', function () {
     const err = await failed(at('media.example', '/missing'));
     expect(err.reason).to.equal('HTTP 404');
     expect(err.code).to.equal('media_download_failed');
-    const unresolvable = await failed(at('nowhere.example', '/'), publicHost({ resolve: async () => Promise.reject(new Error('ENOTFOUND')) }));
+    const unresolvable = await failed(
+      at('nowhere.example', '/'),
+      publicHost({ resolve: async () => Promise.reject(new Error('ENOTFOUND')) }),
+    );
     expect(unresolvable.reason).to.match(/could not be resolved/);
   });
 
   it('refuses other schemes and credentials in URLs', async () => {
-    for (const url of ['file:///etc/passwd', 'ftp://media.example/a.png', 'gopher://media.example/', 'data:text/plain,hi']) {
+    for (const url of [
+      'file:///etc/passwd',
+      'ftp://media.example/a.png',
+      'gopher://media.example/',
+      'data:text/plain,hi',
+    ]) {
       expect((await refused(url)).reason).to.equal('only http and https URLs are allowed');
     }
-    expect((await refused(`http://user:pw@media.example:${server.port}/ok`)).reason).to.equal('credentials in URLs are not allowed');
+    expect((await refused(`http://user:pw@media.example:${server.port}/ok`)).reason).to.equal(
+      'credentials in URLs are not allowed',
+    );
     expect((await refused('not a url')).reason).to.equal('not a valid URL');
   });
 

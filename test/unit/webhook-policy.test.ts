@@ -48,7 +48,11 @@ describe('webhook policy', () => {
 
   it('appends the event name with byEvents', () => {
     expect(deliveryUrl(hook(), 'message.exchange')).to.equal('https://hooks.example/wa/');
-    expect(deliveryUrl(hook({ byEvents: true }), 'message.exchange')).to.equal('https://hooks.example/wa/message.exchange');
-    expect(deliveryUrl(hook({ byEvents: true, url: 'https://h.example/x?k=1' }), 'call.update')).to.equal('https://h.example/x/call.update?k=1');
+    expect(deliveryUrl(hook({ byEvents: true }), 'message.exchange')).to.equal(
+      'https://hooks.example/wa/message.exchange',
+    );
+    expect(deliveryUrl(hook({ byEvents: true, url: 'https://h.example/x?k=1' }), 'call.update')).to.equal(
+      'https://h.example/x/call.update?k=1',
+    );
   });
 });

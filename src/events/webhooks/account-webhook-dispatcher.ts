@@ -50,7 +50,13 @@ export class AccountWebhookDispatcher {
     if (!options.force && (!webhook.enabled || !webhook.events.includes(e.event))) return false;
     const account = await this.store.accounts.findById(e.accountId);
     if (!account) return false;
-    const envelope: EnterpriseEnvelope = { event: e.event, account: account.name, description: e.description, data: e.data, timestamp: new Date().toISOString() };
+    const envelope: EnterpriseEnvelope = {
+      event: e.event,
+      account: account.name,
+      description: e.description,
+      data: e.data,
+      timestamp: new Date().toISOString(),
+    };
     await this.queue.enqueue([
       {
         id: randomUUID(),

@@ -104,7 +104,8 @@ export class DeliveryWorker {
 
   async #headers(d: Delivery): Promise<Record<string, string> | string> {
     const headers: Record<string, string> = { 'x-switchboard-event': d.event, 'x-switchboard-delivery': d.id };
-    if (d.authorizationSealed) headers.authorization = this.o.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
+    if (d.authorizationSealed)
+      headers.authorization = this.o.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
     if (d.signAccountId !== undefined) {
       // Read at every attempt, so a rotation also re-signs retries.
       const secret = await this.o.accountSecrets?.secretFor(d.signAccountId);
@@ -131,11 +132,12 @@ export class DeliveryWorker {
     const started = performance.now();
     const headers = await this.#headers(d).catch((err: unknown) => `could not sign: ${(err as Error).message}`);
     const body = typeof headers === 'string' ? undefined : await this.#body(d).catch((err: unknown) => err as Error);
-    const result: SendResult = typeof headers === 'string'
-      ? { ok: false, retryable: true, error: headers }
-      : body instanceof Error || body === undefined
-        ? { ok: false, retryable: true, error: body?.message ?? 'no body' }
-        : await this.o.sender.send(d.url, body, headers);
+    const result: SendResult =
+      typeof headers === 'string'
+        ? { ok: false, retryable: true, error: headers }
+        : body instanceof Error || body === undefined
+          ? { ok: false, retryable: true, error: body?.message ?? 'no body' }
+          : await this.o.sender.send(d.url, body, headers);
     const attempted: Delivery = { ...d, attempts: d.attempts + 1 };
     try {
       const seconds = (performance.now() - started) / 1000;
@@ -151,7 +153,10 @@ export class DeliveryWorker {
       } else {
         this.o.metrics?.deliveryAttempt('buried', seconds);
         await this.o.queue.bury({ ...attempted, lastError: result.error });
-        this.o.log.warn({ instanceId: d.instanceId, label: d.label, event: d.event, error: result.error }, 'webhook delivery given up');
+        this.o.log.warn(
+          { instanceId: d.instanceId, label: d.label, event: d.event, error: result.error },
+          'webhook delivery given up',
+        );
         for (const l of this.#listeners) l.buried?.(attempted, result.error);
       }
     } catch (err) {

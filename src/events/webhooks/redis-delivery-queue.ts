@@ -40,7 +40,8 @@ export class RedisDeliveryQueue implements DeliveryQueue {
   async enqueue(deliveries: Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     const pipeline = this.redis.pipeline();
-    for (const d of deliveries) pipeline.xadd(keys.webhookStream(), 'MAXLEN', '~', STREAM_MAX, '*', 'd', JSON.stringify(d));
+    for (const d of deliveries)
+      pipeline.xadd(keys.webhookStream(), 'MAXLEN', '~', STREAM_MAX, '*', 'd', JSON.stringify(d));
     const results = await pipeline.exec();
     const failed = results?.find(([err]) => err);
     if (failed) throw failed[0]!;
@@ -62,13 +63,27 @@ export class RedisDeliveryQueue implements DeliveryQueue {
   async #take(max: number, leaseMs: number): Promise<Delivery[]> {
     await this.#ensureGroup();
     await runScript<number>(this.redis, 'promoteDue', [keys.webhookRetries(), keys.webhookStream()], [Date.now(), max]);
-    const claimed = (await this.redis.xautoclaim(keys.webhookStream(), GROUP, this.consumer, leaseMs, '0-0', 'COUNT', max)) as [
-      string,
-      [string, string[]][],
-    ];
+    const claimed = (await this.redis.xautoclaim(
+      keys.webhookStream(),
+      GROUP,
+      this.consumer,
+      leaseMs,
+      '0-0',
+      'COUNT',
+      max,
+    )) as [string, [string, string[]][]];
     const entries = [...(claimed[1] ?? [])];
     if (entries.length < max) {
-      const fresh = (await this.redis.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', max - entries.length, 'STREAMS', keys.webhookStream(), '>')) as StreamReply;
+      const fresh = (await this.redis.xreadgroup(
+        'GROUP',
+        GROUP,
+        this.consumer,
+        'COUNT',
+        max - entries.length,
+        'STREAMS',
+        keys.webhookStream(),
+        '>',
+      )) as StreamReply;
       for (const [, list] of fresh ?? []) entries.push(...list);
     }
     return entries.flatMap(([entryId, fields]) => {
@@ -89,13 +104,23 @@ export class RedisDeliveryQueue implements DeliveryQueue {
 
   async retry(d: Delivery, dueAt: number): Promise<void> {
     const { receipt, ...rest } = d;
-    await runScript(this.redis, 'retryDelivery', [keys.webhookStream(), keys.webhookRetries()], [GROUP, receipt!, dueAt, JSON.stringify(rest)]);
+    await runScript(
+      this.redis,
+      'retryDelivery',
+      [keys.webhookStream(), keys.webhookRetries()],
+      [GROUP, receipt!, dueAt, JSON.stringify(rest)],
+    );
   }
 
   async bury(d: Delivery): Promise<void> {
     const { receipt, ...rest } = d;
     const letter: DeadLetter = { ...rest, failedAt: new Date().toISOString() };
-    await runScript(this.redis, 'buryDelivery', [keys.webhookStream(), keys.webhookDead(d.instanceId)], [GROUP, receipt!, JSON.stringify(letter), DEAD_MAX]);
+    await runScript(
+      this.redis,
+      'buryDelivery',
+      [keys.webhookStream(), keys.webhookDead(d.instanceId)],
+      [GROUP, receipt!, JSON.stringify(letter), DEAD_MAX],
+    );
   }
 
   async deadLetters(instanceId: string): Promise<DeadLetter[]> {
@@ -104,11 +129,19 @@ export class RedisDeliveryQueue implements DeliveryQueue {
   }
 
   async redeliver(instanceId: string, ids?: string[]): Promise<number> {
-    return runScript<number>(this.redis, 'reviveDead', [keys.webhookDead(instanceId), keys.webhookStream()], [ids ? JSON.stringify(ids) : '*']);
+    return runScript<number>(
+      this.redis,
+      'reviveDead',
+      [keys.webhookDead(instanceId), keys.webhookStream()],
+      [ids ? JSON.stringify(ids) : '*'],
+    );
   }
 
   async depth(): Promise<number> {
-    const [len, retries] = await Promise.all([this.redis.xlen(keys.webhookStream()), this.redis.zcard(keys.webhookRetries())]);
+    const [len, retries] = await Promise.all([
+      this.redis.xlen(keys.webhookStream()),
+      this.redis.zcard(keys.webhookRetries()),
+    ]);
     return len + retries;
   }
 

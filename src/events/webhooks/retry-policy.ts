@@ -11,7 +11,12 @@ export interface RetryPolicy {
  * Exponential backoff with "equal jitter": half the delay fixed, half random, so that retries of many
  * deliveries to one receiver spread out. A receiver's Retry-After wins when it asks for longer.
  */
-export function nextDelayMs(policy: RetryPolicy, attempts: number, retryAfterMs?: number, random = Math.random): number {
+export function nextDelayMs(
+  policy: RetryPolicy,
+  attempts: number,
+  retryAfterMs?: number,
+  random = Math.random,
+): number {
   const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
   const jittered = exp / 2 + random() * (exp / 2);
   return Math.min(policy.maxDelayMs, Math.max(jittered, retryAfterMs ?? 0));

@@ -6,8 +6,7 @@ import { pinnedLookup } from '../../security/pinned-lookup.js';
 
 /** How one POST went. `retryable` failures are tried again; the others go to the dead letters at once. */
 export type SendResult =
-  | { ok: true; status: number }
-  | { ok: false; retryable: boolean; error: string; retryAfterMs?: number };
+  { ok: true; status: number } | { ok: false; retryable: boolean; error: string; retryAfterMs?: number };
 
 export interface WebhookSenderOptions {
   allowPrivateUrls: boolean;
@@ -35,7 +34,11 @@ export class WebhookSender {
     const checked = await checkUrl(url, { allowPrivate: this.o.allowPrivateUrls }, this.o.resolve);
     if ('reason' in checked) {
       // An unresolvable host may come back; a refused address will not.
-      return { ok: false, retryable: checked.reason.includes('could not be resolved'), error: `URL refused: ${checked.reason}` };
+      return {
+        ok: false,
+        retryable: checked.reason.includes('could not be resolved'),
+        error: `URL refused: ${checked.reason}`,
+      };
     }
     const target = checked.url;
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -45,7 +48,12 @@ export class WebhookSender {
         {
           method: 'POST',
           lookup: pinnedLookup(checked.addresses),
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Switchboard-Webhook/1', ...headers },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'user-agent': 'Switchboard-Webhook/1',
+            ...headers,
+          },
           timeout: this.o.timeoutMs,
         },
         (res) => {
@@ -56,13 +64,21 @@ export class WebhookSender {
             if (status >= 200 && status < 300) resolve({ ok: true, status });
             else if (status === 429 || status >= 500) {
               const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-              resolve({ ok: false, retryable: true, error: `HTTP ${status}`, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+              resolve({
+                ok: false,
+                retryable: true,
+                error: `HTTP ${status}`,
+                ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+              });
             } else resolve({ ok: false, retryable: false, error: `HTTP ${status}` });
           });
           res.on('error', (err) => resolve({ ok: false, retryable: true, error: err.message }));
         },
       );
-      const deadline = setTimeout(() => req.destroy(new Error(`timed out after ${this.o.timeoutMs} ms`)), this.o.timeoutMs);
+      const deadline = setTimeout(
+        () => req.destroy(new Error(`timed out after ${this.o.timeoutMs} ms`)),
+        this.o.timeoutMs,
+      );
       req.on('timeout', () => req.destroy(new Error(`timed out after ${this.o.timeoutMs} ms`)));
       req.on('error', (err) => resolve({ ok: false, retryable: true, error: err.message }));
       req.on('close', () => clearTimeout(deadline));

@@ -64,7 +64,10 @@ const SCHEMAS: Record<string, JsonSchema> = {
       success: { const: false },
       error: {
         type: 'object',
-        properties: { message: { type: 'string' }, code: { type: 'string', description: 'Stable error code, e.g. invalid_input, not_owner' } },
+        properties: {
+          message: { type: 'string' },
+          code: { type: 'string', description: 'Stable error code, e.g. invalid_input, not_owner' },
+        },
         required: ['message'],
       },
     },
@@ -80,7 +83,11 @@ const SECURITY_SCHEMES: Record<string, JsonSchema> = {
 
 /** A zod schema as JSON Schema 2020-12 (what OpenAPI 3.1 embeds), as clients send it. */
 function jsonSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as JsonSchema;
   return rest;
 }
 
@@ -98,18 +105,36 @@ function operationId(method: string, path: string): string {
 function parameters(route: DeclaredRoute): JsonSchema[] {
   const params: JsonSchema[] = [];
   for (const [, name] of route.fullPath.matchAll(/:([A-Za-z0-9_]+)/g)) {
-    params.push({ name, in: 'path', required: true, schema: { type: 'string' }, ...(name === 'instance' ? { description: 'Instance name' } : {}) });
+    params.push({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+      ...(name === 'instance' ? { description: 'Instance name' } : {}),
+    });
   }
   if (route.spec.query) {
     const schema = jsonSchema(route.spec.query);
     const required = new Set((schema.required as string[] | undefined) ?? []);
     for (const [name, prop] of Object.entries((schema.properties as Record<string, JsonSchema> | undefined) ?? {})) {
       const { description, ...rest } = prop;
-      params.push({ name, in: 'query', required: required.has(name), schema: rest, ...(description ? { description } : {}) });
+      params.push({
+        name,
+        in: 'query',
+        required: required.has(name),
+        schema: rest,
+        ...(description ? { description } : {}),
+      });
     }
   }
   if (route.spec.auth !== 'public' && route.spec.auth.access === 'account-scope') {
-    params.push({ name: 'account', in: 'query', required: false, schema: { type: 'string' }, description: 'The account, with the global token' });
+    params.push({
+      name: 'account',
+      in: 'query',
+      required: false,
+      schema: { type: 'string' },
+      description: 'The account, with the global token',
+    });
   }
   return params;
 }
@@ -117,7 +142,11 @@ function parameters(route: DeclaredRoute): JsonSchema[] {
 function response(status: number, spec: string | ResponseSpec): JsonSchema {
   const r = typeof spec === 'string' ? { description: spec } : spec;
   const contentType = r.contentType ?? 'application/json';
-  const schema = r.schema ? jsonSchema(r.schema) : contentType === 'application/json' ? { $ref: `#/components/schemas/${status < 400 ? 'Success' : 'Error'}` } : { type: 'string' };
+  const schema = r.schema
+    ? jsonSchema(r.schema)
+    : contentType === 'application/json'
+      ? { $ref: `#/components/schemas/${status < 400 ? 'Success' : 'Error'}` }
+      : { type: 'string' };
   return { description: r.description, content: { [contentType]: { schema } } };
 }
 
@@ -133,7 +162,8 @@ function operation(route: DeclaredRoute): Operation {
     add(403, 'The token may not do this');
     add(429, 'Rate limit exceeded (X-RateLimit-* headers)');
   }
-  if (spec.auth !== 'public' && (spec.auth.access === 'instance' || spec.auth.access === 'instance-account')) add(404, 'Instance not found');
+  if (spec.auth !== 'public' && (spec.auth.access === 'instance' || spec.auth.access === 'instance-account'))
+    add(404, 'Instance not found');
   const body = spec.body ?? spec.rawBody;
   let requestBody: JsonSchema | undefined;
   if (body) {

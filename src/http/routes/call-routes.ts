@@ -13,11 +13,20 @@ const FAKE_CALL_MAX_SECONDS = 60;
 // Beyond this a "Unix seconds" value is surely milliseconds (year 5138 in seconds).
 const LATEST_UNIX_SECONDS = 1e11;
 
-const number = z.string().trim().max(128).optional().describe('The person to call: a phone number with country code (required)');
+const number = z
+  .string()
+  .trim()
+  .max(128)
+  .optional()
+  .describe('The person to call: a phone number with country code (required)');
 
 const fakeBody = z.strictObject({
   number,
-  duration: z.number().int().optional().describe(`Seconds it rings, 1 to ${FAKE_CALL_MAX_SECONDS} (0 or absent: ${FAKE_CALL_DEFAULT_SECONDS})`),
+  duration: z
+    .number()
+    .int()
+    .optional()
+    .describe(`Seconds it rings, 1 to ${FAKE_CALL_MAX_SECONDS} (0 or absent: ${FAKE_CALL_DEFAULT_SECONDS})`),
 });
 
 const scheduleBody = z.strictObject({
@@ -27,7 +36,13 @@ const scheduleBody = z.strictObject({
   description: z.string().max(4096).optional(),
   endTime: z.number().int().optional().describe('Unix seconds after startTime; 0 or absent: no end'),
   video: z.boolean().optional(),
-  reminderOffsetSec: z.number().int().min(0).max(30 * 86_400).optional().describe('Reminder this many seconds before the start'),
+  reminderOffsetSec: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400)
+    .optional()
+    .describe('Reminder this many seconds before the start'),
 });
 
 /** A call goes to a person: a number or a user JID, never a group. */
@@ -45,48 +60,74 @@ export function callRoutes(deps: Deps) {
   nameRequired(api, 'post', '/fake', deps.auth);
   nameRequired(api, 'post', '/schedule', deps.auth);
 
-  api.route({
-    method: 'post',
-    path: '/fake/:instance',
-    summary: 'Ring a number and hang up automatically',
-    auth: guard,
-    body: fakeBody,
-    responses: { 200: 'Call placed: `{callId, number, duration}`' },
-  }, async (ctx, { body: b }) => {
-    if (!b.number) throw new ValidationError('Number is required');
-    const duration = b.duration || FAKE_CALL_DEFAULT_SECONDS;
-    if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS) throw new ValidationError('Duration must be between 1 and 60 seconds');
-    const { callId } = await call.call(ctx.state.instance!.id, 'call.offer', { to: callee(b.number), seconds: duration }, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Call placed; it hangs up automatically', callId, number: b.number, duration };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/fake/:instance',
+      summary: 'Ring a number and hang up automatically',
+      auth: guard,
+      body: fakeBody,
+      responses: { 200: 'Call placed: `{callId, number, duration}`' },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.number) throw new ValidationError('Number is required');
+      const duration = b.duration || FAKE_CALL_DEFAULT_SECONDS;
+      if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS)
+        throw new ValidationError('Duration must be between 1 and 60 seconds');
+      const { callId } = await call.call(
+        ctx.state.instance!.id,
+        'call.offer',
+        { to: callee(b.number), seconds: duration },
+        deps.callTimeoutMs,
+      );
+      ctx.body = {
+        success: true,
+        message: 'Call placed; it hangs up automatically',
+        callId,
+        number: b.number,
+        duration,
+      };
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/schedule/:instance',
-    summary: 'Send a scheduled call card',
-    auth: guard,
-    body: scheduleBody,
-    responses: { 200: 'Card sent: `{messageId, token, url, startTime}`' },
-  }, async (ctx, { body: b }) => {
-    if (!b.number) throw new ValidationError('Number is required');
-    if (!b.name) throw new ValidationError('Invalid request body: name is required');
-    if (b.startTime === undefined) throw new ValidationError('Invalid request body: startTime is required');
-    if (b.startTime > LATEST_UNIX_SECONDS) throw new ValidationError('Invalid request body: startTime must be in Unix seconds, not milliseconds');
-    if (b.startTime <= Math.floor(Date.now() / 1000)) throw new ValidationError('startTime must be in the future (Unix seconds)');
-    // 0 or omitted means no end (spec 4.6).
-    if (b.endTime && b.endTime <= b.startTime) throw new ValidationError('endTime must be after startTime');
-    const to = callee(b.number);
-    const card = {
-      name: b.name,
-      startTime: b.startTime,
-      video: b.video ?? false,
-      ...(b.description ? { description: b.description } : {}),
-      ...(b.endTime ? { endTime: b.endTime } : {}),
-      ...(b.reminderOffsetSec !== undefined ? { reminderOffsetSec: b.reminderOffsetSec } : {}),
-    };
-    const scheduled = await call.call(ctx.state.instance!.id, 'call.schedule', { to, card }, deps.callTimeoutMs);
-    ctx.body = { success: true, messageId: scheduled.messageId, token: scheduled.token, url: scheduled.url, startTime: b.startTime };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/schedule/:instance',
+      summary: 'Send a scheduled call card',
+      auth: guard,
+      body: scheduleBody,
+      responses: { 200: 'Card sent: `{messageId, token, url, startTime}`' },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.number) throw new ValidationError('Number is required');
+      if (!b.name) throw new ValidationError('Invalid request body: name is required');
+      if (b.startTime === undefined) throw new ValidationError('Invalid request body: startTime is required');
+      if (b.startTime > LATEST_UNIX_SECONDS)
+        throw new ValidationError('Invalid request body: startTime must be in Unix seconds, not milliseconds');
+      if (b.startTime <= Math.floor(Date.now() / 1000))
+        throw new ValidationError('startTime must be in the future (Unix seconds)');
+      // 0 or omitted means no end (spec 4.6).
+      if (b.endTime && b.endTime <= b.startTime) throw new ValidationError('endTime must be after startTime');
+      const to = callee(b.number);
+      const card = {
+        name: b.name,
+        startTime: b.startTime,
+        video: b.video ?? false,
+        ...(b.description ? { description: b.description } : {}),
+        ...(b.endTime ? { endTime: b.endTime } : {}),
+        ...(b.reminderOffsetSec !== undefined ? { reminderOffsetSec: b.reminderOffsetSec } : {}),
+      };
+      const scheduled = await call.call(ctx.state.instance!.id, 'call.schedule', { to, card }, deps.callTimeoutMs);
+      ctx.body = {
+        success: true,
+        messageId: scheduled.messageId,
+        token: scheduled.token,
+        url: scheduled.url,
+        startTime: b.startTime,
+      };
+    },
+  );
 
   return api;
 }

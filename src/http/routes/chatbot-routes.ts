@@ -21,7 +21,11 @@ export interface ChatbotRouteDeps extends ActorRouteDeps {
 export const RESYNC_TIMEOUT_MS = 60_000;
 const PREFIXES = ['/api/chatbot', '/api/typebot'] as const;
 const ACTIONS: readonly SessionAction[] = ['pause', 'resume', 'close'];
-const ACTION_DONE: Record<SessionAction, string> = { pause: 'Session paused', resume: 'Session resumed', close: 'Session closed' };
+const ACTION_DONE: Record<SessionAction, string> = {
+  pause: 'Session paused',
+  resume: 'Session resumed',
+  close: 'Session closed',
+};
 
 const startBody = z.strictObject({
   number: z.string().trim().max(128).optional(),
@@ -82,103 +86,148 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
       setBot,
     );
 
-    api.route({
-      method: 'patch',
-      path: '/update/:instance',
-      summary: 'Change fields of a bot, found by `botId` (body or query)',
-      auth: guard,
-      rawBody: patchSchema,
-      query: botIdQuery,
-      responses: { 200: '`{bot}`', 404: '`Bot not found`', ...unavailable },
-    }, async (ctx, { body, query }) => {
-      const { botId, patch } = parsePatchBody(body, query.botId);
-      const bot = await call.call(ctx.state.instance!.id, 'chatbot.updateBot', { botId, patch }, deps.callTimeoutMs);
-      ctx.body = { success: true, message: 'Chatbot bot updated', bot: botView(bot) };
-    });
+    api.route(
+      {
+        method: 'patch',
+        path: '/update/:instance',
+        summary: 'Change fields of a bot, found by `botId` (body or query)',
+        auth: guard,
+        rawBody: patchSchema,
+        query: botIdQuery,
+        responses: { 200: '`{bot}`', 404: '`Bot not found`', ...unavailable },
+      },
+      async (ctx, { body, query }) => {
+        const { botId, patch } = parsePatchBody(body, query.botId);
+        const bot = await call.call(ctx.state.instance!.id, 'chatbot.updateBot', { botId, patch }, deps.callTimeoutMs);
+        ctx.body = { success: true, message: 'Chatbot bot updated', bot: botView(bot) };
+      },
+    );
 
-    api.route({
-      method: 'get',
-      path: '/list/:instance',
-      summary: "The instance's bots (or one), with active_sessions, last_activity_at and the integration's status",
-      auth: guard,
-      query: botIdQuery,
-      responses: { 200: '`{integration: {status, last_error, fallback_bot_id}, bots}`', 404: '`Chatbot integration not found`', ...unavailable },
-    }, async (ctx, { query }) => {
-      const { integration, bots } = await service().list(ctx.state.instance!.id, query.botId);
-      ctx.body = { success: true, message: `${plural(bots.length, 'bot')} found`, integration, bots };
-    });
+    api.route(
+      {
+        method: 'get',
+        path: '/list/:instance',
+        summary: "The instance's bots (or one), with active_sessions, last_activity_at and the integration's status",
+        auth: guard,
+        query: botIdQuery,
+        responses: {
+          200: '`{integration: {status, last_error, fallback_bot_id}, bots}`',
+          404: '`Chatbot integration not found`',
+          ...unavailable,
+        },
+      },
+      async (ctx, { query }) => {
+        const { integration, bots } = await service().list(ctx.state.instance!.id, query.botId);
+        ctx.body = { success: true, message: `${plural(bots.length, 'bot')} found`, integration, bots };
+      },
+    );
 
-    api.route({
-      method: 'delete',
-      path: '/delete/:instance',
-      summary: 'Remove one bot, or all of them (the integration is then deactivated); idempotent',
-      auth: guard,
-      query: botIdQuery,
-      responses: { 200: '`{deleted, remaining, integration: active|deactivated}`', ...unavailable },
-    }, async (ctx, { query }) => {
-      const instance = ctx.state.instance!;
-      const botId = query.botId;
-      const { deleted, remaining } = await service().removeBots(instance.id, botId);
-      // The removal stands whatever the owner answers (spec 3): a failed re-sync is only logged.
-      await call.callIfOwned(instance.id, 'chatbot.sync', {}, RESYNC_TIMEOUT_MS).catch((err: unknown) => {
-        ctx.state.log.warn({ err, instance: instance.name }, 'chatbot bots removed; the re-sync failed');
-      });
-      ctx.body = {
-        success: true,
-        message: botId === undefined ? 'Chatbot bots deleted' : 'Chatbot bot deleted',
-        deleted,
-        remaining,
-        integration: remaining > 0 ? 'active' : 'deactivated',
-      };
-    });
+    api.route(
+      {
+        method: 'delete',
+        path: '/delete/:instance',
+        summary: 'Remove one bot, or all of them (the integration is then deactivated); idempotent',
+        auth: guard,
+        query: botIdQuery,
+        responses: { 200: '`{deleted, remaining, integration: active|deactivated}`', ...unavailable },
+      },
+      async (ctx, { query }) => {
+        const instance = ctx.state.instance!;
+        const botId = query.botId;
+        const { deleted, remaining } = await service().removeBots(instance.id, botId);
+        // The removal stands whatever the owner answers (spec 3): a failed re-sync is only logged.
+        await call.callIfOwned(instance.id, 'chatbot.sync', {}, RESYNC_TIMEOUT_MS).catch((err: unknown) => {
+          ctx.state.log.warn({ err, instance: instance.name }, 'chatbot bots removed; the re-sync failed');
+        });
+        ctx.body = {
+          success: true,
+          message: botId === undefined ? 'Chatbot bots deleted' : 'Chatbot bot deleted',
+          deleted,
+          remaining,
+          integration: remaining > 0 ? 'active' : 'deactivated',
+        };
+      },
+    );
 
-    api.route({
-      method: 'post',
-      path: '/start/:instance',
-      summary: 'Start a flow for a number (its current session is closed)',
-      auth: guard,
-      body: startBody,
-      responses: { 200: '`{session}`', 400: '`Number is required`', 404: '`Chatbot integration not found`, `Bot not found`', ...unavailable },
-    }, async (ctx, { body: b }) => {
-      if (!b.number) throw new ValidationError('Number is required');
-      const chatJid = toRecipient(b.number);
-      const instanceId = ctx.state.instance!.id;
-      await service().requireBots(instanceId, b.botId);
-      const variables = Object.fromEntries(Object.entries(b.variables ?? {}).map(([k, v]) => [k, String(v)]));
-      const session = await call.call(instanceId, 'chatbot.start', { chatJid, ...(b.botId ? { botId: b.botId } : {}), variables }, deps.callTimeoutMs);
-      ctx.body = { success: true, message: 'Chatbot flow started', session };
-    });
+    api.route(
+      {
+        method: 'post',
+        path: '/start/:instance',
+        summary: 'Start a flow for a number (its current session is closed)',
+        auth: guard,
+        body: startBody,
+        responses: {
+          200: '`{session}`',
+          400: '`Number is required`',
+          404: '`Chatbot integration not found`, `Bot not found`',
+          ...unavailable,
+        },
+      },
+      async (ctx, { body: b }) => {
+        if (!b.number) throw new ValidationError('Number is required');
+        const chatJid = toRecipient(b.number);
+        const instanceId = ctx.state.instance!.id;
+        await service().requireBots(instanceId, b.botId);
+        const variables = Object.fromEntries(Object.entries(b.variables ?? {}).map(([k, v]) => [k, String(v)]));
+        const session = await call.call(
+          instanceId,
+          'chatbot.start',
+          { chatJid, ...(b.botId ? { botId: b.botId } : {}), variables },
+          deps.callTimeoutMs,
+        );
+        ctx.body = { success: true, message: 'Chatbot flow started', session };
+      },
+    );
 
-    api.route({
-      method: 'get',
-      path: '/sessions/:instance',
-      summary: 'Live sessions (opened, paused, held), of every bot or one',
-      auth: guard,
-      query: botIdQuery,
-      responses: { 200: '`{sessions: [{number, jid, botId, status, pushName, createdAt, lastActivityAt, expiresAt}], meta: {total}}`', ...unavailable },
-    }, async (ctx, { query }) => {
-      const sessions = await service().sessions(ctx.state.instance!.id, query.botId);
-      ctx.body = { success: true, message: `${plural(sessions.length, 'session')} found`, sessions, meta: { total: sessions.length } };
-    });
+    api.route(
+      {
+        method: 'get',
+        path: '/sessions/:instance',
+        summary: 'Live sessions (opened, paused, held), of every bot or one',
+        auth: guard,
+        query: botIdQuery,
+        responses: {
+          200: '`{sessions: [{number, jid, botId, status, pushName, createdAt, lastActivityAt, expiresAt}], meta: {total}}`',
+          ...unavailable,
+        },
+      },
+      async (ctx, { query }) => {
+        const sessions = await service().sessions(ctx.state.instance!.id, query.botId);
+        ctx.body = {
+          success: true,
+          message: `${plural(sessions.length, 'session')} found`,
+          sessions,
+          meta: { total: sessions.length },
+        };
+      },
+    );
 
-    api.route({
-      method: 'post',
-      path: '/sessions/:instance',
-      summary: "Pause, resume or close a number's conversation",
-      auth: guard,
-      body: sessionBody,
-      responses: { 200: '`{session}` with its status after the action', 400: '`Number is required`, `action must be one of: pause, resume, close`', 404: '`Session not found`', ...unavailable },
-    }, async (ctx, { body: b }) => {
-      if (!b.number) throw new ValidationError('Number is required');
-      const action = ACTIONS.find((a) => a === b.action);
-      if (!action) throw new ValidationError(`action must be one of: ${ACTIONS.join(', ')}`);
-      const chatJid = toRecipient(b.number);
-      const instanceId = ctx.state.instance!.id;
-      // botId is informational (the conversation is found by number); an unknown one is still refused.
-      await service().requireBots(instanceId, b.botId);
-      const session = await call.call(instanceId, 'chatbot.control', { chatJid, action }, deps.callTimeoutMs);
-      ctx.body = { success: true, message: ACTION_DONE[action], session };
-    });
+    api.route(
+      {
+        method: 'post',
+        path: '/sessions/:instance',
+        summary: "Pause, resume or close a number's conversation",
+        auth: guard,
+        body: sessionBody,
+        responses: {
+          200: '`{session}` with its status after the action',
+          400: '`Number is required`, `action must be one of: pause, resume, close`',
+          404: '`Session not found`',
+          ...unavailable,
+        },
+      },
+      async (ctx, { body: b }) => {
+        if (!b.number) throw new ValidationError('Number is required');
+        const action = ACTIONS.find((a) => a === b.action);
+        if (!action) throw new ValidationError(`action must be one of: ${ACTIONS.join(', ')}`);
+        const chatJid = toRecipient(b.number);
+        const instanceId = ctx.state.instance!.id;
+        // botId is informational (the conversation is found by number); an unknown one is still refused.
+        await service().requireBots(instanceId, b.botId);
+        const session = await call.call(instanceId, 'chatbot.control', { chatJid, action }, deps.callTimeoutMs);
+        ctx.body = { success: true, message: ACTION_DONE[action], session };
+      },
+    );
     return api;
   });
 }

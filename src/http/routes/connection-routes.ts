@@ -18,56 +18,81 @@ export function connectionRoutes(deps: Deps) {
   const guard = requireInstance(deps.store, deps.auth);
   const call = deps.runtime.router;
 
-  api.route({
-    method: 'get',
-    path: '/connect/:instance',
-    summary: 'Connect: a QR code to scan, or a pairing code with ?number=',
-    auth: guard,
-    query: connectQuery,
-    responses: { 200: '`{status: "qr", qrCode, qrCodeBase64}`, `{status: "pairing", pairingCode}` or `{status: "connected", numberJid}`' },
-  }, async (ctx, { query }) => {
-    const challenge = await call.call(
-      ctx.state.instance!.id,
-      'msgnet.connect',
-      query.number ? { method: 'pairing', phoneNumber: query.number.replace(/\D/g, '') } : { method: 'qr' },
-      deps.callTimeoutMs,
-    );
-    if (challenge.status === 'connected') {
-      ctx.body = { success: true, message: 'Instance is already connected', status: 'connected', numberJid: challenge.numberJid };
-    } else if (challenge.status === 'pairing') {
-      ctx.body = { success: true, message: 'Enter the pairing code on the phone', status: 'pairing', pairingCode: challenge.pairingCode };
-    } else {
+  api.route(
+    {
+      method: 'get',
+      path: '/connect/:instance',
+      summary: 'Connect: a QR code to scan, or a pairing code with ?number=',
+      auth: guard,
+      query: connectQuery,
+      responses: {
+        200: '`{status: "qr", qrCode, qrCodeBase64}`, `{status: "pairing", pairingCode}` or `{status: "connected", numberJid}`',
+      },
+    },
+    async (ctx, { query }) => {
+      const challenge = await call.call(
+        ctx.state.instance!.id,
+        'msgnet.connect',
+        query.number ? { method: 'pairing', phoneNumber: query.number.replace(/\D/g, '') } : { method: 'qr' },
+        deps.callTimeoutMs,
+      );
+      if (challenge.status === 'connected') {
+        ctx.body = {
+          success: true,
+          message: 'Instance is already connected',
+          status: 'connected',
+          numberJid: challenge.numberJid,
+        };
+      } else if (challenge.status === 'pairing') {
+        ctx.body = {
+          success: true,
+          message: 'Enter the pairing code on the phone',
+          status: 'pairing',
+          pairingCode: challenge.pairingCode,
+        };
+      } else {
+        ctx.body = {
+          success: true,
+          message: 'Scan the QR code with WhatsApp',
+          status: 'qr',
+          qrCode: challenge.qrCode,
+          qrCodeBase64: await QRCode.toDataURL(challenge.qrCode, { errorCorrectionLevel: 'L', margin: 1, width: 264 }),
+        };
+      }
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/logout/:instance',
+      summary: 'Unlink the device',
+      auth: guard,
+      responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
+    },
+    async (ctx) => {
+      const { state } = await call.call(ctx.state.instance!.id, 'msgnet.logout', {}, deps.callTimeoutMs);
+      ctx.body = { success: true, message: 'Instance logged out', instance: { name: ctx.state.instance!.name, state } };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/reconnect/:instance',
+      summary: 'Drop and reopen the connection',
+      auth: guard,
+      responses: { 200: 'Instance reconnected: `{instance: {name, state}}`' },
+    },
+    async (ctx) => {
+      const { state } = await call.call(ctx.state.instance!.id, 'msgnet.reconnect', {}, deps.callTimeoutMs);
       ctx.body = {
         success: true,
-        message: 'Scan the QR code with WhatsApp',
-        status: 'qr',
-        qrCode: challenge.qrCode,
-        qrCodeBase64: await QRCode.toDataURL(challenge.qrCode, { errorCorrectionLevel: 'L', margin: 1, width: 264 }),
+        message: 'Instance reconnected',
+        instance: { name: ctx.state.instance!.name, state },
       };
-    }
-  });
-
-  api.route({
-    method: 'post',
-    path: '/logout/:instance',
-    summary: 'Unlink the device',
-    auth: guard,
-    responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
-  }, async (ctx) => {
-    const { state } = await call.call(ctx.state.instance!.id, 'msgnet.logout', {}, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Instance logged out', instance: { name: ctx.state.instance!.name, state } };
-  });
-
-  api.route({
-    method: 'post',
-    path: '/reconnect/:instance',
-    summary: 'Drop and reopen the connection',
-    auth: guard,
-    responses: { 200: 'Instance reconnected: `{instance: {name, state}}`' },
-  }, async (ctx) => {
-    const { state } = await call.call(ctx.state.instance!.id, 'msgnet.reconnect', {}, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Instance reconnected', instance: { name: ctx.state.instance!.name, state } };
-  });
+    },
+  );
 
   return api;
 }

@@ -42,14 +42,17 @@ export function consoleRoutes() {
     const body = readFileSync(join(STATIC_DIR, file), 'utf8');
     const contentType = type.split(';')[0]!;
     const summary = file === 'console.html' ? 'The operator console (an HTML page)' : `The operator console's ${file}`;
-    api.route({ method: 'get', path, summary, auth: 'public', responses: { 200: { description: file, contentType } } }, (ctx) => {
-      ctx.set('Content-Security-Policy', CONSOLE_CSP);
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('Cache-Control', 'no-store');
-      ctx.type = type;
-      ctx.body = body;
-    });
+    api.route(
+      { method: 'get', path, summary, auth: 'public', responses: { 200: { description: file, contentType } } },
+      (ctx) => {
+        ctx.set('Content-Security-Policy', CONSOLE_CSP);
+        ctx.set('X-Content-Type-Options', 'nosniff');
+        ctx.set('Referrer-Policy', 'no-referrer');
+        ctx.set('Cache-Control', 'no-store');
+        ctx.type = type;
+        ctx.body = body;
+      },
+    );
   }
   return api;
 }

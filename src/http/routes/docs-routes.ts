@@ -10,22 +10,33 @@ import { staticPage } from '../static-page.js';
 export function docsRoutes(document: () => OpenApiDocument) {
   const page = staticPage('docs.html');
   const api = new ApiRouter({ tag: 'Pages' });
-  api.route({
-    method: 'get',
-    path: '/openapi.json',
-    summary: 'This API as an OpenAPI 3.1 document',
-    auth: 'public',
-    responses: { 200: { description: 'The document', schema: z.looseObject({ openapi: z.literal('3.1.0'), paths: z.record(z.string(), z.unknown()) }) } },
-  }, (ctx) => {
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.body = document();
-  });
-  api.route({
-    method: 'get',
-    path: '/docs',
-    summary: 'The API reference (an HTML page rendering /openapi.json)',
-    auth: 'public',
-    responses: { 200: { description: 'The page', contentType: 'text/html' } },
-  }, (ctx) => page.send(ctx));
+  api.route(
+    {
+      method: 'get',
+      path: '/openapi.json',
+      summary: 'This API as an OpenAPI 3.1 document',
+      auth: 'public',
+      responses: {
+        200: {
+          description: 'The document',
+          schema: z.looseObject({ openapi: z.literal('3.1.0'), paths: z.record(z.string(), z.unknown()) }),
+        },
+      },
+    },
+    (ctx) => {
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.body = document();
+    },
+  );
+  api.route(
+    {
+      method: 'get',
+      path: '/docs',
+      summary: 'The API reference (an HTML page rendering /openapi.json)',
+      auth: 'public',
+      responses: { 200: { description: 'The page', contentType: 'text/html' } },
+    },
+    (ctx) => page.send(ctx),
+  );
   return api;
 }

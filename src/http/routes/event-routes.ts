@@ -27,17 +27,27 @@ interface Deps {
 const LABEL = /^[A-Za-z0-9._-]{1,64}$/;
 
 const webhookBody = z.strictObject({
-  label: z.string().regex(LABEL, 'use 1 to 64 letters, digits, dots, dashes or underscores').optional().describe('Which webhook (several per instance); default: "default"'),
+  label: z
+    .string()
+    .regex(LABEL, 'use 1 to 64 letters, digits, dots, dashes or underscores')
+    .optional()
+    .describe('Which webhook (several per instance); default: "default"'),
   enabled: z.boolean().optional().describe('Default: true'),
   url: z.string().max(2048).optional().describe('http(s) target; required when enabled'),
-  authorization: z.string().max(4096).optional().describe("Sent as the Authorization header (stored sealed; '' removes it)"),
+  authorization: z
+    .string()
+    .max(4096)
+    .optional()
+    .describe("Sent as the Authorization header (stored sealed; '' removes it)"),
   byEvents: z.boolean().optional().describe('Append the event name to the URL'),
   events: z.array(z.string().max(64)).max(64).optional().describe('Events to send (empty: all)'),
   base64: z.boolean().optional().describe('Include received media as base64'),
   mediaBase64: z.boolean().optional().describe("Alias of 'base64'"),
 });
 
-const redeliverBody = z.strictObject({ ids: z.array(z.string().max(64)).max(1000).optional().describe('Dead letters to queue again (absent: all)') });
+const redeliverBody = z.strictObject({
+  ids: z.array(z.string().max(64)).max(1000).optional().describe('Dead letters to queue again (absent: all)'),
+});
 
 const labelQuery = (what: string) => z.object({ label: queryParam.text(what) });
 
@@ -101,32 +111,42 @@ export function eventRoutes(deps: Deps) {
     await deps.store.webhooks.upsert(webhook);
     deps.dispatcher.invalidate(instanceId);
     ctx.status = existing ? 200 : 201;
-    ctx.body = { success: true, message: existing ? 'Webhook updated' : 'Webhook created', webhook: webhookView(webhook) };
+    ctx.body = {
+      success: true,
+      message: existing ? 'Webhook updated' : 'Webhook created',
+      webhook: webhookView(webhook),
+    };
   }
 
   const upserted = { 200: 'Webhook updated: `{webhook}`', 201: 'Webhook created: `{webhook}`' };
-  api.route({
-    method: 'post',
-    path: '/webhook/:instance',
-    summary: 'Create or update a webhook (by label)',
-    auth: guard,
-    body: webhookBody,
-    responses: upserted,
-  }, (ctx, { body }) => upsert(ctx, ctx.state.instance!.id, body));
+  api.route(
+    {
+      method: 'post',
+      path: '/webhook/:instance',
+      summary: 'Create or update a webhook (by label)',
+      auth: guard,
+      body: webhookBody,
+      responses: upserted,
+    },
+    (ctx, { body }) => upsert(ctx, ctx.state.instance!.id, body),
+  );
 
   // The hosted product's form: the instance is the one the TokenInstance belongs to.
-  api.route({
-    method: 'post',
-    path: '/webhook',
-    summary: "Create or update a webhook of the TokenInstance's own instance",
-    auth: requireAccountOrInstance(deps.auth),
-    body: webhookBody,
-    responses: { ...upserted, 400: 'Instance name is required (with a TokenAccount)' },
-  }, async (ctx, { body }) => {
-    const p = ctx.state.principal;
-    if (p?.kind !== 'instance') throw new ValidationError('Instance name is required');
-    await upsert(ctx, p.instance.id, body);
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/webhook',
+      summary: "Create or update a webhook of the TokenInstance's own instance",
+      auth: requireAccountOrInstance(deps.auth),
+      body: webhookBody,
+      responses: { ...upserted, 400: 'Instance name is required (with a TokenAccount)' },
+    },
+    async (ctx, { body }) => {
+      const p = ctx.state.principal;
+      if (p?.kind !== 'instance') throw new ValidationError('Instance name is required');
+      await upsert(ctx, p.instance.id, body);
+    },
+  );
 
   async function read(ctx: RouteContext, label: string | undefined) {
     const webhooks = await deps.store.webhooks.list(ctx.state.instance!.id);
@@ -146,52 +166,71 @@ export function eventRoutes(deps: Deps) {
   }
 
   for (const path of ['/getWebhook/:instance', '/webhook/:instance']) {
-    api.route({
-      method: 'get',
-      path,
-      summary: 'Read the webhooks (or one, with ?label=)',
-      auth: guard,
-      query: labelQuery('Only this webhook'),
-      responses: { 200: '`{webhook, webhooks}`, or `{webhook}` with ?label=', 404: 'Webhook not found' },
-    }, (ctx, { query }) => read(ctx, query.label));
+    api.route(
+      {
+        method: 'get',
+        path,
+        summary: 'Read the webhooks (or one, with ?label=)',
+        auth: guard,
+        query: labelQuery('Only this webhook'),
+        responses: { 200: '`{webhook, webhooks}`, or `{webhook}` with ?label=', 404: 'Webhook not found' },
+      },
+      (ctx, { query }) => read(ctx, query.label),
+    );
   }
 
-  api.route({
-    method: 'delete',
-    path: '/webhook/:instance',
-    summary: 'Delete a webhook',
-    auth: guard,
-    query: labelQuery('The webhook to delete; default: "default"'),
-    responses: { 200: 'Webhook deleted', 404: 'Webhook not found' },
-  }, async (ctx, { query }) => {
-    const label = query.label ?? 'default';
-    if (!(await deps.store.webhooks.delete(ctx.state.instance!.id, label))) throw new NotFoundError('Webhook not found');
-    deps.dispatcher.invalidate(ctx.state.instance!.id);
-    ctx.body = { success: true, message: 'Webhook deleted', webhook: { label } };
-  });
+  api.route(
+    {
+      method: 'delete',
+      path: '/webhook/:instance',
+      summary: 'Delete a webhook',
+      auth: guard,
+      query: labelQuery('The webhook to delete; default: "default"'),
+      responses: { 200: 'Webhook deleted', 404: 'Webhook not found' },
+    },
+    async (ctx, { query }) => {
+      const label = query.label ?? 'default';
+      if (!(await deps.store.webhooks.delete(ctx.state.instance!.id, label)))
+        throw new NotFoundError('Webhook not found');
+      deps.dispatcher.invalidate(ctx.state.instance!.id);
+      ctx.body = { success: true, message: 'Webhook deleted', webhook: { label } };
+    },
+  );
 
-  api.route({
-    method: 'get',
-    path: '/deadLetters/:instance',
-    summary: 'Deliveries given up on',
-    auth: guard,
-    responses: { 200: '`{deadLetters: [{id, label, event, url, attempts, lastError, createdAt, failedAt, envelope}]}`' },
-  }, async (ctx) => {
-    ctx.body = deadLettersBody(await deps.queue.deadLetters(ctx.state.instance!.id));
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/deadLetters/:instance',
+      summary: 'Deliveries given up on',
+      auth: guard,
+      responses: {
+        200: '`{deadLetters: [{id, label, event, url, attempts, lastError, createdAt, failedAt, envelope}]}`',
+      },
+    },
+    async (ctx) => {
+      ctx.body = deadLettersBody(await deps.queue.deadLetters(ctx.state.instance!.id));
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/redeliver/:instance',
-    summary: 'Queue dead letters again',
-    auth: guard,
-    body: redeliverBody,
-    responses: { 200: '`{redelivered: <count>}`' },
-  }, async (ctx, { body }) => {
-    const count = await deps.queue.redeliver(ctx.state.instance!.id, body.ids);
-    deps.dispatcher.invalidate(ctx.state.instance!.id);
-    ctx.body = { success: true, message: `${count} ${count === 1 ? 'delivery' : 'deliveries'} queued again`, redelivered: count };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/redeliver/:instance',
+      summary: 'Queue dead letters again',
+      auth: guard,
+      body: redeliverBody,
+      responses: { 200: '`{redelivered: <count>}`' },
+    },
+    async (ctx, { body }) => {
+      const count = await deps.queue.redeliver(ctx.state.instance!.id, body.ids);
+      deps.dispatcher.invalidate(ctx.state.instance!.id);
+      ctx.body = {
+        success: true,
+        message: `${count} ${count === 1 ? 'delivery' : 'deliveries'} queued again`,
+        redelivered: count,
+      };
+    },
+  );
 
   return api;
 }

@@ -28,28 +28,33 @@ export function groupRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/group', tag: 'Groups' });
   nameRequired(api, 'get', '/list', deps.auth);
 
-  api.route({
-    method: 'get',
-    path: '/list/:instance',
-    summary: "The instance's groups",
-    auth: requireInstance(deps.store, deps.auth),
-    query: listQuery,
-    responses: { 200: '`{groups: [{name, groupJid, description, creatorJid, memberCount, members?}], meta: {total}}`' },
-  }, async (ctx, { query }) => {
-    const includeMembers = query.includeMembers ?? false;
-    const groups = await deps.runtime.router.call(
-      ctx.state.instance!.id,
-      'groups.list',
-      { includeMembers },
-      includeMembers ? Math.max(GROUP_MEMBERS_TIMEOUT_MS, deps.callTimeoutMs) : deps.callTimeoutMs,
-    );
-    ctx.body = {
-      success: true,
-      message: 'Groups retrieved successfully',
-      groups: groups.map((g) => groupView(g, includeMembers)),
-      meta: { total: groups.length },
-    };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/list/:instance',
+      summary: "The instance's groups",
+      auth: requireInstance(deps.store, deps.auth),
+      query: listQuery,
+      responses: {
+        200: '`{groups: [{name, groupJid, description, creatorJid, memberCount, members?}], meta: {total}}`',
+      },
+    },
+    async (ctx, { query }) => {
+      const includeMembers = query.includeMembers ?? false;
+      const groups = await deps.runtime.router.call(
+        ctx.state.instance!.id,
+        'groups.list',
+        { includeMembers },
+        includeMembers ? Math.max(GROUP_MEMBERS_TIMEOUT_MS, deps.callTimeoutMs) : deps.callTimeoutMs,
+      );
+      ctx.body = {
+        success: true,
+        message: 'Groups retrieved successfully',
+        groups: groups.map((g) => groupView(g, includeMembers)),
+        meta: { total: groups.length },
+      };
+    },
+  );
 
   return api;
 }

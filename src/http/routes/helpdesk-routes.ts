@@ -41,53 +41,85 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
 
   const routers = ['/api/helpdesk', '/api/chatwoot'].map((prefix) => {
     const api = new ApiRouter({ prefix, tag: 'Helpdesk', maxBodyBytes: deps.maxBodyBytes });
-    api.route({
-      method: 'post',
-      path: '/set/:instance',
-      summary: 'Create or update the Chatwoot integration and activate it (inbox created or reused)',
-      auth: guard,
-      rawBody: helpdeskPatchSchema,
-      responses: { 200: '`{helpdesk}` (no token); saved with `status: error` when Chatwoot is unreachable', 400: 'Settings missing or refused by Chatwoot', ...unavailable },
-    }, async (ctx, { body }) => {
-      const { view, warning } = await available().set(ctx.state.instance!, body);
-      let message = 'Helpdesk integration activated';
-      if (warning) message = `Helpdesk integration saved, but Chatwoot could not be reached: ${warning}`;
-      else if (view.status === 'paused') message = 'Helpdesk integration saved and paused';
-      ctx.body = { success: true, message, helpdesk: view };
-    });
-    api.route({
-      method: 'get',
-      path: '/list/:instance',
-      summary: 'The Chatwoot integration, its API token in plaintext',
-      auth: guard,
-      responses: { 200: '`{helpdesk}` with `apiToken` and `webhookUrl`', 404: '`Helpdesk integration not found`', ...unavailable },
-    }, async (ctx) => {
-      ctx.body = { success: true, message: 'Helpdesk integration retrieved', helpdesk: await available().list(ctx.state.instance!) };
-    });
-    api.route({
-      method: 'delete',
-      path: '/delete/:instance',
-      summary: 'Remove the Chatwoot integration (the inbox is kept)',
-      auth: guard,
-      responses: { 200: '`{helpdesk: {inboxId}}`', 404: '`Helpdesk integration not found`', ...unavailable },
-    }, async (ctx) => {
-      const { inboxId } = await available().remove(ctx.state.instance!);
-      ctx.body = { success: true, message: 'Helpdesk integration removed; the Chatwoot inbox is kept', helpdesk: { inboxId } };
-    });
+    api.route(
+      {
+        method: 'post',
+        path: '/set/:instance',
+        summary: 'Create or update the Chatwoot integration and activate it (inbox created or reused)',
+        auth: guard,
+        rawBody: helpdeskPatchSchema,
+        responses: {
+          200: '`{helpdesk}` (no token); saved with `status: error` when Chatwoot is unreachable',
+          400: 'Settings missing or refused by Chatwoot',
+          ...unavailable,
+        },
+      },
+      async (ctx, { body }) => {
+        const { view, warning } = await available().set(ctx.state.instance!, body);
+        let message = 'Helpdesk integration activated';
+        if (warning) message = `Helpdesk integration saved, but Chatwoot could not be reached: ${warning}`;
+        else if (view.status === 'paused') message = 'Helpdesk integration saved and paused';
+        ctx.body = { success: true, message, helpdesk: view };
+      },
+    );
+    api.route(
+      {
+        method: 'get',
+        path: '/list/:instance',
+        summary: 'The Chatwoot integration, its API token in plaintext',
+        auth: guard,
+        responses: {
+          200: '`{helpdesk}` with `apiToken` and `webhookUrl`',
+          404: '`Helpdesk integration not found`',
+          ...unavailable,
+        },
+      },
+      async (ctx) => {
+        ctx.body = {
+          success: true,
+          message: 'Helpdesk integration retrieved',
+          helpdesk: await available().list(ctx.state.instance!),
+        };
+      },
+    );
+    api.route(
+      {
+        method: 'delete',
+        path: '/delete/:instance',
+        summary: 'Remove the Chatwoot integration (the inbox is kept)',
+        auth: guard,
+        responses: { 200: '`{helpdesk: {inboxId}}`', 404: '`Helpdesk integration not found`', ...unavailable },
+      },
+      async (ctx) => {
+        const { inboxId } = await available().remove(ctx.state.instance!);
+        ctx.body = {
+          success: true,
+          message: 'Helpdesk integration removed; the Chatwoot inbox is kept',
+          helpdesk: { inboxId },
+        };
+      },
+    );
     return api;
   });
 
   const webhook = new ApiRouter({ prefix: WEBHOOK_PATH, tag: 'Helpdesk', maxBodyBytes: deps.maxBodyBytes });
-  webhook.route({
-    method: 'post',
-    path: '/:instanceId/:secret',
-    summary: "Chatwoot's webhook for the instance's inbox (the URL's secret authenticates it)",
-    auth: 'public',
-    rawBody: chatwootEvent,
-    responses: { 200: '`Event accepted` or `Event ignored`', 404: 'Unknown instance or wrong secret', ...unavailable },
-  }, async (ctx, { body }) => {
-    const { accepted } = await available().webhook(ctx.params.instanceId ?? '', ctx.params.secret ?? '', body);
-    ctx.body = { success: true, message: accepted ? 'Event accepted' : 'Event ignored' };
-  });
+  webhook.route(
+    {
+      method: 'post',
+      path: '/:instanceId/:secret',
+      summary: "Chatwoot's webhook for the instance's inbox (the URL's secret authenticates it)",
+      auth: 'public',
+      rawBody: chatwootEvent,
+      responses: {
+        200: '`Event accepted` or `Event ignored`',
+        404: 'Unknown instance or wrong secret',
+        ...unavailable,
+      },
+    },
+    async (ctx, { body }) => {
+      const { accepted } = await available().webhook(ctx.params.instanceId ?? '', ctx.params.secret ?? '', body);
+      ctx.body = { success: true, message: accepted ? 'Event accepted' : 'Event ignored' };
+    },
+  );
   return [...routers, webhook];
 }

@@ -26,7 +26,9 @@ const historyQuery = z.object({
       ctx.addIssue({ code: 'custom', message: `limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}` });
       return z.NEVER;
     }),
-  before: queryParam.text('Older than this: a message id from an earlier page (meta.nextBefore), Unix milliseconds, or an RFC 3339 time'),
+  before: queryParam.text(
+    'Older than this: a message id from an earlier page (meta.nextBefore), Unix milliseconds, or an RFC 3339 time',
+  ),
 });
 
 /** `before` = a message id from an earlier page (exact paging), or a time: Unix milliseconds or RFC 3339. */
@@ -50,7 +52,14 @@ function messageView(m: MessageRecord) {
     type: m.type,
     text: m.text,
     // Where the file was stored stays internal; GET /api/chat/media gives the file itself.
-    media: m.media ? { kind: m.media.kind, mimetype: m.media.mimetype, ...(m.media.fileName ? { fileName: m.media.fileName } : {}), ...(m.media.size !== undefined ? { size: m.media.size } : {}) } : null,
+    media: m.media
+      ? {
+          kind: m.media.kind,
+          mimetype: m.media.mimetype,
+          ...(m.media.fileName ? { fileName: m.media.fileName } : {}),
+          ...(m.media.size !== undefined ? { size: m.media.size } : {}),
+        }
+      : null,
   };
 }
 
@@ -62,28 +71,37 @@ export function historyRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats' });
   nameRequired(api, 'get', '/history', deps.auth);
 
-  api.route({
-    method: 'get',
-    path: '/history/:instance',
-    summary: 'The chat history, newest first',
-    description: 'Kept in the store for MESSAGE_RETENTION_DAYS; any node answers without reaching the instance.',
-    auth: requireInstance(deps.store, deps.auth),
-    query: historyQuery,
-    responses: { 200: '`{messages: [{id, chat, direction, sender, timestamp, type, text, media}], meta: {count, hasMore, nextBefore}}`' },
-  }, async (ctx, { query }) => {
-    const instanceId = ctx.state.instance!.id;
-    const { chat, limit } = query;
-    const before = await cursorOf(deps.store, instanceId, query.before);
-    const rows = await deps.store.messages.list(instanceId, { ...(chat ? { chatJid: chatAddress(chat) } : {}), ...(before ? { before } : {}), limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    const hasMore = rows.length > limit;
-    ctx.body = {
-      success: true,
-      message: 'History retrieved successfully',
-      messages: page.map(messageView),
-      meta: { count: page.length, hasMore, nextBefore: hasMore ? page[page.length - 1]!.id : null },
-    };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/history/:instance',
+      summary: 'The chat history, newest first',
+      description: 'Kept in the store for MESSAGE_RETENTION_DAYS; any node answers without reaching the instance.',
+      auth: requireInstance(deps.store, deps.auth),
+      query: historyQuery,
+      responses: {
+        200: '`{messages: [{id, chat, direction, sender, timestamp, type, text, media}], meta: {count, hasMore, nextBefore}}`',
+      },
+    },
+    async (ctx, { query }) => {
+      const instanceId = ctx.state.instance!.id;
+      const { chat, limit } = query;
+      const before = await cursorOf(deps.store, instanceId, query.before);
+      const rows = await deps.store.messages.list(instanceId, {
+        ...(chat ? { chatJid: chatAddress(chat) } : {}),
+        ...(before ? { before } : {}),
+        limit: limit + 1,
+      });
+      const page = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      ctx.body = {
+        success: true,
+        message: 'History retrieved successfully',
+        messages: page.map(messageView),
+        meta: { count: page.length, hasMore, nextBefore: hasMore ? page[page.length - 1]!.id : null },
+      };
+    },
+  );
 
   return api;
 }

@@ -40,58 +40,67 @@ export function mediaRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats' });
   nameRequired(api, 'get', '/media', deps.auth);
 
-  api.route({
-    method: 'get',
-    path: '/media/:instance',
-    summary: "A received message's file: a redirect to its object URL, or its bytes as base64",
-    auth: requireInstance(deps.store, deps.auth),
-    query: mediaQuery,
-    responses: {
-      200: '`{media: {messageId, type, mimetype, fileName, size, source: storage|cache|session, url | base64}}`',
-      302: 'The object URL (stored files, unless `redirect=false`)',
-      400: '`messageId is required`',
-      404: '`Message not found`, `Message has no media`, `Media is no longer available`',
+  api.route(
+    {
+      method: 'get',
+      path: '/media/:instance',
+      summary: "A received message's file: a redirect to its object URL, or its bytes as base64",
+      auth: requireInstance(deps.store, deps.auth),
+      query: mediaQuery,
+      responses: {
+        200: '`{media: {messageId, type, mimetype, fileName, size, source: storage|cache|session, url | base64}}`',
+        302: 'The object URL (stored files, unless `redirect=false`)',
+        400: '`messageId is required`',
+        404: '`Message not found`, `Message has no media`, `Media is no longer available`',
+      },
     },
-  }, async (ctx, { query }) => {
-    const instance = ctx.state.instance!;
-    const messageId = query.messageId;
-    if (!messageId) throw new ValidationError('messageId is required');
-    const redirect = query.redirect ?? true;
-    const record: MessageRecord | undefined = await deps.store.messages.find(instance.id, messageId);
-    if (!record) throw new NotFoundError('Message not found');
-    const media = record.media;
-    if (!media) throw new NotFoundError('Message has no media');
-    const view = { messageId, type: media.kind, mimetype: media.mimetype, fileName: media.fileName ?? null, size: media.size ?? null };
+    async (ctx, { query }) => {
+      const instance = ctx.state.instance!;
+      const messageId = query.messageId;
+      if (!messageId) throw new ValidationError('messageId is required');
+      const redirect = query.redirect ?? true;
+      const record: MessageRecord | undefined = await deps.store.messages.find(instance.id, messageId);
+      if (!record) throw new NotFoundError('Message not found');
+      const media = record.media;
+      if (!media) throw new NotFoundError('Message has no media');
+      const view = {
+        messageId,
+        type: media.kind,
+        mimetype: media.mimetype,
+        fileName: media.fileName ?? null,
+        size: media.size ?? null,
+      };
 
-    const storage = reachable(instance, media.stored);
-    if (storage && media.stored) {
-      const url = await deps.storage.for(storageTarget(storage, deps.secrets)).url(media.stored.key);
-      if (redirect) {
-        ctx.status = 302;
-        ctx.set('Location', url);
+      const storage = reachable(instance, media.stored);
+      if (storage && media.stored) {
+        const url = await deps.storage.for(storageTarget(storage, deps.secrets)).url(media.stored.key);
+        if (redirect) {
+          ctx.status = 302;
+          ctx.set('Location', url);
+        }
+        ctx.body = { success: true, message: 'Media is in object storage', media: { ...view, source: 'storage', url } };
+        return;
       }
-      ctx.body = { success: true, message: 'Media is in object storage', media: { ...view, source: 'storage', url } };
-      return;
-    }
 
-    let base64: string | undefined;
-    let source: 'cache' | 'session' = 'cache';
-    const kept = await deps.blobs.get(instance.id, messageId);
-    if (kept) {
-      base64 = kept.toString('base64');
-    } else if (!record.fromMe) {
-      const fromSession = await deps.runtime.router
-        .callIfOwned(instance.id, 'media.download', { messageId }, deps.callTimeoutMs)
-        .catch((err: unknown) => {
-          if (notFound(err)) return undefined;
-          throw err;
-        });
-      base64 = fromSession?.base64;
-      source = 'session';
-    }
-    if (base64 === undefined) throw new NotFoundError('Media is no longer available');
-    ctx.body = { success: true, message: 'Media retrieved successfully', media: { ...view, source, base64 } };
-  });
+      let base64: string | undefined;
+      let source: 'cache' | 'session' = 'cache';
+      const kept = await deps.blobs.get(instance.id, messageId);
+      if (kept) {
+        base64 = kept.toString('base64');
+      } else if (!record.fromMe) {
+        const fromSession = await deps.runtime.router
+          .callIfOwned(instance.id, 'media.download', { messageId }, deps.callTimeoutMs)
+          .catch((err: unknown) => {
+            if (notFound(err)) return undefined;
+            throw err;
+          });
+        base64 = fromSession?.base64;
+        source = 'session';
+      }
+      if (base64 === undefined) throw new NotFoundError('Media is no longer available');
+      ctx.body = { success: true, message: 'Media retrieved successfully', media: { ...view, source, base64 } };
+    },
+  );
 
   return api;
 }

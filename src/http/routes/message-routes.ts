@@ -18,7 +18,12 @@ type Deps = ActorRouteDeps;
 export const MAX_DELAY_MS = 60_000;
 const MEDIA_TYPES: readonly MediaClass[] = ['image', 'video', 'audio', 'document'];
 
-const number = z.string().trim().max(128).optional().describe('Recipient: a phone number with country code, or a JID (required)');
+const number = z
+  .string()
+  .trim()
+  .max(128)
+  .optional()
+  .describe('Recipient: a phone number with country code, or a JID (required)');
 const replyTo = z.string().trim().min(1).max(128).optional().describe('Id of a message in the chat history to quote');
 
 const textBody = z.strictObject({
@@ -31,7 +36,10 @@ const textBody = z.strictObject({
 
 const mediaBody = z.strictObject({
   number,
-  type: z.string().optional().describe(`One of: ${MEDIA_TYPES.join(', ')} (required)`),
+  type: z
+    .string()
+    .optional()
+    .describe(`One of: ${MEDIA_TYPES.join(', ')} (required)`),
   mediaUrl: z.string().trim().max(4096).optional().describe('Public http(s) URL of the media (or base64)'),
   base64: z.string().optional().describe('The media as base64 or a data URL (or mediaUrl)'),
   mimeType: z.string().trim().max(128).optional(),
@@ -62,7 +70,15 @@ function sentBody(sent: SentMessage, messageType: string, content: string, to: s
     success: true,
     message: 'Message sent',
     status: 'sent',
-    data: { messageId: sent.messageId, direction: 'outgoing', messageType, content, to, timestamp: new Date(sent.timestamp).toISOString(), ...extra },
+    data: {
+      messageId: sent.messageId,
+      direction: 'outgoing',
+      messageType,
+      content,
+      to,
+      timestamp: new Date(sent.timestamp).toISOString(),
+      ...extra,
+    },
   };
 }
 
@@ -74,95 +90,136 @@ export function messageRoutes(deps: Deps) {
   for (const path of ['/text', '/media', '/delete']) nameRequired(api, 'post', path, deps.auth);
 
   const sentAnswer = { 200: 'Message sent: `{success, message, status: "sent", data: {messageId, …}}`' };
-  api.route({ method: 'post', path: '/text/:instance', summary: 'Send a text message', auth: guard, body: textBody, responses: sentAnswer }, async (ctx, { body: b }) => {
-    if (!b.number) throw new ValidationError('Number is required');
-    if (b.text !== undefined && b.message !== undefined) throw new ValidationError("Invalid request body: send 'text' or 'message', not both");
-    const content = b.text ?? b.message;
-    if (!content) throw new ValidationError('Message is required');
-    if (b.delayMs !== undefined && (b.delayMs < 0 || b.delayMs > MAX_DELAY_MS)) {
-      throw new ValidationError(`Invalid request body: delayMs must be from 0 to ${MAX_DELAY_MS}`);
-    }
-    const to = toRecipient(b.number);
-    const instanceId = ctx.state.instance!.id;
-    const reply = await quoted(deps.store, instanceId, b.replyTo);
-    if (b.delayMs) {
-      // The wait happens here, not in the actor, whose mailbox must stay free for other calls.
-      await call.call(instanceId, 'msgnet.presence', { to, state: 'composing' }, deps.callTimeoutMs);
-      await sleep(b.delayMs);
-    }
-    const sent = await call.call(instanceId, 'msgnet.sendText', { to, text: content, ...(reply ? { replyTo: reply } : {}) }, deps.callTimeoutMs);
-    ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {});
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/text/:instance',
+      summary: 'Send a text message',
+      auth: guard,
+      body: textBody,
+      responses: sentAnswer,
+    },
+    async (ctx, { body: b }) => {
+      if (!b.number) throw new ValidationError('Number is required');
+      if (b.text !== undefined && b.message !== undefined)
+        throw new ValidationError("Invalid request body: send 'text' or 'message', not both");
+      const content = b.text ?? b.message;
+      if (!content) throw new ValidationError('Message is required');
+      if (b.delayMs !== undefined && (b.delayMs < 0 || b.delayMs > MAX_DELAY_MS)) {
+        throw new ValidationError(`Invalid request body: delayMs must be from 0 to ${MAX_DELAY_MS}`);
+      }
+      const to = toRecipient(b.number);
+      const instanceId = ctx.state.instance!.id;
+      const reply = await quoted(deps.store, instanceId, b.replyTo);
+      if (b.delayMs) {
+        // The wait happens here, not in the actor, whose mailbox must stay free for other calls.
+        await call.call(instanceId, 'msgnet.presence', { to, state: 'composing' }, deps.callTimeoutMs);
+        await sleep(b.delayMs);
+      }
+      const sent = await call.call(
+        instanceId,
+        'msgnet.sendText',
+        { to, text: content, ...(reply ? { replyTo: reply } : {}) },
+        deps.callTimeoutMs,
+      );
+      ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {});
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/media/:instance',
-    summary: 'Send an image, video, audio or document',
-    description: 'The media is downloaded (or decoded) and converted on the node that receives the request.',
-    auth: guard,
-    body: mediaBody,
-    responses: sentAnswer,
-  }, async (ctx, { body: b }) => {
-    if (!b.number) throw new ValidationError('Number is required');
-    const type = MEDIA_TYPES.find((t) => t === b.type);
-    if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
-    if (b.mediaUrl === undefined && b.base64 === undefined) throw new ValidationError('mediaUrl or base64 is required');
-    if (b.mediaUrl !== undefined && b.base64 !== undefined) throw new ValidationError("Invalid request body: send 'mediaUrl' or 'base64', not both");
-    const to = toRecipient(b.number);
-    const instance = ctx.state.instance!;
-    const reply = await quoted(deps.store, instance.id, b.replyTo);
-    assertConnected(instance);
-    const limits = deps.media;
-    const loaded: LoadedMedia = b.base64 !== undefined ? decodeBase64Media(b.base64, 'base64', limits.maxBytes) : await downloadMedia(b.mediaUrl!, limits);
-    const media = await prepareMedia(type, loaded.bytes, {
-      // Only a document takes its type from the sender; other kinds are sniffed and checked against mimeType.
-      ...(b.mimeType ? { declaredMime: b.mimeType } : type === 'document' && loaded.declaredMime ? { declaredMime: loaded.declaredMime } : {}),
-      ...(b.fileName ?? loaded.fileName ? { fileName: b.fileName ?? loaded.fileName } : {}),
-      opusAudio: b.ptt ?? false,
-      maxBytes: limits.maxBytes,
-    });
-    const caption = type === 'audio' ? undefined : b.caption;
-    const sent = await call.call(
-      instance.id,
-      'msgnet.sendMedia',
-      {
-        to,
-        media: {
-          kind: type,
-          base64: media.data.toString('base64'),
-          mimetype: media.mimetype,
-          ...(media.fileName ? { fileName: media.fileName } : {}),
-          ...(caption ? { caption } : {}),
-          ...(type === 'audio' ? { ptt: b.ptt ?? false } : {}),
-          ...(media.seconds ? { seconds: media.seconds } : {}),
-          ...(media.waveform && b.ptt ? { waveform: [...media.waveform] } : {}),
+  api.route(
+    {
+      method: 'post',
+      path: '/media/:instance',
+      summary: 'Send an image, video, audio or document',
+      description: 'The media is downloaded (or decoded) and converted on the node that receives the request.',
+      auth: guard,
+      body: mediaBody,
+      responses: sentAnswer,
+    },
+    async (ctx, { body: b }) => {
+      if (!b.number) throw new ValidationError('Number is required');
+      const type = MEDIA_TYPES.find((t) => t === b.type);
+      if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
+      if (b.mediaUrl === undefined && b.base64 === undefined)
+        throw new ValidationError('mediaUrl or base64 is required');
+      if (b.mediaUrl !== undefined && b.base64 !== undefined)
+        throw new ValidationError("Invalid request body: send 'mediaUrl' or 'base64', not both");
+      const to = toRecipient(b.number);
+      const instance = ctx.state.instance!;
+      const reply = await quoted(deps.store, instance.id, b.replyTo);
+      assertConnected(instance);
+      const limits = deps.media;
+      const loaded: LoadedMedia =
+        b.base64 !== undefined
+          ? decodeBase64Media(b.base64, 'base64', limits.maxBytes)
+          : await downloadMedia(b.mediaUrl!, limits);
+      const media = await prepareMedia(type, loaded.bytes, {
+        // Only a document takes its type from the sender; other kinds are sniffed and checked against mimeType.
+        ...(b.mimeType
+          ? { declaredMime: b.mimeType }
+          : type === 'document' && loaded.declaredMime
+            ? { declaredMime: loaded.declaredMime }
+            : {}),
+        ...((b.fileName ?? loaded.fileName) ? { fileName: b.fileName ?? loaded.fileName } : {}),
+        opusAudio: b.ptt ?? false,
+        maxBytes: limits.maxBytes,
+      });
+      const caption = type === 'audio' ? undefined : b.caption;
+      const sent = await call.call(
+        instance.id,
+        'msgnet.sendMedia',
+        {
+          to,
+          media: {
+            kind: type,
+            base64: media.data.toString('base64'),
+            mimetype: media.mimetype,
+            ...(media.fileName ? { fileName: media.fileName } : {}),
+            ...(caption ? { caption } : {}),
+            ...(type === 'audio' ? { ptt: b.ptt ?? false } : {}),
+            ...(media.seconds ? { seconds: media.seconds } : {}),
+            ...(media.waveform && b.ptt ? { waveform: [...media.waveform] } : {}),
+          },
+          ...(reply ? { replyTo: reply } : {}),
         },
-        ...(reply ? { replyTo: reply } : {}),
-      },
-      deps.callTimeoutMs,
-    );
-    ctx.body = sentBody(sent, type, caption ?? '', to, {
-      media: { mimetype: media.mimetype, size: media.data.length, ...(media.fileName ? { fileName: media.fileName } : {}), ...(media.seconds ? { seconds: media.seconds } : {}) },
-    });
-  });
+        deps.callTimeoutMs,
+      );
+      ctx.body = sentBody(sent, type, caption ?? '', to, {
+        media: {
+          mimetype: media.mimetype,
+          size: media.data.length,
+          ...(media.fileName ? { fileName: media.fileName } : {}),
+          ...(media.seconds ? { seconds: media.seconds } : {}),
+        },
+      });
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/delete/:instance',
-    summary: 'Revoke a message for everyone',
-    auth: guard,
-    body: deleteBody,
-    responses: { 200: 'Message deleted' },
-  }, async (ctx, { body: b }) => {
-    if (!b.messageId) throw new ValidationError('messageId is required');
-    const instance = ctx.state.instance!;
-    const known = await deps.store.messages.find(instance.id, b.messageId);
-    const chatJid = b.chat ? chatAddress(b.chat) : known?.chatJid;
-    if (!chatJid) throw new NotFoundError('Message not found in the chat history; give its chat');
-    // Only one's own messages can be revoked for everyone (or others' as a group admin): the network decides.
-    await call.call(instance.id, 'msgnet.deleteMessage', { chatJid, messageId: b.messageId, fromMe: known?.fromMe ?? true }, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Message deleted', messageId: b.messageId, chat: chatJid };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/delete/:instance',
+      summary: 'Revoke a message for everyone',
+      auth: guard,
+      body: deleteBody,
+      responses: { 200: 'Message deleted' },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.messageId) throw new ValidationError('messageId is required');
+      const instance = ctx.state.instance!;
+      const known = await deps.store.messages.find(instance.id, b.messageId);
+      const chatJid = b.chat ? chatAddress(b.chat) : known?.chatJid;
+      if (!chatJid) throw new NotFoundError('Message not found in the chat history; give its chat');
+      // Only one's own messages can be revoked for everyone (or others' as a group admin): the network decides.
+      await call.call(
+        instance.id,
+        'msgnet.deleteMessage',
+        { chatJid, messageId: b.messageId, fromMe: known?.fromMe ?? true },
+        deps.callTimeoutMs,
+      );
+      ctx.body = { success: true, message: 'Message deleted', messageId: b.messageId, chat: chatJid };
+    },
+  );
 
   return api;
 }

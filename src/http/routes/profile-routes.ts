@@ -46,7 +46,10 @@ export const privacyBodySchema = z.strictObject(
       z
         .strictObject(
           Object.fromEntries(
-            PRIVACY_FIELDS.filter((f) => f.group === group).map((f) => [f.field, z.enum(f.allowed as [string, ...string[]]).optional()]),
+            PRIVACY_FIELDS.filter((f) => f.group === group).map((f) => [
+              f.field,
+              z.enum(f.allowed as [string, ...string[]]).optional(),
+            ]),
           ),
         )
         .optional(),
@@ -76,9 +79,12 @@ export function privacyChanges(raw: unknown): [PrivacyField, string][] {
     if (!isPlainObject(value)) throw new ValidationError(`Invalid request body: field '${group}': expected object`);
     const known = PRIVACY_FIELDS.filter((f) => f.group === group).map((f) => f.field as string);
     const unknown = Object.keys(value).find((k) => !known.includes(k));
-    if (unknown !== undefined) throw new ValidationError(`Invalid request body: unknown field '${unknown}' in '${group}'`);
+    if (unknown !== undefined)
+      throw new ValidationError(`Invalid request body: unknown field '${unknown}' in '${group}'`);
   }
-  const present = PRIVACY_FIELDS.filter((f) => (raw[f.group] as Record<string, unknown> | undefined)?.[f.field] !== undefined);
+  const present = PRIVACY_FIELDS.filter(
+    (f) => (raw[f.group] as Record<string, unknown> | undefined)?.[f.field] !== undefined,
+  );
   if (present.length === 0) throw new ValidationError('At least one privacy setting must be provided');
   return present.map(({ group, field, allowed }) => {
     const value = (raw[group] as Record<string, unknown>)[field];
@@ -96,12 +102,16 @@ async function profilePicture(value: string, deps: Deps): Promise<string> {
   let bytes: Buffer;
   if (value.startsWith('data:')) bytes = decodeBase64Media(value, 'profilePicture', media.maxBytes).bytes;
   else if (/^https?:\/\//i.test(value)) bytes = (await downloadMedia(value, media)).bytes;
-  else throw new ValidationError('Invalid request body: profilePicture must be an http(s) URL, a base64 data URL, or an empty string');
+  else
+    throw new ValidationError(
+      'Invalid request body: profilePicture must be an http(s) URL, a base64 data URL, or an empty string',
+    );
   try {
     return (await toProfilePicture(bytes)).toString('base64');
   } catch (err) {
     if (!(err instanceof ImageRejectedError)) throw err;
-    if (err.problem === 'corrupt') throw new InternalError(`failed to process profile picture: ${err.message}`, { cause: err });
+    if (err.problem === 'corrupt')
+      throw new InternalError(`failed to process profile picture: ${err.message}`, { cause: err });
     throw new ValidationError(`Invalid profilePicture: ${err.message}`, { cause: err });
   }
 }
@@ -114,68 +124,92 @@ export function profileRoutes(deps: Deps) {
   for (const path of ['/account', '/privacy']) nameRequired(api, 'post', path, deps.auth);
   nameRequired(api, 'get', '/getPrivacy', deps.auth);
 
-  api.route({
-    method: 'post',
-    path: '/account/:instance',
-    summary: 'Change the profile picture, name or About text',
-    auth: guard,
-    body: profileBody,
-    responses: { 200: `${PROFILE_UPDATED}: \`{updatedFields}\`` },
-  }, async (ctx, { body: b }) => {
-    if (b.profilePicture === undefined && b.profileName === undefined && b.profileStatus === undefined) {
-      throw new ValidationError('At least one field must be provided (profilePicture, profileName, or profileStatus)');
-    }
-    const instance = ctx.state.instance!;
-    assertConnected(instance);
-    const update: ProfileUpdate = {};
-    if (b.profilePicture !== undefined) update.picture = b.profilePicture === '' ? null : await profilePicture(b.profilePicture.trim(), deps);
-    // An empty name is a no-op (spec 4.3); an empty status clears the About text.
-    if (b.profileName) update.name = b.profileName;
-    if (b.profileStatus !== undefined) update.status = b.profileStatus;
-    const { updatedFields } = Object.keys(update).length
-      ? await call.call(instance.id, 'profile.update', update, deps.callTimeoutMs)
-      : { updatedFields: [] };
-    ctx.body = { success: true, message: PROFILE_UPDATED, updatedFields };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/account/:instance',
+      summary: 'Change the profile picture, name or About text',
+      auth: guard,
+      body: profileBody,
+      responses: { 200: `${PROFILE_UPDATED}: \`{updatedFields}\`` },
+    },
+    async (ctx, { body: b }) => {
+      if (b.profilePicture === undefined && b.profileName === undefined && b.profileStatus === undefined) {
+        throw new ValidationError(
+          'At least one field must be provided (profilePicture, profileName, or profileStatus)',
+        );
+      }
+      const instance = ctx.state.instance!;
+      assertConnected(instance);
+      const update: ProfileUpdate = {};
+      if (b.profilePicture !== undefined)
+        update.picture = b.profilePicture === '' ? null : await profilePicture(b.profilePicture.trim(), deps);
+      // An empty name is a no-op (spec 4.3); an empty status clears the About text.
+      if (b.profileName) update.name = b.profileName;
+      if (b.profileStatus !== undefined) update.status = b.profileStatus;
+      const { updatedFields } = Object.keys(update).length
+        ? await call.call(instance.id, 'profile.update', update, deps.callTimeoutMs)
+        : { updatedFields: [] };
+      ctx.body = { success: true, message: PROFILE_UPDATED, updatedFields };
+    },
+  );
 
   // The hosted product's lookup: the instance's own profile, or a contact's with ?number=.
-  api.route({
-    method: 'get',
-    path: '/getAccount/:instance',
-    summary: "The instance's own profile, or a contact's with ?number=",
-    auth: guard,
-    query: z.object({ number: queryParam.text("A contact's phone number with country code") }),
-    responses: { 200: '`{profile}`', 404: 'Number is not on WhatsApp' },
-  }, async (ctx, { query }) => {
-    const raw = query.number;
-    const profile = await call.call(ctx.state.instance!.id, 'msgnet.profile', raw ? { jid: toRecipient(raw) } : {}, deps.callTimeoutMs);
-    if (!profile) throw new NotFoundError('Number is not on WhatsApp');
-    ctx.body = { success: true, message: 'Profile found', profile };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/getAccount/:instance',
+      summary: "The instance's own profile, or a contact's with ?number=",
+      auth: guard,
+      query: z.object({ number: queryParam.text("A contact's phone number with country code") }),
+      responses: { 200: '`{profile}`', 404: 'Number is not on WhatsApp' },
+    },
+    async (ctx, { query }) => {
+      const raw = query.number;
+      const profile = await call.call(
+        ctx.state.instance!.id,
+        'msgnet.profile',
+        raw ? { jid: toRecipient(raw) } : {},
+        deps.callTimeoutMs,
+      );
+      if (!profile) throw new NotFoundError('Number is not on WhatsApp');
+      ctx.body = { success: true, message: 'Profile found', profile };
+    },
+  );
 
-  api.route({
-    method: 'get',
-    path: '/getPrivacy/:instance',
-    summary: 'The privacy settings',
-    auth: guard,
-    responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
-  }, async (ctx) => {
-    const settings = await call.call(ctx.state.instance!.id, 'privacy.get', {}, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Privacy settings retrieved successfully', settings: settingsView(settings) };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/getPrivacy/:instance',
+      summary: 'The privacy settings',
+      auth: guard,
+      responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
+    },
+    async (ctx) => {
+      const settings = await call.call(ctx.state.instance!.id, 'privacy.get', {}, deps.callTimeoutMs);
+      ctx.body = {
+        success: true,
+        message: 'Privacy settings retrieved successfully',
+        settings: settingsView(settings),
+      };
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/privacy/:instance',
-    summary: 'Change privacy settings (at least one)',
-    auth: guard,
-    rawBody: privacyBodySchema,
-    responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
-  }, async (ctx, { body }) => {
-    const changes = privacyChanges(body);
-    const settings = await call.call(ctx.state.instance!.id, 'privacy.update', { changes }, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Privacy settings updated successfully', settings: settingsView(settings) };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/privacy/:instance',
+      summary: 'Change privacy settings (at least one)',
+      auth: guard,
+      rawBody: privacyBodySchema,
+      responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
+    },
+    async (ctx, { body }) => {
+      const changes = privacyChanges(body);
+      const settings = await call.call(ctx.state.instance!.id, 'privacy.update', { changes }, deps.callTimeoutMs);
+      ctx.body = { success: true, message: 'Privacy settings updated successfully', settings: settingsView(settings) };
+    },
+  );
 
   return api;
 }

@@ -6,14 +6,26 @@ import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
 
-const number = z.string().trim().regex(/^\+?\d{6,20}(@s\.whatsapp\.net)?$/, 'expected a phone number with country code');
+const number = z
+  .string()
+  .trim()
+  .regex(/^\+?\d{6,20}(@s\.whatsapp\.net)?$/, 'expected a phone number with country code');
 const schemas = {
-  link: z.strictObject({ number: z.string().trim().regex(/^\+?\d{8,15}$/, 'expected 8 to 15 digits').optional() }),
+  link: z.strictObject({
+    number: z
+      .string()
+      .trim()
+      .regex(/^\+?\d{8,15}$/, 'expected 8 to 15 digits')
+      .optional(),
+  }),
   inbound: z.strictObject({
     from: number,
     text: z.string().max(65_536).optional(),
     pushName: z.string().max(256).optional(),
-    groupJid: z.string().regex(/^\d{6,30}(-\d+)?@g\.us$/, 'expected a group JID').optional(),
+    groupJid: z
+      .string()
+      .regex(/^\d{6,30}(-\d+)?@g\.us$/, 'expected a group JID')
+      .optional(),
     buttonReplyId: z.string().max(256).optional(),
     media: z
       .strictObject({
@@ -37,7 +49,10 @@ const schemas = {
     labels: z.array(z.strictObject({ id: z.string().min(1).max(64), name: z.string().min(1).max(100) })).max(20),
   }),
   fault: z.strictObject({
-    operation: z.string().trim().regex(/^[A-Za-z]+(:[A-Za-z]+)?$/, 'expected a session operation such as publishStatus or setPrivacy:lastSeen'),
+    operation: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z]+(:[A-Za-z]+)?$/, 'expected a session operation such as publishStatus or setPrivacy:lastSeen'),
     message: z.string().trim().min(1).max(500),
   }),
 };
@@ -54,123 +69,174 @@ export function sandboxRoutes(deps: Deps) {
   const call = deps.runtime.router;
   const id = (ctx: RouteContext) => ctx.state.instance!.id;
 
-  api.route({
-    method: 'post',
-    path: '/link/:instance',
-    summary: 'Complete a pending QR or pairing connect, as the phone would',
-    auth: guard,
-    body: schemas.link,
-    responses: { 200: 'Instance linked: `{numberJid}`', 409: 'No connect is pending' },
-  }, async (ctx, { body: { number: n } }) => {
-    const { numberJid } = await call.call(id(ctx), 'sandbox.link', n ? { number: digits(n) } : {}, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Instance linked', numberJid };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/link/:instance',
+      summary: 'Complete a pending QR or pairing connect, as the phone would',
+      auth: guard,
+      body: schemas.link,
+      responses: { 200: 'Instance linked: `{numberJid}`', 409: 'No connect is pending' },
+    },
+    async (ctx, { body: { number: n } }) => {
+      const { numberJid } = await call.call(
+        id(ctx),
+        'sandbox.link',
+        n ? { number: digits(n) } : {},
+        deps.callTimeoutMs,
+      );
+      ctx.body = { success: true, message: 'Instance linked', numberJid };
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/inbound/:instance',
-    summary: 'A contact sends the instance a message',
-    auth: guard,
-    body: schemas.inbound,
-    responses: { 200: 'Message delivered to the instance: `{messageId}`' },
-  }, async (ctx, { body: b }) => {
-    const { messageId } = await call.call(
-      id(ctx),
-      'sandbox.inbound',
-      {
-        from: `${digits(b.from)}@s.whatsapp.net`,
-        text: b.text ?? b.media?.caption ?? '',
-        ...(b.pushName ? { pushName: b.pushName } : {}),
-        ...(b.groupJid ? { groupJid: b.groupJid } : {}),
-        ...(b.buttonReplyId ? { buttonReplyId: b.buttonReplyId } : {}),
-        ...(b.media ? { media: b.media } : {}),
-      },
-      deps.callTimeoutMs,
-    );
-    ctx.body = { success: true, message: 'Message delivered to the instance', messageId };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/inbound/:instance',
+      summary: 'A contact sends the instance a message',
+      auth: guard,
+      body: schemas.inbound,
+      responses: { 200: 'Message delivered to the instance: `{messageId}`' },
+    },
+    async (ctx, { body: b }) => {
+      const { messageId } = await call.call(
+        id(ctx),
+        'sandbox.inbound',
+        {
+          from: `${digits(b.from)}@s.whatsapp.net`,
+          text: b.text ?? b.media?.caption ?? '',
+          ...(b.pushName ? { pushName: b.pushName } : {}),
+          ...(b.groupJid ? { groupJid: b.groupJid } : {}),
+          ...(b.buttonReplyId ? { buttonReplyId: b.buttonReplyId } : {}),
+          ...(b.media ? { media: b.media } : {}),
+        },
+        deps.callTimeoutMs,
+      );
+      ctx.body = { success: true, message: 'Message delivered to the instance', messageId };
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/call/:instance',
-    summary: 'A contact calls the instance',
-    auth: guard,
-    body: schemas.call,
-    responses: { 200: 'Call offered to the instance: `{callId}`' },
-  }, async (ctx, { body: b }) => {
-    const { callId } = await call.call(id(ctx), 'sandbox.call', { from: `${digits(b.from)}@s.whatsapp.net`, isVideo: b.isVideo ?? false }, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Call offered to the instance', callId };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/call/:instance',
+      summary: 'A contact calls the instance',
+      auth: guard,
+      body: schemas.call,
+      responses: { 200: 'Call offered to the instance: `{callId}`' },
+    },
+    async (ctx, { body: b }) => {
+      const { callId } = await call.call(
+        id(ctx),
+        'sandbox.call',
+        { from: `${digits(b.from)}@s.whatsapp.net`, isVideo: b.isVideo ?? false },
+        deps.callTimeoutMs,
+      );
+      ctx.body = { success: true, message: 'Call offered to the instance', callId };
+    },
+  );
 
-  api.route({
-    method: 'get',
-    path: '/outbox/:instance',
-    summary: 'What the instance sent, oldest first',
-    auth: guard,
-    query: z.object({ to: queryParam.text('Only to this number or JID'), after: queryParam.text('Only after this messageId') }),
-    responses: { 200: '`{messages: [...], meta: {total}}`' },
-  }, async (ctx, { query: { to, after } }) => {
-    const entries = await call.call(
-      id(ctx),
-      'sandbox.outbox',
-      { ...(to ? { to: to.includes('@') ? to : `${digits(to)}@s.whatsapp.net` } : {}), ...(after ? { after } : {}) },
-      deps.callTimeoutMs,
-    );
-    ctx.body = { success: true, message: `${entries.length} ${entries.length === 1 ? 'message' : 'messages'} sent`, messages: entries, meta: { total: entries.length } };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/outbox/:instance',
+      summary: 'What the instance sent, oldest first',
+      auth: guard,
+      query: z.object({
+        to: queryParam.text('Only to this number or JID'),
+        after: queryParam.text('Only after this messageId'),
+      }),
+      responses: { 200: '`{messages: [...], meta: {total}}`' },
+    },
+    async (ctx, { query: { to, after } }) => {
+      const entries = await call.call(
+        id(ctx),
+        'sandbox.outbox',
+        { ...(to ? { to: to.includes('@') ? to : `${digits(to)}@s.whatsapp.net` } : {}), ...(after ? { after } : {}) },
+        deps.callTimeoutMs,
+      );
+      ctx.body = {
+        success: true,
+        message: `${entries.length} ${entries.length === 1 ? 'message' : 'messages'} sent`,
+        messages: entries,
+        meta: { total: entries.length },
+      };
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/group/:instance',
-    summary: 'A group the phone is in',
-    auth: guard,
-    body: schemas.group,
-    responses: { 201: 'Group created: `{group}`' },
-  }, async (ctx, { body: b }) => {
-    const group = await call.call(
-      id(ctx),
-      'sandbox.group',
-      { subject: b.subject, description: b.description ?? '', participants: b.participants.map((p) => ({ number: digits(p.number), ...(p.admin ? { admin: true } : {}) })) },
-      deps.callTimeoutMs,
-    );
-    ctx.status = 201;
-    ctx.body = { success: true, message: 'Group created', group };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/group/:instance',
+      summary: 'A group the phone is in',
+      auth: guard,
+      body: schemas.group,
+      responses: { 201: 'Group created: `{group}`' },
+    },
+    async (ctx, { body: b }) => {
+      const group = await call.call(
+        id(ctx),
+        'sandbox.group',
+        {
+          subject: b.subject,
+          description: b.description ?? '',
+          participants: b.participants.map((p) => ({ number: digits(p.number), ...(p.admin ? { admin: true } : {}) })),
+        },
+        deps.callTimeoutMs,
+      );
+      ctx.status = 201;
+      ctx.body = { success: true, message: 'Group created', group };
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/labels/:instance',
-    summary: "A chat's labels, as a Business phone sets them",
-    auth: guard,
-    body: schemas.labels,
-    responses: { 200: 'Labels set: `{chat, labels}`' },
-  }, async (ctx, { body: b }) => {
-    const { chat } = await call.call(id(ctx), 'sandbox.labels', { chat: `${digits(b.chat)}@s.whatsapp.net`, labels: b.labels }, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Labels set', chat, labels: b.labels };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/labels/:instance',
+      summary: "A chat's labels, as a Business phone sets them",
+      auth: guard,
+      body: schemas.labels,
+      responses: { 200: 'Labels set: `{chat, labels}`' },
+    },
+    async (ctx, { body: b }) => {
+      const { chat } = await call.call(
+        id(ctx),
+        'sandbox.labels',
+        { chat: `${digits(b.chat)}@s.whatsapp.net`, labels: b.labels },
+        deps.callTimeoutMs,
+      );
+      ctx.body = { success: true, message: 'Labels set', chat, labels: b.labels };
+    },
+  );
 
-  api.route({
-    method: 'post',
-    path: '/fault/:instance',
-    summary: 'The next call of a session operation fails with the message given',
-    auth: guard,
-    body: schemas.fault,
-    responses: { 200: '`{operation}`' },
-  }, async (ctx, { body: b }) => {
-    const { operation } = await call.call(id(ctx), 'sandbox.fault', b, deps.callTimeoutMs);
-    ctx.body = { success: true, message: `The next ${operation} fails`, operation };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/fault/:instance',
+      summary: 'The next call of a session operation fails with the message given',
+      auth: guard,
+      body: schemas.fault,
+      responses: { 200: '`{operation}`' },
+    },
+    async (ctx, { body: b }) => {
+      const { operation } = await call.call(id(ctx), 'sandbox.fault', b, deps.callTimeoutMs);
+      ctx.body = { success: true, message: `The next ${operation} fails`, operation };
+    },
+  );
 
-  api.route({
-    method: 'get',
-    path: '/profile/:instance',
-    summary: 'The profile the network holds',
-    auth: guard,
-    responses: { 200: '`{profile: {name, status, picture}}`' },
-  }, async (ctx) => {
-    const profile = await call.call(id(ctx), 'sandbox.profile', {}, deps.callTimeoutMs);
-    ctx.body = { success: true, message: 'Profile as the network holds it', profile };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/profile/:instance',
+      summary: 'The profile the network holds',
+      auth: guard,
+      responses: { 200: '`{profile: {name, status, picture}}`' },
+    },
+    async (ctx) => {
+      const profile = await call.call(id(ctx), 'sandbox.profile', {}, deps.callTimeoutMs);
+      ctx.body = { success: true, message: 'Profile as the network holds it', profile };
+    },
+  );
 
   return api;
 }

@@ -8,12 +8,15 @@ import { staticPage } from '../static-page.js';
 export function settingsPanelRoutes() {
   const page = staticPage('settings.html');
   const api = new ApiRouter({ tag: 'Pages' });
-  api.route({
-    method: 'get',
-    path: '/settings',
-    summary: 'The account-webhook settings panel (an HTML page)',
-    auth: 'public',
-    responses: { 200: { description: 'The page', contentType: 'text/html' } },
-  }, (ctx) => page.send(ctx));
+  api.route(
+    {
+      method: 'get',
+      path: '/settings',
+      summary: 'The account-webhook settings panel (an HTML page)',
+      auth: 'public',
+      responses: { 200: { description: 'The page', contentType: 'text/html' } },
+    },
+    (ctx) => page.send(ctx),
+  );
   return api;
 }

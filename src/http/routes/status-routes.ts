@@ -30,16 +30,32 @@ export const STATUS_FONTS: Record<string, number> = {
 const FONT_NUMBERS = new Set(Object.values(STATUS_FONTS));
 
 const statusBody = z.strictObject({
-  type: z.string().optional().describe(`One of: ${STATUS_TYPES.join(', ')} (required)`),
+  type: z
+    .string()
+    .optional()
+    .describe(`One of: ${STATUS_TYPES.join(', ')} (required)`),
   message: z.string().max(65_536).optional().describe('The text, or the caption of the media (required)'),
-  mediaUrl: z.string().trim().max(4096).optional().describe('Public http(s) URL of the media (required unless type is text)'),
+  mediaUrl: z
+    .string()
+    .trim()
+    .max(4096)
+    .optional()
+    .describe('Public http(s) URL of the media (required unless type is text)'),
   mimeType: z.string().trim().max(128).optional(),
   fileName: z.string().max(256).optional(),
   backgroundColor: z.string().trim().max(16).optional().describe('Text status: a hex colour such as #1E90FF'),
-  font: z.union([z.string().trim().max(32), z.number().int()]).optional().describe(`Text status: ${Object.keys(STATUS_FONTS).join(', ')}, or its number`),
+  font: z
+    .union([z.string().trim().max(32), z.number().int()])
+    .optional()
+    .describe(`Text status: ${Object.keys(STATUS_FONTS).join(', ')}, or its number`),
   isVoice: z.boolean().optional().describe('Audio: a voice note (default true)'),
   duration: z.number().int().min(0).max(4_294_967_295).optional().describe('Audio: seconds (measured when absent)'),
-  waveform: z.array(z.number().int().min(0).max(255)).min(1).max(256).optional().describe('Audio: the voice-note waveform (computed when absent)'),
+  waveform: z
+    .array(z.number().int().min(0).max(255))
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('Audio: the voice-note waveform (computed when absent)'),
   source: z.string().trim().max(64).optional().describe('Echoed as data.source (default: api)'),
 });
 
@@ -56,12 +72,18 @@ function colour(raw: string): string {
 function font(raw: string | number): number {
   if (typeof raw === 'number' && FONT_NUMBERS.has(raw)) return raw;
   const named = typeof raw === 'string' ? STATUS_FONTS[raw.toLowerCase().replace(/[\s_]+/g, '-')] : undefined;
-  if (named === undefined) throw new ValidationError(`Invalid request body: font must be one of: ${Object.keys(STATUS_FONTS).join(', ')}`);
+  if (named === undefined)
+    throw new ValidationError(`Invalid request body: font must be one of: ${Object.keys(STATUS_FONTS).join(', ')}`);
   return named;
 }
 
 /** Downloads and prepares a status's media; every download failure is the spec's one message. */
-async function statusMedia(type: Exclude<StatusType, 'text'>, b: z.infer<typeof statusBody>, deps: Deps, log: AppState['log']): Promise<WireMedia> {
+async function statusMedia(
+  type: Exclude<StatusType, 'text'>,
+  b: z.infer<typeof statusBody>,
+  deps: Deps,
+  log: AppState['log'],
+): Promise<WireMedia> {
   let loaded;
   try {
     loaded = await downloadMedia(b.mediaUrl!, deps.media);
@@ -98,48 +120,51 @@ export function statusRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
   nameRequired(api, 'post', '/status', deps.auth);
 
-  api.route({
-    method: 'post',
-    path: '/status/:instance',
-    summary: 'Publish a status (24-hour story): text, image, video or audio',
-    auth: requireInstance(deps.store, deps.auth),
-    body: statusBody,
-    responses: { 200: 'Status published successfully: `{status: "sent", data: {messageId, …}}`' },
-  }, async (ctx, { body: b }) => {
-    const type = STATUS_TYPES.find((t) => t === b.type);
-    if (!type) throw new ValidationError(`Type must be one of: ${STATUS_TYPES.join(', ')}`);
-    if (!b.message) throw new ValidationError('Message is required');
-    if (type !== 'text' && !b.mediaUrl) throw new ValidationError(`MediaURL is required for type: ${type}`);
-    const instance = ctx.state.instance!;
-    const payload: StatusPayload = { type, text: b.message };
-    if (type === 'text') {
-      if (b.backgroundColor) payload.backgroundColor = colour(b.backgroundColor);
-      if (b.font !== undefined) payload.font = font(b.font);
-    }
-    if (instance.connection.state !== 'connected') throw disconnected();
-    if (type !== 'text') payload.media = await statusMedia(type, b, deps, ctx.state.log);
-    let result;
-    try {
-      result = await deps.runtime.router.call(instance.id, 'status.publish', payload, deps.callTimeoutMs);
-    } catch (err) {
-      throw isNotConnected(err) ? disconnected() : err;
-    }
-    ctx.body = {
-      success: true,
-      message: 'Status published successfully',
-      status: 'sent',
-      data: {
-        messageId: result.messageId,
-        direction: 'outgoing',
-        messageType: type,
-        content: b.message,
-        source: b.source || 'api',
-        timestamp: new Date(result.timestamp).toISOString(),
-        chat: { jid: 'status@broadcast', isGroup: false },
-        sender: { jid: result.senderJid, instance: instance.name },
-      },
-    };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/status/:instance',
+      summary: 'Publish a status (24-hour story): text, image, video or audio',
+      auth: requireInstance(deps.store, deps.auth),
+      body: statusBody,
+      responses: { 200: 'Status published successfully: `{status: "sent", data: {messageId, …}}`' },
+    },
+    async (ctx, { body: b }) => {
+      const type = STATUS_TYPES.find((t) => t === b.type);
+      if (!type) throw new ValidationError(`Type must be one of: ${STATUS_TYPES.join(', ')}`);
+      if (!b.message) throw new ValidationError('Message is required');
+      if (type !== 'text' && !b.mediaUrl) throw new ValidationError(`MediaURL is required for type: ${type}`);
+      const instance = ctx.state.instance!;
+      const payload: StatusPayload = { type, text: b.message };
+      if (type === 'text') {
+        if (b.backgroundColor) payload.backgroundColor = colour(b.backgroundColor);
+        if (b.font !== undefined) payload.font = font(b.font);
+      }
+      if (instance.connection.state !== 'connected') throw disconnected();
+      if (type !== 'text') payload.media = await statusMedia(type, b, deps, ctx.state.log);
+      let result;
+      try {
+        result = await deps.runtime.router.call(instance.id, 'status.publish', payload, deps.callTimeoutMs);
+      } catch (err) {
+        throw isNotConnected(err) ? disconnected() : err;
+      }
+      ctx.body = {
+        success: true,
+        message: 'Status published successfully',
+        status: 'sent',
+        data: {
+          messageId: result.messageId,
+          direction: 'outgoing',
+          messageType: type,
+          content: b.message,
+          source: b.source || 'api',
+          timestamp: new Date(result.timestamp).toISOString(),
+          chat: { jid: 'status@broadcast', isGroup: false },
+          sender: { jid: result.senderJid, instance: instance.name },
+        },
+      };
+    },
+  );
 
   return api;
 }

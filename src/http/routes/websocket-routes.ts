@@ -63,36 +63,48 @@ export function websocketRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/events', tag: 'WebSocket', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
 
-  api.route({
-    method: 'post',
-    path: '/websocket/:instance',
-    summary: 'Configure the WebSocket events of an instance (GET /ws/:instance)',
-    auth: guard,
-    rawBody: documentedBody,
-    responses: { 200: 'WebSocket configuration saved successfully: `{websocket: {enabled, events, base64, mediaBase64}}`' },
-  }, async (ctx, { body }) => {
-    const instance = ctx.state.instance!;
-    const websocket = parseWebsocketBody(body, instance.config.websocket);
-    if (!(await deps.store.instances.updateConfigBlock(instance.id, 'websocket', websocket))) {
-      throw new NotFoundError('Instance not found');
-    }
-    ctx.body = { success: true, message: 'WebSocket configuration saved successfully', websocket: websocketView(websocket) };
-  });
-
-  for (const path of ['/getWebsocket/:instance', '/websocket/:instance']) {
-    api.route({
-      method: 'get',
-      path,
-      summary: 'Read the WebSocket configuration',
+  api.route(
+    {
+      method: 'post',
+      path: '/websocket/:instance',
+      summary: 'Configure the WebSocket events of an instance (GET /ws/:instance)',
       auth: guard,
-      responses: { 200: '`{websocket: {enabled, events, base64, mediaBase64}}`' },
-    }, (ctx) => {
+      rawBody: documentedBody,
+      responses: {
+        200: 'WebSocket configuration saved successfully: `{websocket: {enabled, events, base64, mediaBase64}}`',
+      },
+    },
+    async (ctx, { body }) => {
+      const instance = ctx.state.instance!;
+      const websocket = parseWebsocketBody(body, instance.config.websocket);
+      if (!(await deps.store.instances.updateConfigBlock(instance.id, 'websocket', websocket))) {
+        throw new NotFoundError('Instance not found');
+      }
       ctx.body = {
         success: true,
-        message: 'WebSocket configuration retrieved successfully',
-        websocket: websocketView(ctx.state.instance!.config.websocket),
+        message: 'WebSocket configuration saved successfully',
+        websocket: websocketView(websocket),
       };
-    });
+    },
+  );
+
+  for (const path of ['/getWebsocket/:instance', '/websocket/:instance']) {
+    api.route(
+      {
+        method: 'get',
+        path,
+        summary: 'Read the WebSocket configuration',
+        auth: guard,
+        responses: { 200: '`{websocket: {enabled, events, base64, mediaBase64}}`' },
+      },
+      (ctx) => {
+        ctx.body = {
+          success: true,
+          message: 'WebSocket configuration retrieved successfully',
+          websocket: websocketView(ctx.state.instance!.config.websocket),
+        };
+      },
+    );
   }
 
   return api;

@@ -19,7 +19,9 @@ export function summarize(ev) {
     }
     case 'message.status': {
       const ids = Array.isArray(d.messageIds) ? d.messageIds.length : 0;
-      return String(d.status || '?') + ': ' + ids + (ids === 1 ? ' message to ' : ' messages to ') + numberOf(d.recipient);
+      return (
+        String(d.status || '?') + ': ' + ids + (ids === 1 ? ' message to ' : ' messages to ') + numberOf(d.recipient)
+      );
     }
     case 'call.update':
       return 'Call ' + String(d.status || '?') + ' from ' + numberOf(d.from) + (d.isVideo ? ' (video)' : '');
@@ -41,7 +43,12 @@ function eventItem(ev) {
   const type = el('span', 'type', ev.event);
   type.dataset.event = ev.event;
   const text = summarize(ev);
-  summary.append(el('span', 'time', formatTime(ev.at)), el('span', 'instance', ev.instance), type, el('span', 'text', text.length > 280 ? text.slice(0, 279) + '…' : text));
+  summary.append(
+    el('span', 'time', formatTime(ev.at)),
+    el('span', 'instance', ev.instance),
+    type,
+    el('span', 'text', text.length > 280 ? text.slice(0, 279) + '…' : text),
+  );
   details.append(summary, el('pre', '', JSON.stringify(ev.data, null, 2)));
   li.append(details);
   return li;

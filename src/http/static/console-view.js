@@ -3,7 +3,13 @@
 
 export const $ = (id) => document.getElementById(id);
 
-export const STATE_LABELS = { connected: 'Connected', connecting: 'Connecting', qr: 'Waiting for link', disconnected: 'Disconnected', loggedout: 'Logged out' };
+export const STATE_LABELS = {
+  connected: 'Connected',
+  connecting: 'Connecting',
+  qr: 'Waiting for link',
+  disconnected: 'Disconnected',
+  loggedout: 'Logged out',
+};
 
 /** A new element with a class and a text. */
 export function el(tag, className, text) {

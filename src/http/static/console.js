@@ -6,7 +6,15 @@
 import { createEventLog } from './console-events.js';
 import { $, el, formatTime, numberOf, setBadge, stateOf } from './console-view.js';
 
-const SETTINGS = ['autoRejectCalls', 'callRejectMessage', 'ignoreGroupMessages', 'keepOnlineStatus', 'autoReadMessages', 'disableHistorySync', 'ignoreStatus'];
+const SETTINGS = [
+  'autoRejectCalls',
+  'callRejectMessage',
+  'ignoreGroupMessages',
+  'keepOnlineStatus',
+  'autoReadMessages',
+  'disableHistorySync',
+  'ignoreStatus',
+];
 const POLL_MS = 15_000;
 const QR_REFRESH_MS = 20_000;
 const QR_REFRESHES = 6;
@@ -40,7 +48,9 @@ function say(text) {
   $('error').textContent = '';
   $('status').textContent = text;
   clearTimeout(flash.timer);
-  flash.timer = setTimeout(() => { $('status').textContent = ''; }, 4000);
+  flash.timer = setTimeout(() => {
+    $('status').textContent = '';
+  }, 4000);
 }
 function fail(text) {
   $('status').textContent = '';
@@ -61,10 +71,21 @@ class ApiError extends Error {
 async function api(method, path, body) {
   const headers = { token: session.token };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'omit',
+    cache: 'no-store',
+  });
   let json = {};
-  try { json = await res.json(); } catch { /* a non-JSON answer is reported by its status below */ }
-  if (!res.ok || json.success === false) throw new ApiError(res.status, (json.error && json.error.message) || ('HTTP ' + res.status));
+  try {
+    json = await res.json();
+  } catch {
+    /* a non-JSON answer is reported by its status below */
+  }
+  if (!res.ok || json.success === false)
+    throw new ApiError(res.status, (json.error && json.error.message) || 'HTTP ' + res.status);
   return json;
 }
 
@@ -176,7 +197,11 @@ function openStream() {
   ws.addEventListener('message', (e) => {
     if (session.stream !== ws || typeof e.data !== 'string') return;
     let frame;
-    try { frame = JSON.parse(e.data); } catch { return; }
+    try {
+      frame = JSON.parse(e.data);
+    } catch {
+      return;
+    }
     onFrame(frame);
   });
   ws.addEventListener('close', (e) => {
@@ -253,8 +278,15 @@ async function loadInstances() {
 
 function matchesFilter(instance, filter) {
   if (!filter) return true;
-  const hay = [instance.name, numberOf(instance.connection && instance.connection.numberJid), stateOf(instance), instance.profile && instance.profile.name]
-    .filter(Boolean).join(' ').toLowerCase();
+  const hay = [
+    instance.name,
+    numberOf(instance.connection && instance.connection.numberJid),
+    stateOf(instance),
+    instance.profile && instance.profile.name,
+  ]
+    .filter(Boolean)
+    .join(' ')
+    .toLowerCase();
   return hay.includes(filter);
 }
 
@@ -280,7 +312,11 @@ function listItem(instance) {
   setBadge(badge, stateOf(instance));
   const number = numberOf(instance.connection && instance.connection.numberJid);
   const profile = instance.profile && instance.profile.name;
-  button.append(el('span', 'name', instance.name), badge, el('span', 'sub', [number, profile].filter(Boolean).join(' · ') || 'no number linked'));
+  button.append(
+    el('span', 'name', instance.name),
+    badge,
+    el('span', 'sub', [number, profile].filter(Boolean).join(' · ') || 'no number linked'),
+  );
   li.append(button);
   return li;
 }
@@ -334,7 +370,9 @@ function renderDetail() {
   $('detail-created').textContent = instance.createdAt ? new Date(instance.createdAt).toLocaleString() : '—';
   const connected = state === 'connected';
   $('connected-note').hidden = !connected;
-  $('connected-note').textContent = connected ? 'Connected' + (instance.connection.numberJid ? ' as ' + numberOf(instance.connection.numberJid) : '') + '.' : '';
+  $('connected-note').textContent = connected
+    ? 'Connected' + (instance.connection.numberJid ? ' as ' + numberOf(instance.connection.numberJid) : '') + '.'
+    : '';
   if (connected) {
     stopQr();
     $('pairing').hidden = true;
@@ -379,7 +417,8 @@ async function fetchQr(name) {
     scheduleReload();
     return;
   }
-  if (res.status !== 'qr' || typeof res.qrCodeBase64 !== 'string' || !DATA_PNG.test(res.qrCodeBase64)) throw new Error('The server did not return a QR code image.');
+  if (res.status !== 'qr' || typeof res.qrCodeBase64 !== 'string' || !DATA_PNG.test(res.qrCodeBase64))
+    throw new Error('The server did not return a QR code image.');
   $('qr-image').src = res.qrCodeBase64;
   $('qr').hidden = false;
   $('pairing').hidden = true;
@@ -404,7 +443,8 @@ $('connect-qr').addEventListener('click', () => {
     session.qrTimer = setInterval(() => {
       const instance = session.instances.get(name);
       if (name !== session.selected || stateOf(instance) === 'connected' || session.qrLeft-- <= 0) {
-        if (name === session.selected && stateOf(instance) !== 'connected') say('The QR code expired: click Show QR code for a new one.');
+        if (name === session.selected && stateOf(instance) !== 'connected')
+          say('The QR code expired: click Show QR code for a new one.');
         stopQr();
         return;
       }

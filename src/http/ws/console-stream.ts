@@ -117,9 +117,15 @@ export class ConsoleStream {
 
   constructor(private readonly o: ConsoleStreamDeps) {
     this.#log = o.logger.child({ stream: 'console' });
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: o.maxClientFrameBytes, perMessageDeflate: false, clientTracking: false });
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: o.maxClientFrameBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
     this.#wss.on('headers', (headers: string[], req: IncomingMessage) => {
-      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {})) headers.push(`${name}: ${value}`);
+      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {}))
+        headers.push(`${name}: ${value}`);
     });
   }
 
@@ -151,18 +157,30 @@ export class ConsoleStream {
     } catch (err) {
       this.#log.warn({ err, account: verdict.account.name }, 'cannot list the account instances for a console stream');
       this.#release(watch);
-      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.Unavailable, 'unavailable') });
+      refuseUpgrade(socket, {
+        status: 503,
+        headers: verdict.headers,
+        body: jsonError(WsMessage.Unavailable, 'unavailable'),
+      });
       return;
     }
     if (watch.announced === '') {
       // The account went away between the token check and the listing.
       this.#release(watch);
-      refuseUpgrade(socket, { status: 401, headers: verdict.headers, body: jsonError(AuthMessage.Invalid, 'unauthenticated') });
+      refuseUpgrade(socket, {
+        status: 401,
+        headers: verdict.headers,
+        body: jsonError(AuthMessage.Invalid, 'unauthenticated'),
+      });
       return;
     }
     if (this.#closed) {
       this.#release(watch);
-      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.ShuttingDown, 'unavailable') });
+      refuseUpgrade(socket, {
+        status: 503,
+        headers: verdict.headers,
+        body: jsonError(WsMessage.ShuttingDown, 'unavailable'),
+      });
       return;
     }
     let registered = false;
@@ -188,7 +206,11 @@ export class ConsoleStream {
       clearInterval(this.#heartbeat);
       clearInterval(this.#refresher);
       const open = [...this.#clients].map((c) => c.ws);
-      const closed = Promise.all(open.map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r())))));
+      const closed = Promise.all(
+        open.map(
+          (ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))),
+        ),
+      );
       for (const client of [...this.#clients]) this.#closeClient(client, 1001, 'server shutting down');
       await Promise.race([closed, new Promise((r) => setTimeout(r, this.o.evictGraceMs).unref())]);
       for (const ws of open) ws.terminate();
@@ -251,12 +273,16 @@ export class ConsoleStream {
     if (isBinary) return;
     let message: unknown;
     try {
-      message = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+      message = JSON.parse(
+        Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'),
+      );
     } catch {
       return;
     }
     if ((message as { console?: unknown } | null)?.console !== 'refresh') return;
-    this.#sync(client.watch).catch((err: unknown) => this.#log.warn({ err, account: client.watch.accountName }, 'console re-list failed'));
+    this.#sync(client.watch).catch((err: unknown) =>
+      this.#log.warn({ err, account: client.watch.accountName }, 'console re-list failed'),
+    );
   }
 
   #unregister(client: ConsoleClient): void {
@@ -301,7 +327,8 @@ export class ConsoleStream {
     ]);
     if (watch.dropped) return;
     for (const client of [...watch.clients]) {
-      if (!account || !safeEqual(client.tokenHash, account.tokenHash)) this.#closeClient(client, 1008, 'token no longer valid');
+      if (!account || !safeEqual(client.tokenHash, account.tokenHash))
+        this.#closeClient(client, 1008, 'token no longer valid');
     }
     if (!account) return;
     watch.accountName = account.name;
@@ -314,7 +341,10 @@ export class ConsoleStream {
     const added: Array<[string, Subscription]> = [];
     for (const [id, name] of live) {
       if (watch.subs.has(id)) continue;
-      const sub: Subscription = { name, ready: this.o.events.subscribe(id, (e) => this.#deliver(watch, e as EventEnvelope)) };
+      const sub: Subscription = {
+        name,
+        ready: this.o.events.subscribe(id, (e) => this.#deliver(watch, e as EventEnvelope)),
+      };
       sub.ready.catch(() => undefined);
       watch.subs.set(id, sub);
       added.push([id, sub]);
@@ -359,7 +389,9 @@ export class ConsoleStream {
     this.#refresher = setInterval(() => {
       for (const watch of this.#watches.values()) {
         if (watch.syncing) continue;
-        this.#sync(watch).catch((err: unknown) => this.#log.warn({ err, account: watch.accountName }, 'console re-list failed'));
+        this.#sync(watch).catch((err: unknown) =>
+          this.#log.warn({ err, account: watch.accountName }, 'console re-list failed'),
+        );
       }
     }, this.o.configRefreshMs).unref();
   }

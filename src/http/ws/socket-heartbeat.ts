@@ -15,7 +15,12 @@ export interface HeartbeatTiming {
 
 /** A new socket's state: first ping one interval from now; a pong clears the deadline. */
 export function startHeartbeat<T extends object>(ws: WebSocket, timing: HeartbeatTiming, extra: T): Heartbeating & T {
-  const state: Heartbeating & T = { ...extra, ws, nextPingAt: Date.now() + timing.pingIntervalMs, pongDeadline: undefined };
+  const state: Heartbeating & T = {
+    ...extra,
+    ws,
+    nextPingAt: Date.now() + timing.pingIntervalMs,
+    pongDeadline: undefined,
+  };
   ws.on('pong', () => {
     state.pongDeadline = undefined;
   });
@@ -28,7 +33,11 @@ export function heartbeatTickMs(timing: HeartbeatTiming): number {
 }
 
 /** One tick over `sockets`: pings those that are due, hands to `drop` those whose pong deadline passed. */
-export function beat<S extends Heartbeating>(sockets: Iterable<S>, timing: HeartbeatTiming, drop: (socket: S) => void): void {
+export function beat<S extends Heartbeating>(
+  sockets: Iterable<S>,
+  timing: HeartbeatTiming,
+  drop: (socket: S) => void,
+): void {
   const now = Date.now();
   for (const socket of [...sockets]) {
     if (socket.ws.readyState !== WebSocket.OPEN) continue;

@@ -134,7 +134,10 @@ export class UpgradeGuard {
   constructor(private readonly o: UpgradeGuardOptions) {
     this.#koa = new Koa<AppState>({ proxy: o.trustProxy });
     // The upgrade counts against the Global limit: the HTTP API's own middleware, with its bucket rules.
-    this.#limit = rateLimit(o.rateLimiter, o.auth, { perMinute: o.rateLimitPerMinute, createPerMinute: o.rateLimitPerMinute });
+    this.#limit = rateLimit(o.rateLimiter, o.auth, {
+      perMinute: o.rateLimitPerMinute,
+      createPerMinute: o.rateLimitPerMinute,
+    });
     this.#origins = new Set(o.allowedOrigins.map(normalizeOrigin));
   }
 
@@ -168,7 +171,10 @@ export class UpgradeGuard {
    * Builds a Koa context for the upgrade request and runs `decide` inside the rate limit, the HTTPS check
    * and the error envelope; a thrown AppError becomes the refusal's status and body.
    */
-  async #run<T extends object>(req: IncomingMessage, decide: (ctx: AppContext) => Promise<T | 'origin-blocked'>): Promise<Verdict<T>> {
+  async #run<T extends object>(
+    req: IncomingMessage,
+    decide: (ctx: AppContext) => Promise<T | 'origin-blocked'>,
+  ): Promise<Verdict<T>> {
     const ctx = this.#koa.createContext(req, new ServerResponse(req)) as AppContext;
     const given = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
@@ -218,7 +224,8 @@ export class UpgradeGuard {
     const { store } = this.o;
     if (principal.kind === 'instance') {
       if (principal.instance.name === name) return principal.instance;
-      if (await store.instances.findByName(principal.account.id, name)) throw new ForbiddenError(AuthMessage.InstanceMismatch);
+      if (await store.instances.findByName(principal.account.id, name))
+        throw new ForbiddenError(AuthMessage.InstanceMismatch);
       throw new AuthError(AuthMessage.InvalidInstance);
     }
     const instance = await store.instances.findByName(principal.account.id, name);

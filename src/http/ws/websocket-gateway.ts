@@ -124,7 +124,8 @@ export class WebSocketGateway {
       clientTracking: false,
     });
     this.#wss.on('headers', (headers: string[], req: IncomingMessage) => {
-      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {})) headers.push(`${name}: ${value}`);
+      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {}))
+        headers.push(`${name}: ${value}`);
     });
   }
 
@@ -174,7 +175,11 @@ export class WebSocketGateway {
       this.#servers.clear();
       const consoleClosed = this.#console.close();
       const open = [...this.#clients].map((c) => c.ws);
-      const closed = Promise.all(open.map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r())))));
+      const closed = Promise.all(
+        open.map(
+          (ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : ws.once('close', () => r()))),
+        ),
+      );
       for (const client of [...this.#clients]) this.#closeClient(client, 1001, 'server shutting down');
       await Promise.race([closed, new Promise((r) => setTimeout(r, EVICT_GRACE_MS).unref())]);
       for (const ws of open) ws.terminate();
@@ -213,7 +218,11 @@ export class WebSocketGateway {
       return;
     }
     if (this.#closed) {
-      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.ShuttingDown, 'unavailable') });
+      refuseUpgrade(socket, {
+        status: 503,
+        headers: verdict.headers,
+        body: jsonError(WsMessage.ShuttingDown, 'unavailable'),
+      });
       return;
     }
     const channel = this.#acquire(verdict.instance);
@@ -222,12 +231,20 @@ export class WebSocketGateway {
     } catch (err) {
       this.#log.warn({ err, instance: name }, 'cannot subscribe to the instance events');
       this.#release(channel);
-      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.Unavailable, 'unavailable') });
+      refuseUpgrade(socket, {
+        status: 503,
+        headers: verdict.headers,
+        body: jsonError(WsMessage.Unavailable, 'unavailable'),
+      });
       return;
     }
     if (this.#closed) {
       this.#release(channel);
-      refuseUpgrade(socket, { status: 503, headers: verdict.headers, body: jsonError(WsMessage.ShuttingDown, 'unavailable') });
+      refuseUpgrade(socket, {
+        status: 503,
+        headers: verdict.headers,
+        body: jsonError(WsMessage.ShuttingDown, 'unavailable'),
+      });
       return;
     }
     // `ws` answers a malformed handshake itself (400/405/426) without calling back: the reference taken

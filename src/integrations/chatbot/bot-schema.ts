@@ -10,7 +10,13 @@ export type BotSettings = Omit<ChatbotBotRecord, 'instanceId' | 'botId' | 'creat
 /** A partial update (PATCH); `null` clears an optional field. */
 export type BotPatch = Partial<Record<keyof BotSettings, unknown>>;
 
-export const TRIGGER_OPERATORS: readonly ChatbotTriggerOperator[] = ['contains', 'equals', 'startsWith', 'endsWith', 'regex'];
+export const TRIGGER_OPERATORS: readonly ChatbotTriggerOperator[] = [
+  'contains',
+  'equals',
+  'startsWith',
+  'endsWith',
+  'regex',
+];
 /** Limits of the numeric fields. */
 export const BOT_LIMITS = { expireMinutes: 525_600, typingDelayMs: 60_000, debounceSeconds: 3600 } as const;
 
@@ -37,7 +43,11 @@ const fields = {
 };
 
 /** A new bot's body (`url` and `triggerType` are checked as required by `checkBot`). */
-export const createSchema = z.strictObject(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> });
+export const createSchema = z.strictObject(
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as {
+    [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
+  },
+);
 /** An update's body: the bot's id (or `?botId=`) and the fields to change. */
 export const patchSchema = createSchema.extend({ botId: z.string().optional() });
 
@@ -67,7 +77,8 @@ function parse<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
   return parsed.data;
 }
 
-const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+const defined = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** The body of POST /api/chatbot/set: shape only (checkBot checks the meaning). */
 export function parseCreateBody(raw: unknown): BotPatch {
@@ -79,7 +90,8 @@ export function parsePatchBody(raw: unknown, queryBotId: string | undefined): { 
   const { botId, ...patch } = parse(patchSchema, raw);
   const id = (botId ?? queryBotId)?.trim();
   if (!id) throw new ValidationError('botId is required');
-  if (Object.values(patch).every((v) => v === undefined)) throw new ValidationError('At least one bot field must be provided');
+  if (Object.values(patch).every((v) => v === undefined))
+    throw new ValidationError('At least one bot field must be provided');
   return { botId: id, patch: defined(patch) };
 }
 
@@ -94,7 +106,8 @@ export function checkBot(base: BotSettings | undefined, patch: BotPatch, allowPr
   const bot = merged as unknown as BotSettings;
   if (typeof merged.url !== 'string' || !merged.url.trim()) throw new ValidationError('url is required');
   bot.url = checkFlowUrl(merged.url, allowPrivateUrls);
-  if (bot.triggerType !== 'all' && bot.triggerType !== 'keyword') throw new ValidationError("triggerType must be 'all' or 'keyword'");
+  if (bot.triggerType !== 'all' && bot.triggerType !== 'keyword')
+    throw new ValidationError("triggerType must be 'all' or 'keyword'");
   if (bot.triggerType === 'all') {
     bot.triggerOperator = undefined;
     bot.triggerValue = undefined;
@@ -109,9 +122,14 @@ export function checkBot(base: BotSettings | undefined, patch: BotPatch, allowPr
     } else bot.triggerValue = bot.triggerValue.trim();
   }
   // The body's schema checks these too; the creation block's own schema is wider.
-  for (const [field, max, int] of [['expireMinutes', BOT_LIMITS.expireMinutes, false], ['typingDelayMs', BOT_LIMITS.typingDelayMs, true], ['debounceSeconds', BOT_LIMITS.debounceSeconds, true]] as const) {
+  for (const [field, max, int] of [
+    ['expireMinutes', BOT_LIMITS.expireMinutes, false],
+    ['typingDelayMs', BOT_LIMITS.typingDelayMs, true],
+    ['debounceSeconds', BOT_LIMITS.debounceSeconds, true],
+  ] as const) {
     const value = bot[field];
-    if (!(value >= 0 && value <= max) || (int && !Number.isInteger(value))) throw new ValidationError(`${field} must be ${int ? 'an integer ' : ''}from 0 to ${max}`);
+    if (!(value >= 0 && value <= max) || (int && !Number.isInteger(value)))
+      throw new ValidationError(`${field} must be ${int ? 'an integer ' : ''}from 0 to ${max}`);
   }
   bot.keywordFinish = bot.keywordFinish.trim();
   return bot;

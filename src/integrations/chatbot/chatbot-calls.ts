@@ -13,7 +13,10 @@ export interface ChatbotCallMap {
   /** Re-reads the bots after a removal; ends the sessions of bots that are gone or disabled. */
   'chatbot.sync': { payload: Record<string, never>; result: { bots: number; closedSessions: number } };
   /** Starts a flow for a chat (closing its current session). */
-  'chatbot.start': { payload: { chatJid: string; botId?: string; variables: Record<string, string> }; result: SessionView };
+  'chatbot.start': {
+    payload: { chatJid: string; botId?: string; variables: Record<string, string> };
+    result: SessionView;
+  };
   'chatbot.control': { payload: { chatJid: string; action: SessionAction }; result: ControlResult };
 }
 

@@ -3,7 +3,15 @@ import type { ActorCallKind } from '../../actors/actor-calls.js';
 import type { CallHandler } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
-import { ConflictError, NotConnectedError, NotFoundError, NotOwnerError, UnavailableError, ValidationError, isNotConnected } from '../../errors.js';
+import {
+  ConflictError,
+  NotConnectedError,
+  NotFoundError,
+  NotOwnerError,
+  UnavailableError,
+  ValidationError,
+  isNotConnected,
+} from '../../errors.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
 import type { ChatbotBotRecord } from '../../store/records.js';
 import { ChatLanes, RecentIds, sleep } from './chat-lanes.js';
@@ -121,7 +129,8 @@ export class ChatbotExtension implements InstanceExtension {
     await this.#state.load();
     this.#markReady();
     // What the previous owner left: pending replies are sent, deadlines re-armed (a past one fires now).
-    for (const chat of new Set([...this.#state.sessions.keys(), ...this.#state.inboxes.keys()])) this.#fire(chat, () => this.#resume(chat));
+    for (const chat of new Set([...this.#state.sessions.keys(), ...this.#state.inboxes.keys()]))
+      this.#fire(chat, () => this.#resume(chat));
   }
 
   async onMessage(message: NormalizedMessage): Promise<void> {
@@ -131,7 +140,8 @@ export class ChatbotExtension implements InstanceExtension {
     if (message.chat.type === 'status' || message.chat.type === 'newsletter') return;
     if (message.fromMe) {
       // Anything the operator sends but a reaction is a manual reply.
-      if (message.type !== 'reaction' && !this.#ownSends.has(message.id)) this.#fire(chat, () => this.#operatorMessage(message));
+      if (message.type !== 'reaction' && !this.#ownSends.has(message.id))
+        this.#fire(chat, () => this.#operatorMessage(message));
       return;
     }
     // Reactions, payments, event cards and the like are no answer to a flow.
@@ -180,7 +190,11 @@ export class ChatbotExtension implements InstanceExtension {
   #arm(chat: string): void {
     clearTimeout(this.#timers.get(chat));
     this.#timers.delete(chat);
-    const deadlines = [this.#state.inboxes.get(chat)?.dueAt, this.#state.sessions.get(chat)?.expiresAt, this.#retryAt.get(chat)].filter((d) => d !== undefined);
+    const deadlines = [
+      this.#state.inboxes.get(chat)?.dueAt,
+      this.#state.sessions.get(chat)?.expiresAt,
+      this.#retryAt.get(chat),
+    ].filter((d) => d !== undefined);
     if (deadlines.length === 0) return;
     const wait = Math.min(...deadlines) - Date.now();
     const delay = wait <= 0 ? OVERDUE_DELAY_MS : Math.min(wait, MAX_TIMER_MS);
@@ -220,12 +234,15 @@ export class ChatbotExtension implements InstanceExtension {
 
   /** Ends the sessions whose bot is gone or disabled; returns how many. */
   async #endOrphans(): Promise<number> {
-    const orphans = [...this.#state.sessions.values()].filter((s) => !this.#state.bot(s.botId)?.enabled).map((s) => s.chatJid);
+    const orphans = [...this.#state.sessions.values()]
+      .filter((s) => !this.#state.bot(s.botId)?.enabled)
+      .map((s) => s.chatJid);
     await Promise.all(
       orphans.map((chat) =>
         this.#lane(chat, async () => {
           const s = this.#state.sessions.get(chat);
-          if (s && !this.#state.bot(s.botId)?.enabled) await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+          if (s && !this.#state.bot(s.botId)?.enabled)
+            await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
         }),
       ),
     );
@@ -303,7 +320,10 @@ export class ChatbotExtension implements InstanceExtension {
     const session = this.#state.sessions.get(chat);
     if (session) {
       if (session.status === 'opened' && this.#state.bot(session.botId)?.stopBotFromMe) {
-        await this.#state.save(chat, { session: this.#paused(session), inbox: this.#state.inboxes.has(chat) ? null : undefined });
+        await this.#state.save(chat, {
+          session: this.#paused(session),
+          inbox: this.#state.inboxes.has(chat) ? null : undefined,
+        });
       }
       return;
     }
@@ -311,7 +331,10 @@ export class ChatbotExtension implements InstanceExtension {
     if (!this.#state.bots.some((b) => b.enabled && b.noStartFromMe)) return;
     if (now - (this.#state.manual.get(chat) ?? -Infinity) < MANUAL_REFRESH_MS) return;
     // Markers past the window are forgotten along the way, a few at a time.
-    const stale = [...this.#state.manual].filter(([c, at]) => c !== chat && now - at >= OPERATOR_WINDOW_MS).slice(0, 50).map(([c]) => c);
+    const stale = [...this.#state.manual]
+      .filter(([c, at]) => c !== chat && now - at >= OPERATOR_WINDOW_MS)
+      .slice(0, 50)
+      .map(([c]) => c);
     await this.#state.save(chat, { manual: now, staleManual: stale });
   }
 
@@ -334,7 +357,13 @@ export class ChatbotExtension implements InstanceExtension {
   }
 
   #advance(session: ChatSession, step: Step): ChatSession {
-    return { ...session, flowSessionId: step.sessionId, choices: step.choices, pending: [...session.pending, ...step.replies], ended: step.ended };
+    return {
+      ...session,
+      flowSessionId: step.sessionId,
+      choices: step.choices,
+      pending: [...session.pending, ...step.replies],
+      ended: step.ended,
+    };
   }
 
   /** Gives the due buffer to the flow and stores the replies to send. A failed call drops the buffer. */
@@ -351,7 +380,9 @@ export class ChatbotExtension implements InstanceExtension {
     const input: TypebotMessage = inbox.replyId ? { type: 'text', text, metadata: { replyId: inbox.replyId } } : text;
     let step: Step;
     try {
-      step = session.flowSessionId ? await this.#flow.continue(session, bot, input) : await this.#flow.start(session, bot, {}, input);
+      step = session.flowSessionId
+        ? await this.#flow.continue(session, bot, input)
+        : await this.#flow.start(session, bot, {}, input);
     } catch (err) {
       if (!(err instanceof TypebotRequestError)) throw err;
       // A session whose flow never started goes too: the contact's next message is routed again.
@@ -379,7 +410,12 @@ export class ChatbotExtension implements InstanceExtension {
     if (!bot) return;
     const [reply, ...rest] = session.pending;
     if (!reply) {
-      if (session.ended) await this.#state.save(chat, { session: bot.keepOpen ? { ...session, status: 'held', flowSessionId: undefined, choices: [], ended: false } : null });
+      if (session.ended)
+        await this.#state.save(chat, {
+          session: bot.keepOpen
+            ? { ...session, status: 'held', flowSessionId: undefined, choices: [], ended: false }
+            : null,
+        });
       return;
     }
     const signal = this.#signal(chat);
@@ -469,8 +505,12 @@ export class ChatbotExtension implements InstanceExtension {
       return bot;
     }
     const enabled = this.#state.bots.filter((b) => b.enabled);
-    const bot = enabled.find((b) => b.triggerType === 'all') ?? enabled.find((b) => b.fallback) ?? (this.#state.bots.length === 1 ? this.#state.bots[0] : undefined);
-    if (!bot) throw new ValidationError('botId is required: the instance has several bots and none answers every message');
+    const bot =
+      enabled.find((b) => b.triggerType === 'all') ??
+      enabled.find((b) => b.fallback) ??
+      (this.#state.bots.length === 1 ? this.#state.bots[0] : undefined);
+    if (!bot)
+      throw new ValidationError('botId is required: the instance has several bots and none answers every message');
     return bot;
   }
 
@@ -483,7 +523,11 @@ export class ChatbotExtension implements InstanceExtension {
       const existing = this.#state.sessions.get(chat);
       const fresh = newSession(chat, bot, existing?.pushName, now);
       const session = this.#advance(fresh, await this.#flow.start(fresh, bot, variables, undefined));
-      await this.#state.save(chat, { session, inbox: this.#state.inboxes.has(chat) ? null : undefined, activity: bot.botId });
+      await this.#state.save(chat, {
+        session,
+        inbox: this.#state.inboxes.has(chat) ? null : undefined,
+        activity: bot.botId,
+      });
       return sessionView(session);
     });
   }
@@ -502,7 +546,12 @@ export class ChatbotExtension implements InstanceExtension {
       else {
         const bot = this.#state.bot(session.botId);
         const now = Date.now();
-        next = { ...session, status: 'opened', updatedAt: iso(now), expiresAt: bot ? expiry(bot, now) : session.expiresAt };
+        next = {
+          ...session,
+          status: 'opened',
+          updatedAt: iso(now),
+          expiresAt: bot ? expiry(bot, now) : session.expiresAt,
+        };
       }
       await this.#state.save(chat, { session: next, ...(action === 'pause' ? { inbox: clearInbox } : {}) });
       return sessionView(next);

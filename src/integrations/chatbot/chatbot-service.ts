@@ -101,13 +101,18 @@ export class ChatbotService {
     this.#assertUnique(bots, settings, botId);
     const bot: ChatbotBotRecord = { ...existing, ...settings, updatedAt: new Date().toISOString() };
     if (!(await this.o.store.chatbots.updateBot(bot))) throw new NotFoundError(BOT_NOT_FOUND);
-    await this.recomputeLink(instanceId, bots.map((b) => (b.botId === botId ? bot : b)));
+    await this.recomputeLink(
+      instanceId,
+      bots.map((b) => (b.botId === botId ? bot : b)),
+    );
     return bot;
   }
 
   /** Removes one bot, or all of them (the link goes with the last one). Idempotent. */
   async removeBots(instanceId: string, botId: string | undefined): Promise<{ deleted: number; remaining: number }> {
-    const deleted = botId ? Number(await this.o.store.chatbots.deleteBot(instanceId, botId)) : await this.o.store.chatbots.deleteAllBots(instanceId);
+    const deleted = botId
+      ? Number(await this.o.store.chatbots.deleteBot(instanceId, botId))
+      : await this.o.store.chatbots.deleteAllBots(instanceId);
     const bots = await this.o.store.chatbots.listBots(instanceId);
     await this.recomputeLink(instanceId, bots);
     return { deleted, remaining: bots.length };
@@ -134,7 +139,12 @@ export class ChatbotService {
   async recordFlowHealth(instanceId: string, error: string | undefined): Promise<void> {
     const link = await this.o.store.chatbots.getLink(instanceId);
     if (!link || (error === undefined && link.status === 'active')) return;
-    await this.o.store.chatbots.saveLink({ ...link, status: error === undefined ? 'active' : 'error', lastError: error ?? link.lastError, updatedAt: new Date().toISOString() });
+    await this.o.store.chatbots.saveLink({
+      ...link,
+      status: error === undefined ? 'active' : 'error',
+      lastError: error ?? link.lastError,
+      updatedAt: new Date().toISOString(),
+    });
   }
 
   /** The instance's bots. @throws NotFoundError without any bot (no integration), or when `botId` is not one of them. */
@@ -159,7 +169,12 @@ export class ChatbotService {
       integration: link,
       bots: selected.map((b) => {
         const last = state.activity.get(b.botId);
-        return { ...botView(b), active_sessions: active.get(b.botId) ?? 0, ...(last ? { last_activity_at: last } : {}), ...link };
+        return {
+          ...botView(b),
+          active_sessions: active.get(b.botId) ?? 0,
+          ...(last ? { last_activity_at: last } : {}),
+          ...link,
+        };
       }),
     };
   }
@@ -178,10 +193,19 @@ export class ChatbotService {
   async createFromBlock(instance: InstanceRecord, block: ChatbotBlock) {
     const { enabled, url, triggerType, triggerOperator, triggerValue, label, ...flags } = block;
     try {
-      const bot = await this.createBot(instance.id, { enabled, url, triggerType, triggerOperator, triggerValue, label, ...flags });
+      const bot = await this.createBot(instance.id, {
+        enabled,
+        url,
+        triggerType,
+        triggerOperator,
+        triggerValue,
+        label,
+        ...flags,
+      });
       return { status: 'active' as const, ...botView(bot) };
     } catch (err) {
-      if (!(err instanceof ValidationError || err instanceof ConflictError)) this.o.log.error({ err, instance: instance.name }, 'chatbot block failed');
+      if (!(err instanceof ValidationError || err instanceof ConflictError))
+        this.o.log.error({ err, instance: instance.name }, 'chatbot block failed');
       return { enabled: false, status: 'error' as const, error: (err as Error).message };
     }
   }
@@ -191,6 +215,11 @@ export class ChatbotService {
     const bots = await this.o.store.chatbots.listBots(instanceId);
     if (bots.length === 0) return { enabled: false };
     const link = linkView(await this.o.store.chatbots.getLink(instanceId), bots);
-    return { enabled: bots.some((b) => b.enabled), status: link.status, bots: bots.length, fallbackBotId: link.fallback_bot_id };
+    return {
+      enabled: bots.some((b) => b.enabled),
+      status: link.status,
+      bots: bots.length,
+      fallbackBotId: link.fallback_bot_id,
+    };
   }
 }

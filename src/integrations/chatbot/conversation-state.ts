@@ -59,7 +59,11 @@ export class ConversationState {
   async save(chat: string, change: ChatChange): Promise<void> {
     const ops: OwnedStateOp[] = [];
     const put = (key: string, value: unknown) =>
-      ops.push({ namespace: CHATBOT_NAMESPACE, key, value: value === null ? null : typeof value === 'string' ? value : JSON.stringify(value) });
+      ops.push({
+        namespace: CHATBOT_NAMESPACE,
+        key,
+        value: value === null ? null : typeof value === 'string' ? value : JSON.stringify(value),
+      });
     if (change.session !== undefined) put(sessionKey(chat), change.session);
     if (change.inbox !== undefined) put(inboxKey(chat), change.inbox);
     if (change.manual !== undefined) put(manualKey(chat), String(change.manual));

@@ -54,8 +54,10 @@ function videoReplies(content: unknown): Reply[] {
   if (kind === 'url' && url) return [{ kind: 'media', media: 'video', url }];
   // A hosted video (YouTube, Vimeo…) cannot be downloaded: its link is sent.
   if (url) return [{ kind: 'text', text: url }];
-  if (typeof c.id === 'string' && kind === 'youtube') return [{ kind: 'text', text: `https://www.youtube.com/watch?v=${encodeURIComponent(c.id)}` }];
-  if (typeof c.id === 'string' && kind === 'vimeo') return [{ kind: 'text', text: `https://vimeo.com/${encodeURIComponent(c.id)}` }];
+  if (typeof c.id === 'string' && kind === 'youtube')
+    return [{ kind: 'text', text: `https://www.youtube.com/watch?v=${encodeURIComponent(c.id)}` }];
+  if (typeof c.id === 'string' && kind === 'vimeo')
+    return [{ kind: 'text', text: `https://vimeo.com/${encodeURIComponent(c.id)}` }];
   return [];
 }
 
@@ -81,12 +83,19 @@ function messageReplies(message: TypebotResponse['messages'][number]): Reply[] {
 function waitOf(action: NonNullable<TypebotResponse['clientSideActions']>[number]): Reply | undefined {
   if (action.type !== 'wait') return undefined;
   const seconds = Number(action.wait?.secondsToWaitFor ?? 0);
-  return { kind: 'wait', seconds: Number.isFinite(seconds) ? Math.min(Math.max(seconds, 0), MAX_WAIT_SECONDS) : 0, dedicated: action.expectsDedicatedReply === true };
+  return {
+    kind: 'wait',
+    seconds: Number.isFinite(seconds) ? Math.min(Math.max(seconds, 0), MAX_WAIT_SECONDS) : 0,
+    dedicated: action.expectsDedicatedReply === true,
+  };
 }
 
 function choicesOf(input: TypebotInput): Choice[] {
   if (input.type !== 'choice input' && input.type !== 'picture choice input') return [];
-  return (input.items ?? []).map((i) => ({ id: i.id, label: (i.content ?? i.title ?? i.value ?? i.id).trim() || i.id }));
+  return (input.items ?? []).map((i) => ({
+    id: i.id,
+    label: (i.content ?? i.title ?? i.value ?? i.id).trim() || i.id,
+  }));
 }
 
 /** A choice input as messages: reply buttons (ids = item ids) in groups of three, the last text as their body. */

@@ -31,12 +31,24 @@ export class FlowRunner {
   constructor(private readonly o: FlowRunnerOptions) {}
 
   /** startChat; when the flow opens on an input with nothing to say, the contact's text answers it. */
-  async start(session: ChatSession, bot: ChatbotBotRecord, extra: Record<string, string>, input: TypebotMessage | undefined): Promise<Step> {
+  async start(
+    session: ChatSession,
+    bot: ChatbotBotRecord,
+    extra: Record<string, string>,
+    input: TypebotMessage | undefined,
+  ): Promise<Step> {
     return this.#tracked(async () => {
       const signal = this.o.stopping;
-      const started = await this.o.client.startChat(bot.url, { prefilledVariables: { ...this.o.variables(session), ...extra } }, signal);
+      const started = await this.o.client.startChat(
+        bot.url,
+        { prefilledVariables: { ...this.o.variables(session), ...extra } },
+        signal,
+      );
       if (input !== undefined && started.messages.length === 0 && started.input) {
-        return { ...flowStep(await this.o.client.continueChat(bot.url, started.sessionId, input, signal)), sessionId: started.sessionId };
+        return {
+          ...flowStep(await this.o.client.continueChat(bot.url, started.sessionId, input, signal)),
+          sessionId: started.sessionId,
+        };
       }
       return { ...flowStep(started), sessionId: started.sessionId };
     });
@@ -46,7 +58,10 @@ export class FlowRunner {
   async continue(session: ChatSession, bot: ChatbotBotRecord, input: TypebotMessage): Promise<Step> {
     const sessionId = session.flowSessionId!;
     try {
-      return await this.#tracked(async () => ({ ...flowStep(await this.o.client.continueChat(bot.url, sessionId, input, this.o.stopping)), sessionId }));
+      return await this.#tracked(async () => ({
+        ...flowStep(await this.o.client.continueChat(bot.url, sessionId, input, this.o.stopping)),
+        sessionId,
+      }));
     } catch (err) {
       if (!(err instanceof TypebotSessionGoneError)) throw err;
       this.o.log().info({ chat: session.chatJid, botId: bot.botId }, 'the flow forgot the session; starting it again');
@@ -57,7 +72,9 @@ export class FlowRunner {
   /** After a `wait` that expects a dedicated reply: the rest of the flow, or `ended` when Typebot has none. */
   async afterWait(session: ChatSession, bot: ChatbotBotRecord): Promise<ChatSession> {
     try {
-      const step = await this.#tracked(async () => flowStep(await this.o.client.continueChat(bot.url, session.flowSessionId!, undefined, this.o.stopping)));
+      const step = await this.#tracked(async () =>
+        flowStep(await this.o.client.continueChat(bot.url, session.flowSessionId!, undefined, this.o.stopping)),
+      );
       return { ...session, pending: [...step.replies, ...session.pending], choices: step.choices, ended: step.ended };
     } catch (err) {
       if (err instanceof TypebotSessionGoneError) return { ...session, ended: true };
@@ -84,6 +101,8 @@ export class FlowRunner {
     if (err) this.o.log().warn({ err: err.message }, 'chatbot flow call failed');
     if (err === undefined && this.#healthy === true) return;
     this.#healthy = err === undefined;
-    await this.o.service.recordFlowHealth(this.o.instanceId, err?.message).catch((e: unknown) => this.o.log().warn({ err: e }, 'could not record the chatbot link status'));
+    await this.o.service
+      .recordFlowHealth(this.o.instanceId, err?.message)
+      .catch((e: unknown) => this.o.log().warn({ err: e }, 'could not record the chatbot link status'));
   }
 }

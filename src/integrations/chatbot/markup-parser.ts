@@ -18,7 +18,8 @@ export interface ParsedMarkup {
 }
 
 /** What one token turned into. */
-export type MarkupToken = { kind: 'button'; button: Button } | { kind: 'payment'; payment: PixPayment } | { kind: 'malformed'; reason: string };
+export type MarkupToken =
+  { kind: 'button'; button: Button } | { kind: 'payment'; payment: PixPayment } | { kind: 'malformed'; reason: string };
 
 const TOKEN = /\[([A-Za-z]+)(?::([^[\]|]*))?\|([^[\]|]*)\]/g;
 const PIX_KEY_TYPES: readonly PixPayment['keyType'][] = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM'];
@@ -83,7 +84,10 @@ function tidy(text: string): string {
     const cleaned = line.replace(/[ \t]*\u0000(?:[ \t]*\u0000)*[ \t]*/g, ' ').trim();
     if (cleaned) lines.push(cleaned);
   }
-  return lines.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** The body, buttons and payments of a bubble's text (a pure function). */
@@ -116,14 +120,22 @@ export const EMPTY_BODY = '…';
 export function buttonMessages(text: string, buttons: Button[]): MarkupMessage[] {
   const out: MarkupMessage[] = [];
   for (let i = 0; i < buttons.length; i += MAX_BUTTONS_PER_MESSAGE) {
-    out.push({ kind: 'buttons', text: i === 0 && text ? text : EMPTY_BODY, buttons: buttons.slice(i, i + MAX_BUTTONS_PER_MESSAGE) });
+    out.push({
+      kind: 'buttons',
+      text: i === 0 && text ? text : EMPTY_BODY,
+      buttons: buttons.slice(i, i + MAX_BUTTONS_PER_MESSAGE),
+    });
   }
   return out;
 }
 
 /** The messages of a parsed bubble: its text (with its buttons in groups of three), then each payment alone. */
 export function markupMessages(parsed: ParsedMarkup): MarkupMessage[] {
-  const out: MarkupMessage[] = parsed.buttons.length ? buttonMessages(parsed.text, parsed.buttons) : parsed.text ? [{ kind: 'text', text: parsed.text }] : [];
+  const out: MarkupMessage[] = parsed.buttons.length
+    ? buttonMessages(parsed.text, parsed.buttons)
+    : parsed.text
+      ? [{ kind: 'text', text: parsed.text }]
+      : [];
   for (const payment of parsed.payments) out.push({ kind: 'payment', payment });
   return out;
 }

@@ -13,7 +13,14 @@ export type SendableReply = Exclude<Reply, { kind: 'wait' }>;
  * and checked like any media sent; when that fails its link is sent as text, so the contact still gets it.
  * `gate` runs right before the network send (the owner check: it throws when the lease is not ours).
  */
-export async function sendReply(session: MsgNetSession, to: string, reply: SendableReply, media: MediaConfig, log: Logger, gate: () => void): Promise<string> {
+export async function sendReply(
+  session: MsgNetSession,
+  to: string,
+  reply: SendableReply,
+  media: MediaConfig,
+  log: Logger,
+  gate: () => void,
+): Promise<string> {
   if (reply.kind !== 'media') gate();
   switch (reply.kind) {
     case 'text':

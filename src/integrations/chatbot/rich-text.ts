@@ -26,7 +26,8 @@ function wrap(text: string, marker: string, close = marker): string {
   return m[2] ? `${m[1]}${marker}${m[2]}${close}${m[3]}` : text;
 }
 
-const marksOf = (n: RichNode) => `${n.code ? 'c' : ''}${n.bold ? 'b' : ''}${n.italic ? 'i' : ''}${n.strikethrough ? 's' : ''}`;
+const marksOf = (n: RichNode) =>
+  `${n.code ? 'c' : ''}${n.bold ? 'b' : ''}${n.italic ? 'i' : ''}${n.strikethrough ? 's' : ''}`;
 
 function leaf(n: RichNode): string {
   let t = n.text ?? '';
@@ -87,7 +88,12 @@ function blocks(nodes: RichNode[]): string[] {
   for (const n of nodes) {
     if (n.type === 'ol' || n.type === 'ul') lines.push(...list(n, 0));
     else if (n.type === 'variable') lines.push(...blocks(children(n)));
-    else if (n.type === 'blockquote') lines.push(...inline(children(n)).split('\n').map((l) => `> ${l}`));
+    else if (n.type === 'blockquote')
+      lines.push(
+        ...inline(children(n))
+          .split('\n')
+          .map((l) => `> ${l}`),
+      );
     else if (n.type && /^h[1-6]$/.test(n.type)) lines.push(wrap(inline(children(n)), '*'));
     else lines.push(isLeaf(n) ? leaf(n) : inline(children(n)));
   }
@@ -96,7 +102,10 @@ function blocks(nodes: RichNode[]): string[] {
 
 /** Plate rich text (an array of block elements) → WhatsApp text. */
 export function richTextToWhatsApp(richText: unknown[]): string {
-  return blocks(richText.map(asNode)).join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return blocks(richText.map(asNode))
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** CommonMark (as Typebot serialises a bubble) → WhatsApp text; backslash escapes come out as plain characters. */
@@ -110,8 +119,13 @@ export function markdownToWhatsApp(markdown: string): string {
     .split('\n')
     .map((line) => line.replace(/^(\s*)[*+-]\s+/, '$1- ').replace(/^#{1,6}\s+(.*?)\s*#*\s*$/, '\u0002$1\u0002'))
     .join('\n')
-    .replace(/\[([^\]\n]*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g, (_m, label: string, url: string) => (!label || label === url ? url : `${label} (${url})`))
-    .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__/g, (_m, a?: string, b?: string) => `\u0002${a ?? b}\u0002`)
+    .replace(/\[([^\]\n]*)\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g, (_m, label: string, url: string) =>
+      !label || label === url ? url : `${label} (${url})`,
+    )
+    .replace(
+      /\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__/g,
+      (_m, a?: string, b?: string) => `\u0002${a ?? b}\u0002`,
+    )
     .replace(/\*(?=\S)([^*\n]*?\S)\*/g, '_$1_')
     .replace(/~~(?=\S)([\s\S]*?\S)~~/g, '~$1~')
     .replace(/\u0002/g, '*');

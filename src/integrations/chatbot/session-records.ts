@@ -92,10 +92,16 @@ export function sessionView(s: ChatSession) {
 export type SessionView = ReturnType<typeof sessionView>;
 
 /** When a session of `bot` expires if the contact says nothing more (undefined: never). */
-export const expiry = (bot: ChatbotBotRecord, now: number) => (bot.expireMinutes > 0 ? now + bot.expireMinutes * 60_000 : undefined);
+export const expiry = (bot: ChatbotBotRecord, now: number) =>
+  bot.expireMinutes > 0 ? now + bot.expireMinutes * 60_000 : undefined;
 
 /** A session that has not talked to the flow yet. */
-export function newSession(chatJid: string, bot: ChatbotBotRecord, pushName: string | undefined, now: number): ChatSession {
+export function newSession(
+  chatJid: string,
+  bot: ChatbotBotRecord,
+  pushName: string | undefined,
+  now: number,
+): ChatSession {
   const at = new Date(now).toISOString();
   return {
     chatJid,

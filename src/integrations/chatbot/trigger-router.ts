@@ -29,11 +29,16 @@ export function routeMessage<B extends RoutableBot>(
   const keyword = (ops: string[], test: (value: string, bot: B) => boolean) =>
     eligible
       .filter((b) => b.triggerType === 'keyword' && ops.includes(b.triggerOperator ?? '') && b.triggerValue)
-      .sort((a, b) => (b.triggerValue ?? '').length - (a.triggerValue ?? '').length || a.createdAt.localeCompare(b.createdAt))
+      .sort(
+        (a, b) =>
+          (b.triggerValue ?? '').length - (a.triggerValue ?? '').length || a.createdAt.localeCompare(b.createdAt),
+      )
       .find((b) => test(b.triggerValue!, b));
   const hit =
     keyword(['equals'], (v) => message === norm(v)) ??
-    keyword(['startsWith', 'endsWith'], (v, b) => (b.triggerOperator === 'startsWith' ? message.startsWith(norm(v)) : message.endsWith(norm(v)))) ??
+    keyword(['startsWith', 'endsWith'], (v, b) =>
+      b.triggerOperator === 'startsWith' ? message.startsWith(norm(v)) : message.endsWith(norm(v)),
+    ) ??
     keyword(['contains'], (v) => message.includes(norm(v))) ??
     keyword(['regex'], (v, b) => {
       const result = regex(v, text.trim());

@@ -21,7 +21,9 @@ const item = z.looseObject({
 
 const responseSchema = z.looseObject({
   sessionId: z.string().optional(),
-  messages: z.array(z.looseObject({ id: z.string().optional(), type: z.string(), content: z.unknown().optional() })).default([]),
+  messages: z
+    .array(z.looseObject({ id: z.string().optional(), type: z.string(), content: z.unknown().optional() }))
+    .default([]),
   input: z
     .looseObject({
       id: z.string().optional(),
@@ -81,8 +83,12 @@ export function flowAddress(viewerUrl: string): { base: string; publicId: string
   }
   const segments = url.pathname.split('/').filter(Boolean);
   const publicId = segments.pop();
-  if (!publicId) throw new ValidationError('url must name a published flow, such as https://viewer.example.com/my-flow');
-  return { base: `${url.origin}${segments.length ? `/${segments.join('/')}` : ''}`, publicId: decodeURIComponent(publicId) };
+  if (!publicId)
+    throw new ValidationError('url must name a published flow, such as https://viewer.example.com/my-flow');
+  return {
+    base: `${url.origin}${segments.length ? `/${segments.join('/')}` : ''}`,
+    publicId: decodeURIComponent(publicId),
+  };
 }
 
 /** Checks a bot's flow URL when it is set: form, private ranges (literal hosts), and a public id. */
@@ -117,7 +123,12 @@ export class TypebotClient {
   }
 
   /** Continues a session; no message resumes it after a `wait` that expects a dedicated reply. */
-  async continueChat(viewerUrl: string, sessionId: string, message: TypebotMessage | undefined, signal?: AbortSignal): Promise<TypebotResponse> {
+  async continueChat(
+    viewerUrl: string,
+    sessionId: string,
+    message: TypebotMessage | undefined,
+    signal?: AbortSignal,
+  ): Promise<TypebotResponse> {
     const { base } = flowAddress(viewerUrl);
     return this.#post(
       `${base}/api/v1/sessions/${encodeURIComponent(sessionId)}/continueChat`,
@@ -127,7 +138,12 @@ export class TypebotClient {
     );
   }
 
-  async #post(target: string, body: unknown, continuing: boolean, signal: AbortSignal | undefined): Promise<TypebotResponse> {
+  async #post(
+    target: string,
+    body: unknown,
+    continuing: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<TypebotResponse> {
     const checked = await checkUrl(target, { allowPrivate: this.o.allowPrivateUrls }, this.o.resolve);
     if ('reason' in checked) throw new TypebotRequestError(`URL refused: ${checked.reason}`);
     const payload = JSON.stringify(body);
@@ -141,14 +157,21 @@ export class TypebotClient {
     if (status < 200 || status >= 300) {
       const message = (json as { message?: unknown } | undefined)?.message;
       const reason = `HTTP ${status}${typeof message === 'string' && message ? ` ${message.slice(0, 200)}` : ''}`;
-      throw continuing && status === 404 ? new TypebotSessionGoneError(reason, status) : new TypebotRequestError(reason, status);
+      throw continuing && status === 404
+        ? new TypebotSessionGoneError(reason, status)
+        : new TypebotRequestError(reason, status);
     }
     const parsed = responseSchema.safeParse(json);
     if (!parsed.success) throw new TypebotRequestError('the answer is not a chat response');
     return parsed.data;
   }
 
-  #send(url: URL, addresses: string[], payload: string, signal: AbortSignal | undefined): Promise<{ status: number; text: string }> {
+  #send(
+    url: URL,
+    addresses: string[],
+    payload: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ status: number; text: string }> {
     const limit = this.o.maxResponseBytes ?? 2 * 1024 * 1024;
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
@@ -159,7 +182,12 @@ export class TypebotClient {
           lookup: pinnedLookup(addresses),
           agent: false,
           ...(signal ? { signal } : {}),
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), accept: 'application/json', 'user-agent': 'Switchboard-Chatbot/1' },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+            accept: 'application/json',
+            'user-agent': 'Switchboard-Chatbot/1',
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -176,7 +204,10 @@ export class TypebotClient {
           res.on('error', (err) => reject(new TypebotRequestError(err.message)));
         },
       );
-      const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${this.o.timeoutMs} ms`)), this.o.timeoutMs);
+      const deadline = setTimeout(
+        () => req.destroy(new Error(`no answer within ${this.o.timeoutMs} ms`)),
+        this.o.timeoutMs,
+      );
       req.on('error', (err) => reject(new TypebotRequestError(err.message)));
       req.on('close', () => clearTimeout(deadline));
       req.end(payload);

@@ -94,14 +94,20 @@ export class BridgeState {
 
   outboundEntry(message: NormalizedMessage): { entry: OutboundEntry; op: OwnedStateOp } {
     const entry: OutboundEntry = { key: queueKey('out', message.id), message, attempts: 0 };
-    return { entry, op: { namespace: HELPDESK_QUEUE_NAMESPACE, key: entry.key, value: JSON.stringify({ message, attempts: 0 }) } };
+    return {
+      entry,
+      op: { namespace: HELPDESK_QUEUE_NAMESPACE, key: entry.key, value: JSON.stringify({ message, attempts: 0 }) },
+    };
   }
 
   inboundEntry(message: AgentMessage): { entry: InboundEntry; ops: OwnedStateOp[] } {
     const entry: InboundEntry = { key: queueKey('in', message.messageId), message };
     return {
       entry,
-      ops: [{ namespace: HELPDESK_QUEUE_NAMESPACE, key: entry.key, value: JSON.stringify(message) }, seenOp(`cw:${message.messageId}`, 'queued')],
+      ops: [
+        { namespace: HELPDESK_QUEUE_NAMESPACE, key: entry.key, value: JSON.stringify(message) },
+        seenOp(`cw:${message.messageId}`, 'queued'),
+      ],
     };
   }
 
@@ -150,7 +156,8 @@ export class BridgeState {
 
   async saveChatLink(jid: string, link: ChatLink): Promise<void> {
     const ops: OwnedStateOp[] = [{ namespace: HELPDESK_NAMESPACE, key: `chat:${jid}`, value: JSON.stringify(link) }];
-    if (link.conversationId !== undefined) ops.push({ namespace: HELPDESK_NAMESPACE, key: `conv:${link.conversationId}`, value: jid });
+    if (link.conversationId !== undefined)
+      ops.push({ namespace: HELPDESK_NAMESPACE, key: `conv:${link.conversationId}`, value: jid });
     await this.write(ops);
   }
 

@@ -88,22 +88,42 @@ export class ChatwootClient {
   }
 
   async listInboxes(signal?: AbortSignal): Promise<CwInbox[]> {
-    return payloadList<CwInbox>(await this.#http.request('GET', `${this.#account}/inboxes`, undefined, signal), 'inbox list');
+    return payloadList<CwInbox>(
+      await this.#http.request('GET', `${this.#account}/inboxes`, undefined, signal),
+      'inbox list',
+    );
   }
 
   async createApiInbox(name: string, webhookUrl: string, signal?: AbortSignal): Promise<CwInbox> {
     const body = { json: { name, channel: { type: 'api', webhook_url: webhookUrl } } };
-    return record<CwInbox>(await this.#http.request('POST', `${this.#account}/inboxes`, body, signal), 'inbox creation');
+    return record<CwInbox>(
+      await this.#http.request('POST', `${this.#account}/inboxes`, body, signal),
+      'inbox creation',
+    );
   }
 
   async setInboxWebhook(inboxId: number, webhookUrl: string, signal?: AbortSignal): Promise<void> {
-    await this.#http.request('PATCH', `${this.#account}/inboxes/${inboxId}`, { json: { channel: { webhook_url: webhookUrl } } }, signal);
+    await this.#http.request(
+      'PATCH',
+      `${this.#account}/inboxes/${inboxId}`,
+      { json: { channel: { webhook_url: webhookUrl } } },
+      signal,
+    );
   }
 
   /** Contacts whose phone number is exactly `phone` (`+5511…`). */
   async filterContactsByPhone(phone: string, signal?: AbortSignal): Promise<CwContact[]> {
-    const body = { json: { payload: [{ attribute_key: 'phone_number', filter_operator: 'equal_to', values: [phone], query_operator: null }] } };
-    return payloadList<CwContact>(await this.#http.request('POST', `${this.#account}/contacts/filter`, body, signal), 'contact filter');
+    const body = {
+      json: {
+        payload: [
+          { attribute_key: 'phone_number', filter_operator: 'equal_to', values: [phone], query_operator: null },
+        ],
+      },
+    };
+    return payloadList<CwContact>(
+      await this.#http.request('POST', `${this.#account}/contacts/filter`, body, signal),
+      'contact filter',
+    );
   }
 
   /** Contacts whose name, identifier, email or phone contains `q`. */
@@ -117,7 +137,12 @@ export class ChatwootClient {
     c: { inboxId: number; name: string; phone?: string; identifier: string },
     signal?: AbortSignal,
   ): Promise<{ contact: CwContact; sourceId: string | undefined }> {
-    const json = { inbox_id: c.inboxId, name: c.name, identifier: c.identifier, ...(c.phone ? { phone_number: c.phone } : {}) };
+    const json = {
+      inbox_id: c.inboxId,
+      name: c.name,
+      identifier: c.identifier,
+      ...(c.phone ? { phone_number: c.phone } : {}),
+    };
     const body = await this.#http.request<{ payload?: { contact?: unknown; contact_inbox?: CwContactInbox | null } }>(
       'POST',
       `${this.#account}/contacts`,
@@ -130,30 +155,56 @@ export class ChatwootClient {
 
   /** Adds the contact to the inbox; returns the new contact inbox's source id. */
   async createContactInbox(contactId: number, inboxId: number, signal?: AbortSignal): Promise<string> {
-    const body = await this.#http.request<CwContactInbox | null>('POST', `${this.#account}/contacts/${contactId}/contact_inboxes`, { json: { inbox_id: inboxId } }, signal);
+    const body = await this.#http.request<CwContactInbox | null>(
+      'POST',
+      `${this.#account}/contacts/${contactId}/contact_inboxes`,
+      { json: { inbox_id: inboxId } },
+      signal,
+    );
     if (typeof body?.source_id !== 'string') throw protocol('contact inbox creation');
     return body.source_id;
   }
 
   async contactConversations(contactId: number, signal?: AbortSignal): Promise<CwConversation[]> {
-    const body = await this.#http.request('GET', `${this.#account}/contacts/${contactId}/conversations`, undefined, signal);
+    const body = await this.#http.request(
+      'GET',
+      `${this.#account}/contacts/${contactId}/conversations`,
+      undefined,
+      signal,
+    );
     return payloadList<CwConversation>(body, 'contact conversations');
   }
 
   async getConversation(conversationId: number, signal?: AbortSignal): Promise<CwConversation> {
-    return record<CwConversation>(await this.#http.request('GET', `${this.#account}/conversations/${conversationId}`, undefined, signal), 'conversation');
+    return record<CwConversation>(
+      await this.#http.request('GET', `${this.#account}/conversations/${conversationId}`, undefined, signal),
+      'conversation',
+    );
   }
 
   async createConversation(
     c: { inboxId: number; contactId: number; sourceId: string | undefined; status: 'open' | 'pending' },
     signal?: AbortSignal,
   ): Promise<CwConversation> {
-    const json = { inbox_id: c.inboxId, contact_id: c.contactId, status: c.status, ...(c.sourceId ? { source_id: c.sourceId } : {}) };
-    return record<CwConversation>(await this.#http.request('POST', `${this.#account}/conversations`, { json }, signal), 'conversation creation');
+    const json = {
+      inbox_id: c.inboxId,
+      contact_id: c.contactId,
+      status: c.status,
+      ...(c.sourceId ? { source_id: c.sourceId } : {}),
+    };
+    return record<CwConversation>(
+      await this.#http.request('POST', `${this.#account}/conversations`, { json }, signal),
+      'conversation creation',
+    );
   }
 
   async toggleStatus(conversationId: number, status: CwConversationStatus, signal?: AbortSignal): Promise<void> {
-    await this.#http.request('POST', `${this.#account}/conversations/${conversationId}/toggle_status`, { json: { status } }, signal);
+    await this.#http.request(
+      'POST',
+      `${this.#account}/conversations/${conversationId}/toggle_status`,
+      { json: { status } },
+      signal,
+    );
   }
 
   /** Posts a message: JSON, or multipart with the file as `attachments[]`. */
@@ -161,7 +212,12 @@ export class ChatwootClient {
     const path = `${this.#account}/conversations/${conversationId}/messages`;
     let body;
     if (m.attachment) {
-      const file: FilePart = { name: 'attachments[]', fileName: m.attachment.fileName, contentType: m.attachment.contentType, data: m.attachment.data };
+      const file: FilePart = {
+        name: 'attachments[]',
+        fileName: m.attachment.fileName,
+        contentType: m.attachment.contentType,
+        data: m.attachment.data,
+      };
       body = {
         form: [
           ['content', m.content] as const,
@@ -172,14 +228,26 @@ export class ChatwootClient {
         ],
       };
     } else {
-      body = { json: { content: m.content, message_type: m.messageType, private: m.private, ...(m.sourceId ? { source_id: m.sourceId } : {}) } };
+      body = {
+        json: {
+          content: m.content,
+          message_type: m.messageType,
+          private: m.private,
+          ...(m.sourceId ? { source_id: m.sourceId } : {}),
+        },
+      };
     }
     return record<CwMessage>(await this.#http.request('POST', path, body, signal), 'message creation');
   }
 
   /** The conversation's latest messages (Chatwoot returns the last 20). */
   async listMessages(conversationId: number, signal?: AbortSignal): Promise<CwMessage[]> {
-    const body = await this.#http.request('GET', `${this.#account}/conversations/${conversationId}/messages`, undefined, signal);
+    const body = await this.#http.request(
+      'GET',
+      `${this.#account}/conversations/${conversationId}/messages`,
+      undefined,
+      signal,
+    );
     return payloadList<CwMessage>(body, 'message list');
   }
 }

@@ -102,7 +102,9 @@ function encodeMultipart(parts: (readonly [string, string] | FilePart)[]): { bod
   for (const part of parts) {
     if (Array.isArray(part)) {
       const [name, value] = part as readonly [string, string];
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n${value}\r\n`));
+      chunks.push(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n${value}\r\n`),
+      );
     } else {
       const file = part as FilePart;
       chunks.push(
@@ -167,7 +169,11 @@ export class ChatwootHttp {
       throw new ChatwootError(unresolved ? 'network' : 'refused', `Chatwoot URL refused: ${checked.reason}`);
     }
     let payload: Buffer | undefined;
-    const headers: Record<string, string> = { api_access_token: this.o.apiToken, accept: 'application/json', 'user-agent': 'Switchboard-Helpdesk/1' };
+    const headers: Record<string, string> = {
+      api_access_token: this.o.apiToken,
+      accept: 'application/json',
+      'user-agent': 'Switchboard-Helpdesk/1',
+    };
     if (body && 'json' in body) {
       payload = Buffer.from(JSON.stringify(body.json));
       headers['content-type'] = 'application/json';
@@ -179,45 +185,57 @@ export class ChatwootHttp {
     if (payload) headers['content-length'] = String(payload.length);
     const target = checked.url;
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const { status, text, contentType } = await new Promise<{ status: number; text: string; contentType: string }>((resolve, reject) => {
-      let settled = false;
-      const fail = (err: ChatwootError) => {
-        if (settled) return;
-        settled = true;
-        req.destroy();
-        reject(err);
-      };
-      const req = send(target, { method, headers, lookup: pinnedLookup(checked.addresses), agent: false }, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_RESPONSE_BYTES) fail(new ChatwootError('protocol', `Chatwoot ${what}: answer larger than ${MAX_RESPONSE_BYTES} bytes`));
-          else chunks.push(chunk);
-        });
-        res.on('end', () => {
+    const { status, text, contentType } = await new Promise<{ status: number; text: string; contentType: string }>(
+      (resolve, reject) => {
+        let settled = false;
+        const fail = (err: ChatwootError) => {
           if (settled) return;
           settled = true;
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), contentType: String(res.headers['content-type'] ?? '') });
+          req.destroy();
+          reject(err);
+        };
+        const req = send(
+          target,
+          { method, headers, lookup: pinnedLookup(checked.addresses), agent: false },
+          (res: IncomingMessage) => {
+            const chunks: Buffer[] = [];
+            let size = 0;
+            res.on('data', (chunk: Buffer) => {
+              size += chunk.length;
+              if (size > MAX_RESPONSE_BYTES)
+                fail(new ChatwootError('protocol', `Chatwoot ${what}: answer larger than ${MAX_RESPONSE_BYTES} bytes`));
+              else chunks.push(chunk);
+            });
+            res.on('end', () => {
+              if (settled) return;
+              settled = true;
+              resolve({
+                status: res.statusCode ?? 0,
+                text: Buffer.concat(chunks).toString('utf8'),
+                contentType: String(res.headers['content-type'] ?? ''),
+              });
+            });
+            res.on('error', (err) => fail(new ChatwootError('network', `Chatwoot ${what}: ${err.message}`)));
+          },
+        );
+        const deadline = setTimeout(() => fail(tooLate()), Math.max(0, deadlineAt - Date.now()));
+        const onAbort = () => fail(new ChatwootError('aborted', 'Chatwoot call aborted'));
+        signal?.addEventListener('abort', onAbort, { once: true });
+        req.on('error', (err) => fail(new ChatwootError('network', `Chatwoot ${what}: ${err.message}`)));
+        req.on('close', () => {
+          clearTimeout(deadline);
+          signal?.removeEventListener('abort', onAbort);
         });
-        res.on('error', (err) => fail(new ChatwootError('network', `Chatwoot ${what}: ${err.message}`)));
-      });
-      const deadline = setTimeout(() => fail(tooLate()), Math.max(0, deadlineAt - Date.now()));
-      const onAbort = () => fail(new ChatwootError('aborted', 'Chatwoot call aborted'));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('error', (err) => fail(new ChatwootError('network', `Chatwoot ${what}: ${err.message}`)));
-      req.on('close', () => {
-        clearTimeout(deadline);
-        signal?.removeEventListener('abort', onAbort);
-      });
-      req.end(payload);
-    });
+        req.end(payload);
+      },
+    );
     let parsed: unknown = text;
     if (contentType.includes('json') && text) {
       try {
         parsed = JSON.parse(text);
       } catch {
-        if (status >= 200 && status < 300) throw new ChatwootError('protocol', `Chatwoot ${what}: malformed JSON answer`);
+        if (status >= 200 && status < 300)
+          throw new ChatwootError('protocol', `Chatwoot ${what}: malformed JSON answer`);
       }
     }
     if (status < 200 || status >= 300) {

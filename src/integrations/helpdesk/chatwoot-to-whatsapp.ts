@@ -48,19 +48,28 @@ function fileNameFrom(url: string): string | undefined {
 async function loadAttachment(dc: DeliveryContext, a: AgentAttachment): Promise<OutgoingMedia> {
   let fetched;
   try {
-    fetched = await safeFetch(a.url, { allowPrivate: dc.media.allowPrivateUrls, maxBytes: dc.media.maxBytes, timeoutMs: dc.media.fetchTimeoutMs });
+    fetched = await safeFetch(a.url, {
+      allowPrivate: dc.media.allowPrivateUrls,
+      maxBytes: dc.media.maxBytes,
+      timeoutMs: dc.media.fetchTimeoutMs,
+    });
   } catch (err) {
     throw new DeliveryError(`the attachment could not be downloaded (${(err as Error).message})`);
   }
   const declaredMime = fetched.contentType?.split(';')[0]?.trim().toLowerCase() || undefined;
   const fileName = a.fileName ?? fileNameFrom(fetched.finalUrl);
-  const common = { ...(declaredMime ? { declaredMime } : {}), ...(fileName ? { fileName } : {}), maxBytes: dc.media.maxBytes };
+  const common = {
+    ...(declaredMime ? { declaredMime } : {}),
+    ...(fileName ? { fileName } : {}),
+    maxBytes: dc.media.maxBytes,
+  };
   const kind = a.fileType === 'image' || a.fileType === 'video' || a.fileType === 'audio' ? a.fileType : 'document';
   let prepared: PreparedMedia;
   try {
     prepared = await prepareMedia(kind, fetched.bytes, { ...common, opusAudio: true });
   } catch (err) {
-    if (!(err instanceof AppError) || kind === 'document') throw new DeliveryError(`the attachment cannot be sent (${(err as Error).message})`);
+    if (!(err instanceof AppError) || kind === 'document')
+      throw new DeliveryError(`the attachment cannot be sent (${(err as Error).message})`);
     prepared = await prepareMedia('document', fetched.bytes, { ...common, opusAudio: false });
   }
   return {

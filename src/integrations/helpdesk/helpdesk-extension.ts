@@ -37,10 +37,16 @@ const OWN_SENDS_KEPT = 2_000;
 /** How often the seen records are pruned. */
 const PRUNE_EVERY_MS = 6 * 3600_000;
 
-type Handlers = { [K in keyof HelpdeskCallMap]: (ctx: ActorContext, payload: HelpdeskCallMap[K]['payload']) => Promise<HelpdeskCallMap[K]['result']> };
+type Handlers = {
+  [K in keyof HelpdeskCallMap]: (
+    ctx: ActorContext,
+    payload: HelpdeskCallMap[K]['payload'],
+  ) => Promise<HelpdeskCallMap[K]['result']>;
+};
 
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const isOwnershipLoss = (err: unknown) => err instanceof AppError && (err.code === ErrorCode.NotOwner || err.code === ErrorCode.Fenced);
+const isOwnershipLoss = (err: unknown) =>
+  err instanceof AppError && (err.code === ErrorCode.NotOwner || err.code === ErrorCode.Fenced);
 const aborted = (err: unknown) => err instanceof ChatwootError && err.failure === 'aborted';
 
 /** The WhatsApp ↔ Chatwoot bridge of every instance actor (only when HELPDESK_ENABLED). */
@@ -122,8 +128,18 @@ class HelpdeskBridge implements InstanceExtension {
     for (const entry of inbound) {
       // A send cut short by a crash may or may not have left: say so rather than risk sending it twice.
       if ((await this.#state.chatwootSeen(entry.message.messageId)) === 'sending') {
-        await this.#state.write([this.#state.dequeue(entry.key), this.#state.seenChatwoot(entry.message.messageId, 'failed')]);
-        void this.#control(() => this.#note(entry.message.conversationId, 'This message may not have reached WhatsApp: the service restarted while sending it.'), false).catch(() => undefined);
+        await this.#state.write([
+          this.#state.dequeue(entry.key),
+          this.#state.seenChatwoot(entry.message.messageId, 'failed'),
+        ]);
+        void this.#control(
+          () =>
+            this.#note(
+              entry.message.conversationId,
+              'This message may not have reached WhatsApp: the service restarted while sending it.',
+            ),
+          false,
+        ).catch(() => undefined);
       } else this.#inbound.push(entry);
     }
     if (this.#config.status === 'pending') void this.#control(() => this.#activate(), false).catch(() => undefined);
@@ -135,7 +151,10 @@ class HelpdeskBridge implements InstanceExtension {
     if (!config?.enabled || config.status === 'paused' || !forwardable(message, config)) return;
     if (message.fromMe && this.#ownSends.has(message.id)) return;
     if (this.#outbound.length >= MAX_OUTBOUND) {
-      this.#log.warn({ messageId: message.id }, 'helpdesk: too many messages waiting for Chatwoot; this one is not forwarded');
+      this.#log.warn(
+        { messageId: message.id },
+        'helpdesk: too many messages waiting for Chatwoot; this one is not forwarded',
+      );
       return;
     }
     const { entry, op } = this.#state.outboundEntry(message);
@@ -224,7 +243,8 @@ class HelpdeskBridge implements InstanceExtension {
         return;
       }
       // Worth waiting for: an outage, or settings the operator must fix; anything else is this message's.
-      const wait = err instanceof ChatwootError && (err.retryable || err.rejectsCredentials || err.failure === 'refused');
+      const wait =
+        err instanceof ChatwootError && (err.retryable || err.rejectsCredentials || err.failure === 'refused');
       if (wait) this.#holdOff();
       else {
         this.#log.warn({ err, messageId: id }, 'helpdesk: message not forwarded to Chatwoot');
@@ -271,9 +291,12 @@ class HelpdeskBridge implements InstanceExtension {
   /** A webhook the edge authenticated: queued (once per Chatwoot message id) for the worker. */
   async #accept(inbound: HelpdeskInbound): Promise<{ accepted: boolean }> {
     const c = this.#config;
-    if (!c?.enabled || c.status === 'paused' || c.status === 'pending' || c.inboxId !== inbound.inboxId) return { accepted: false };
+    if (!c?.enabled || c.status === 'paused' || c.status === 'pending' || c.inboxId !== inbound.inboxId)
+      return { accepted: false };
     if (inbound.kind === 'conversation-status') {
-      void this.#control(() => this.#conversationStatus(inbound.conversationId, inbound.status), false).catch(() => undefined);
+      void this.#control(() => this.#conversationStatus(inbound.conversationId, inbound.status), false).catch(
+        () => undefined,
+      );
       return { accepted: true };
     }
     if (this.#inbound.some((e) => e.message.messageId === inbound.messageId)) return { accepted: false };
@@ -337,7 +360,10 @@ class HelpdeskBridge implements InstanceExtension {
     const abort = new AbortController();
     this.#abort = abort;
     try {
-      await client.retrying(() => client.createMessage(conversationId, { content, messageType: 'outgoing', private: true }, abort.signal), abort.signal);
+      await client.retrying(
+        () => client.createMessage(conversationId, { content, messageType: 'outgoing', private: true }, abort.signal),
+        abort.signal,
+      );
       await this.#succeeded();
     } catch (err) {
       if (isOwnershipLoss(err)) throw err;
@@ -356,7 +382,8 @@ class HelpdeskBridge implements InstanceExtension {
     const link = await this.#state.chatLink(jid);
     if (link?.conversationId !== conversationId) return;
     const resolved = status === 'resolved';
-    if ((link.resolved ?? false) !== resolved) await this.#state.saveChatLink(jid, { ...link, resolved, checkedAt: Date.now() });
+    if ((link.resolved ?? false) !== resolved)
+      await this.#state.saveChatLink(jid, { ...link, resolved, checkedAt: Date.now() });
   }
 
   // ---- configuration and status -----------------------------------------------------------------
@@ -378,7 +405,10 @@ class HelpdeskBridge implements InstanceExtension {
 
   #withSecret(config: HelpdeskConfig): HelpdeskConfig {
     if (config.webhookSecretSealed) return config;
-    return { ...config, webhookSecretSealed: this.deps.secrets.seal(generateToken(), SecretPurpose.HelpdeskWebhookSecret) };
+    return {
+      ...config,
+      webhookSecretSealed: this.deps.secrets.seal(generateToken(), SecretPurpose.HelpdeskWebhookSecret),
+    };
   }
 
   #webhookUrl(config: HelpdeskConfig): string {

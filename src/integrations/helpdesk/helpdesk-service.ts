@@ -37,7 +37,10 @@ export class HelpdeskService {
       const { config } = await this.o.router.call(instance.id, 'helpdesk.activate', {}, this.o.callTimeoutMs);
       return config ?? undefined;
     } catch (err) {
-      this.o.log.warn({ err, instance: instance.name }, 'helpdesk block not activated at creation; its actor activates it later');
+      this.o.log.warn(
+        { err, instance: instance.name },
+        'helpdesk block not activated at creation; its actor activates it later',
+      );
       return (await this.o.store.instances.findById(instance.id))?.config.helpdesk;
     }
   }
@@ -52,9 +55,16 @@ export class HelpdeskService {
   async list(instance: InstanceRecord) {
     const config = instance.config.helpdesk;
     if (!config) throw new NotFoundError(INTEGRATION_NOT_FOUND);
-    const apiToken = config.apiTokenSealed ? this.o.secrets.open(config.apiTokenSealed, SecretPurpose.HelpdeskApiToken) : '';
-    const secret = config.webhookSecretSealed ? this.o.secrets.open(config.webhookSecretSealed, SecretPurpose.HelpdeskWebhookSecret) : undefined;
-    return helpdeskView(config, { apiToken, webhookUrl: secret ? helpdeskWebhookUrl(this.o.publicBaseUrl(), instance.id, secret) : null });
+    const apiToken = config.apiTokenSealed
+      ? this.o.secrets.open(config.apiTokenSealed, SecretPurpose.HelpdeskApiToken)
+      : '';
+    const secret = config.webhookSecretSealed
+      ? this.o.secrets.open(config.webhookSecretSealed, SecretPurpose.HelpdeskWebhookSecret)
+      : undefined;
+    return helpdeskView(config, {
+      apiToken,
+      webhookUrl: secret ? helpdeskWebhookUrl(this.o.publicBaseUrl(), instance.id, secret) : null,
+    });
   }
 
   /** @throws NotFoundError when there is no integration */

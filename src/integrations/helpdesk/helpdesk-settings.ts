@@ -19,7 +19,13 @@ export function helpdeskWebhookUrl(publicBaseUrl: string, instanceId: string, se
 
 const FIELDS = {
   baseUrl: z.string().trim().min(1).max(2048),
-  accountId: z.union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().trim().regex(/^[1-9]\d{0,15}$/, 'expected a positive integer')]),
+  accountId: z.union([
+    z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    z
+      .string()
+      .trim()
+      .regex(/^[1-9]\d{0,15}$/, 'expected a positive integer'),
+  ]),
   apiToken: z.string().trim().min(1).max(1024),
   inboxName: z.string().trim().min(1).max(256),
   signMessages: z.boolean(),
@@ -33,7 +39,9 @@ type Field = keyof typeof FIELDS;
 
 /** The body of set: every field optional (the creation body's `helpdesk…`/`chatwoot…` names are accepted too). */
 export const helpdeskPatchSchema = z.strictObject(
-  Object.fromEntries(Object.entries(FIELDS).map(([k, v]) => [k, v.optional()])) as { [K in Field]: z.ZodOptional<(typeof FIELDS)[K]> },
+  Object.fromEntries(Object.entries(FIELDS).map(([k, v]) => [k, v.optional()])) as {
+    [K in Field]: z.ZodOptional<(typeof FIELDS)[K]>;
+  },
 );
 
 /** `helpdeskBaseUrl` / `chatwootBaseUrl` (the creation body's spellings) → `baseUrl`. */
@@ -109,7 +117,13 @@ export function mergeHelpdeskPatch(current: HelpdeskConfig | undefined, patch: H
     lastError: undefined,
     ...(current?.webhookSecretSealed ? { webhookSecretSealed: current.webhookSecretSealed } : {}),
   };
-  const missing = !merged.baseUrl ? 'baseUrl' : !merged.accountId ? 'accountId' : !merged.apiTokenSealed ? 'apiToken' : undefined;
+  const missing = !merged.baseUrl
+    ? 'baseUrl'
+    : !merged.accountId
+      ? 'accountId'
+      : !merged.apiTokenSealed
+        ? 'apiToken'
+        : undefined;
   if (missing) throw invalid(`${missing} is required`);
   return merged;
 }

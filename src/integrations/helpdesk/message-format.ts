@@ -10,11 +10,17 @@ const TO_MARKDOWN: Record<string, string> = { '*': '**', _: '*', '~': '~~' };
 const TO_WHATSAPP: Record<string, string> = { '**': '*', '*': '_', _: '_', '~~': '~' };
 
 export function whatsappToMarkdown(text: string): string {
-  return text.replace(WHATSAPP_MARKS, (_m, lead: string, mark: string, inner: string) => `${lead}${TO_MARKDOWN[mark]}${inner}${TO_MARKDOWN[mark]}`);
+  return text.replace(
+    WHATSAPP_MARKS,
+    (_m, lead: string, mark: string, inner: string) => `${lead}${TO_MARKDOWN[mark]}${inner}${TO_MARKDOWN[mark]}`,
+  );
 }
 
 export function markdownToWhatsapp(text: string): string {
-  return text.replace(MARKDOWN_MARKS, (_m, lead: string, mark: string, inner: string) => `${lead}${TO_WHATSAPP[mark]}${inner}${TO_WHATSAPP[mark]}`);
+  return text.replace(
+    MARKDOWN_MARKS,
+    (_m, lead: string, mark: string, inner: string) => `${lead}${TO_WHATSAPP[mark]}${inner}${TO_WHATSAPP[mark]}`,
+  );
 }
 
 /** An agent's signature as WhatsApp shows it: the name in bold on its own line. */

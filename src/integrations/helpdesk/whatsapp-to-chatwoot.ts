@@ -88,7 +88,11 @@ async function attachmentOf(fc: ForwardContext, message: NormalizedMessage) {
   if (!media || !fc.session) return undefined;
   try {
     const got = await fc.session.downloadMedia(message, fc.mediaMaxBytes);
-    return { fileName: fileNameOf({ ...media, ...(got.fileName ? { fileName: got.fileName } : {}) }), contentType: got.mimetype, data: got.data };
+    return {
+      fileName: fileNameOf({ ...media, ...(got.fileName ? { fileName: got.fileName } : {}) }),
+      contentType: got.mimetype,
+      data: got.data,
+    };
   } catch (err) {
     fc.log.info({ err, messageId: message.id }, 'helpdesk: media not available, posting the text only');
     return undefined;
@@ -105,14 +109,20 @@ async function findContact(fc: ForwardContext, party: ChatParty): Promise<CwCont
 }
 
 /** The contact (found, or created in our inbox) and its source id in our inbox, if known. */
-async function contactFor(fc: ForwardContext, party: ChatParty): Promise<{ contactId: number; sourceId: string | undefined }> {
+async function contactFor(
+  fc: ForwardContext,
+  party: ChatParty,
+): Promise<{ contactId: number; sourceId: string | undefined }> {
   const inboxId = fc.config.inboxId;
   const sourceIn = (c: CwContact) => c.contact_inboxes?.find((ci) => ci.inbox?.id === inboxId)?.source_id;
   return fc.client.retrying(async () => {
     const existing = await findContact(fc, party);
     if (existing) return { contactId: existing.id, sourceId: sourceIn(existing) };
     try {
-      const created = await fc.client.createContact({ inboxId, name: party.name, identifier: party.jid, ...(party.phone ? { phone: party.phone } : {}) }, fc.signal);
+      const created = await fc.client.createContact(
+        { inboxId, name: party.name, identifier: party.jid, ...(party.phone ? { phone: party.phone } : {}) },
+        fc.signal,
+      );
       return { contactId: created.contact.id, sourceId: created.sourceId };
     } catch (err) {
       // Taken meanwhile (an earlier attempt that timed out, or a contact edited in Chatwoot): find it again.
@@ -176,9 +186,12 @@ async function conversationOf(fc: ForwardContext, party: ChatParty, cached: Chat
       return id;
     }
   }
-  const { contactId, sourceId: known } = cached ? { contactId: cached.contactId, sourceId: cached.sourceId } : await contactFor(fc, party);
+  const { contactId, sourceId: known } = cached
+    ? { contactId: cached.contactId, sourceId: cached.sourceId }
+    : await contactFor(fc, party);
   const inboxId = fc.config.inboxId;
-  const sourceId = known ?? (await fc.client.retrying(() => fc.client.createContactInbox(contactId, inboxId, fc.signal), fc.signal));
+  const sourceId =
+    known ?? (await fc.client.retrying(() => fc.client.createContactInbox(contactId, inboxId, fc.signal), fc.signal));
   const ours = (await fc.client.retrying(() => fc.client.contactConversations(contactId, fc.signal), fc.signal))
     .filter((c) => c.inbox_id === inboxId)
     .sort((a, b) => b.id - a.id);
@@ -191,7 +204,9 @@ async function conversationOf(fc: ForwardContext, party: ChatParty, cached: Chat
     // A conversation created by an attempt that timed out is found by the next one.
     const created = await fc.client.retrying(async (attempt) => {
       if (attempt > 0) {
-        const again = (await fc.client.contactConversations(contactId, fc.signal)).find((c) => c.inbox_id === inboxId && c.status !== 'resolved');
+        const again = (await fc.client.contactConversations(contactId, fc.signal)).find(
+          (c) => c.inbox_id === inboxId && c.status !== 'resolved',
+        );
         if (again) return again;
       }
       return fc.client.createConversation({ inboxId, contactId, sourceId, status: openStatus(fc.config) }, fc.signal);
@@ -208,23 +223,36 @@ async function conversationOf(fc: ForwardContext, party: ChatParty, cached: Chat
  * as a multipart attachment. `checkExisting` (an earlier attempt may have reached Chatwoot) first looks
  * for that source id among the conversation's latest messages. Returns Chatwoot's message id.
  */
-export async function forwardToChatwoot(fc: ForwardContext, message: NormalizedMessage, checkExisting: boolean): Promise<number> {
+export async function forwardToChatwoot(
+  fc: ForwardContext,
+  message: NormalizedMessage,
+  checkExisting: boolean,
+): Promise<number> {
   const party = await chatParty(fc, message);
   const content = contentOf(message, party);
   const attachment = await attachmentOf(fc, message);
-  const placeholder = message.media && !attachment ? `${content ? `${content}\n` : ''}_[${message.media.kind} not available]_` : content;
+  const placeholder =
+    message.media && !attachment ? `${content ? `${content}\n` : ''}_[${message.media.kind} not available]_` : content;
   const sourceId = `WAID:${message.id}`;
   for (let round = 0; ; round++) {
     const conversationId = await conversationFor(fc, party);
     try {
       const posted = await fc.client.retrying(async (attempt) => {
         if (attempt > 0 || checkExisting) {
-          const earlier = (await fc.client.listMessages(conversationId, fc.signal)).find((m) => m.source_id === sourceId);
+          const earlier = (await fc.client.listMessages(conversationId, fc.signal)).find(
+            (m) => m.source_id === sourceId,
+          );
           if (earlier) return earlier;
         }
         return fc.client.createMessage(
           conversationId,
-          { content: placeholder, messageType: message.fromMe ? 'outgoing' : 'incoming', private: false, sourceId, ...(attachment ? { attachment } : {}) },
+          {
+            content: placeholder,
+            messageType: message.fromMe ? 'outgoing' : 'incoming',
+            private: false,
+            sourceId,
+            ...(attachment ? { attachment } : {}),
+          },
           fc.signal,
         );
       }, fc.signal);
@@ -233,7 +261,12 @@ export async function forwardToChatwoot(fc: ForwardContext, message: NormalizedM
       // The conversation was deleted in Chatwoot: forget it and open another, once.
       if (round > 0 || !(err instanceof ChatwootError && err.status === 404)) throw err;
       const link = await fc.state.chatLink(party.jid);
-      if (link) await fc.state.saveChatLink(party.jid, { contactId: link.contactId, ...(link.sourceId ? { sourceId: link.sourceId } : {}), checkedAt: Date.now() });
+      if (link)
+        await fc.state.saveChatLink(party.jid, {
+          contactId: link.contactId,
+          ...(link.sourceId ? { sourceId: link.sourceId } : {}),
+          checkedAt: Date.now(),
+        });
       checkExisting = false;
     }
   }

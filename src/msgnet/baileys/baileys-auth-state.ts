@@ -1,5 +1,10 @@
 import { BufferJSON, initAuthCreds, proto } from '@whiskeysockets/baileys';
-import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from '@whiskeysockets/baileys';
+import type {
+  AuthenticationCreds,
+  AuthenticationState,
+  SignalDataSet,
+  SignalDataTypeMap,
+} from '@whiskeysockets/baileys';
 import { AppError, ErrorCode } from '../../errors.js';
 import type { AuthStore } from '../msgnet-driver.js';
 
@@ -122,7 +127,10 @@ export class BaileysAuth implements SessionStorage {
     await this.store.clear();
   }
 
-  async #getKeys<T extends keyof SignalDataTypeMap>(type: T, ids: string[]): Promise<{ [id: string]: SignalDataTypeMap[T] }> {
+  async #getKeys<T extends keyof SignalDataTypeMap>(
+    type: T,
+    ids: string[],
+  ): Promise<{ [id: string]: SignalDataTypeMap[T] }> {
     const out: { [id: string]: SignalDataTypeMap[T] } = {};
     if (ids.length === 0) return out;
     const found = await this.store.getMany(ids.map((id) => keyOf(type, id)));

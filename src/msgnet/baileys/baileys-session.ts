@@ -75,7 +75,8 @@ export class BaileysSession implements MsgNetSession {
     const conn = this.#conn;
     conn.assertUsable();
     await conn.ensureLink();
-    if (conn.state === 'connected' && conn.hasSocket && conn.numberJid) return { status: 'connected', numberJid: conn.numberJid };
+    if (conn.state === 'connected' && conn.hasSocket && conn.numberJid)
+      return { status: 'connected', numberJid: conn.numberJid };
     if (!conn.hasSocket && !conn.startSocket()) throw new NotConnectedError();
     const outcome = await conn.waitLink();
     if (outcome.kind === 'open') return { status: 'connected', numberJid: conn.numberJid! };
@@ -124,7 +125,8 @@ export class BaileysSession implements MsgNetSession {
 
   async sendEventCard(to: string, card: EventCard): Promise<SentMessage> {
     const sock = this.#conn.socket();
-    const joinLink = card.joinLink || (await out.createCallLink(sock, card.video ? 'video' : 'audio', card.startTime)).url;
+    const joinLink =
+      card.joinLink || (await out.createCallLink(sock, card.video ? 'video' : 'audio', card.startTime)).url;
     return out.relay(sock, toJid(to), eventCardContent({ ...card, joinLink }));
   }
 
@@ -137,7 +139,8 @@ export class BaileysSession implements MsgNetSession {
     const sock = this.#conn.socket();
     const jid = toJid(chatJid);
     // A status revoke reaches only the list the status was sent to.
-    const options = jid === STATUS_JID ? { statusJidList: this.#conn.link!.audience.recipients(out.ownJid(sock)) } : undefined;
+    const options =
+      jid === STATUS_JID ? { statusJidList: this.#conn.link!.audience.recipients(out.ownJid(sock)) } : undefined;
     await sock.sendMessage(jid, { delete: { remoteJid: jid, id: messageId, fromMe } }, options);
   }
 
@@ -148,17 +151,27 @@ export class BaileysSession implements MsgNetSession {
     if (data && data.length > maxBytes) throw new PayloadTooLargeError(`Media larger than ${maxBytes} bytes`);
     if (!data) {
       const download = this.#deps.downloadMedia ?? downloadFromNetwork;
-      data = await readBounded(await download(raw, this.#conn.socket(), this.#log, this.#conn.downloadOptions()), maxBytes, signal);
+      data = await readBounded(
+        await download(raw, this.#conn.socket(), this.#log, this.#conn.downloadOptions()),
+        maxBytes,
+        signal,
+      );
       this.#downloaded.set(message.id, data);
     }
-    return { data, mimetype: message.media.mimetype, ...(message.media.fileName ? { fileName: message.media.fileName } : {}) };
+    return {
+      data,
+      mimetype: message.media.mimetype,
+      ...(message.media.fileName ? { fileName: message.media.fileName } : {}),
+    };
   }
 
   async markRead(chatJid: string, messageIds: string[], participant?: string): Promise<void> {
     const remoteJid = toJid(chatJid);
-    await this.#conn.socket().readMessages(
-      messageIds.map((id) => ({ remoteJid, id, fromMe: false, ...(participant ? { participant } : {}) })),
-    );
+    await this.#conn
+      .socket()
+      .readMessages(
+        messageIds.map((id) => ({ remoteJid, id, fromMe: false, ...(participant ? { participant } : {}) })),
+      );
   }
 
   async setPresence(available: boolean): Promise<void> {
@@ -201,7 +214,13 @@ export class BaileysSession implements MsgNetSession {
     const sock = this.#conn.socket();
     const { labels } = this.#conn.link!;
     for (const { chatJid, labelId } of await out.refreshChatLabels(sock, labels)) {
-      this.#conn.emit({ type: 'labels', chatJid, labels: [{ id: labelId, name: labels.nameOf(labelId) }], action: 'remove', timestamp: Date.now() });
+      this.#conn.emit({
+        type: 'labels',
+        chatJid,
+        labels: [{ id: labelId, name: labels.nameOf(labelId) }],
+        action: 'remove',
+        timestamp: Date.now(),
+      });
     }
     return labels.list();
   }
@@ -218,11 +237,26 @@ export class BaileysSession implements MsgNetSession {
     if (!target) throw new NotConnectedError();
     // Each part may be hidden by the contact's privacy settings: a refusal means "not shown", not an error.
     const [about, pictureUrl, business] = await Promise.all([
-      sock.fetchStatus(target).then((list) => statusText(list?.[0]), () => null),
-      sock.profilePictureUrl(target, 'image').then((url) => url ?? null, () => null),
-      sock.getBusinessProfile(target).then((b) => !!b, () => false),
+      sock.fetchStatus(target).then(
+        (list) => statusText(list?.[0]),
+        () => null,
+      ),
+      sock.profilePictureUrl(target, 'image').then(
+        (url) => url ?? null,
+        () => null,
+      ),
+      sock.getBusinessProfile(target).then(
+        (b) => !!b,
+        () => false,
+      ),
     ]);
-    return { jid: target, name: target === me ? (sock.user?.name ?? null) : null, about, pictureUrl, isBusiness: business };
+    return {
+      jid: target,
+      name: target === me ? (sock.user?.name ?? null) : null,
+      about,
+      pictureUrl,
+      isBusiness: business,
+    };
   }
 
   async sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void> {
@@ -247,7 +281,13 @@ export class BaileysSession implements MsgNetSession {
       labels.associate(jid, id, add);
     }
     const after = labels.chat(jid);
-    this.#conn.emit({ type: 'labels', chatJid: jid, labels: after.labels, action: add ? 'add' : 'remove', timestamp: Date.now() });
+    this.#conn.emit({
+      type: 'labels',
+      chatJid: jid,
+      labels: after.labels,
+      action: add ? 'add' : 'remove',
+      timestamp: Date.now(),
+    });
     return after;
   }
 

@@ -27,7 +27,10 @@ export function nativeFlowButton(button: Button): { name: string; buttonParamsJs
         buttonParamsJson: JSON.stringify({ display_text: button.label, phone_number: button.phoneNumber }),
       };
     case 'copy':
-      return { name: 'cta_copy', buttonParamsJson: JSON.stringify({ display_text: button.label, copy_code: button.code }) };
+      return {
+        name: 'cta_copy',
+        buttonParamsJson: JSON.stringify({ display_text: button.label, copy_code: button.code }),
+      };
   }
 }
 
@@ -69,7 +72,10 @@ export function pixKeyType(keyType: PixPayment['keyType']): string {
   return keyType === 'RANDOM' ? 'EVP' : keyType;
 }
 
-export function paymentContent(payment: PixPayment, referenceId: string = randomUUID().replace(/-/g, '').slice(0, 12)): RelayContent {
+export function paymentContent(
+  payment: PixPayment,
+  referenceId: string = randomUUID().replace(/-/g, '').slice(0, 12),
+): RelayContent {
   const params = {
     currency: 'BRL',
     total_amount: { value: 0, offset: 100 },
@@ -84,7 +90,11 @@ export function paymentContent(payment: PixPayment, referenceId: string = random
     payment_settings: [
       {
         type: 'pix_static_code',
-        pix_static_code: { merchant_name: payment.merchantName, key: payment.key, key_type: pixKeyType(payment.keyType) },
+        pix_static_code: {
+          merchant_name: payment.merchantName,
+          key: payment.key,
+          key_type: pixKeyType(payment.keyType),
+        },
       },
     ],
     share_payment_status: false,

@@ -32,7 +32,8 @@ export class LabelBook {
       const ids = parseIds(raw);
       if (ids.length) book.#chats.set(key.slice(LABEL_CHAT_PREFIX.length), new Set(ids));
     }
-    for (const [key, name] of await storage.list(LABEL_NAME_PREFIX)) book.#names.set(key.slice(LABEL_NAME_PREFIX.length), name);
+    for (const [key, name] of await storage.list(LABEL_NAME_PREFIX))
+      book.#names.set(key.slice(LABEL_NAME_PREFIX.length), name);
     return book;
   }
 
@@ -99,7 +100,9 @@ export class LabelBook {
 
   /** Every label the account has (seen through `labels.edit`), chat or no chat. */
   labels(): LabelInfo[] {
-    return [...this.#names].map(([id, name]) => ({ id, name })).sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+    return [...this.#names]
+      .map(([id, name]) => ({ id, name }))
+      .sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
   }
 
   has(labelId: string): boolean {

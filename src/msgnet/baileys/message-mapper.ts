@@ -79,7 +79,8 @@ function bodyOf(content: proto.IMessage, contentType: keyof proto.IMessage): Bod
       },
     };
   }
-  if (content.conversation !== undefined && content.conversation !== null) return { type: 'text', text: content.conversation };
+  if (content.conversation !== undefined && content.conversation !== null)
+    return { type: 'text', text: content.conversation };
   if (content.extendedTextMessage) return { type: 'text', text: content.extendedTextMessage.text ?? '' };
   if (content.buttonsResponseMessage) {
     const reply = content.buttonsResponseMessage;
@@ -147,7 +148,11 @@ export function deliveryFromReceipts(receipts: MessageUserReceiptUpdate[], now: 
     const played = int64(receipt.playedTimestamp);
     const read = int64(receipt.readTimestamp);
     const delivered = int64(receipt.receiptTimestamp);
-    const [status, ts] = played ? (['played', played] as const) : read ? (['read', read] as const) : (['delivered', delivered] as const);
+    const [status, ts] = played
+      ? (['played', played] as const)
+      : read
+        ? (['read', read] as const)
+        : (['delivered', delivered] as const);
     add(groups, key.remoteJid, receipt.userJid, status, key.id, ts ? ts * 1000 : now);
   }
   return [...groups.values()];

@@ -76,12 +76,17 @@ export function mediaContent(media: OutgoingMedia): AnyMessageContent {
 export async function publishStatus(sock: BaileysSocket, post: StatusPost, recipients: string[]): Promise<SentMessage> {
   const options: MiscMessageGenerationOptions = { statusJidList: recipients, broadcast: true };
   if (post.type === 'text') {
-    return send(sock, STATUS_JID, { text: post.text }, {
-      ...options,
-      // `assertColor` drops numbers: the colour must be a "#RRGGBB" string.
-      ...(post.backgroundColor ? { backgroundColor: post.backgroundColor } : {}),
-      ...(post.font !== undefined ? { font: post.font } : {}),
-    });
+    return send(
+      sock,
+      STATUS_JID,
+      { text: post.text },
+      {
+        ...options,
+        // `assertColor` drops numbers: the colour must be a "#RRGGBB" string.
+        ...(post.backgroundColor ? { backgroundColor: post.backgroundColor } : {}),
+        ...(post.font !== undefined ? { font: post.font } : {}),
+      },
+    );
   }
   if (!post.media) throw new ValidationError(`A ${post.type} status needs media`);
   const media: OutgoingMedia = { ...post.media, kind: post.type, caption: post.text || post.media.caption };
@@ -166,7 +171,8 @@ export async function getPrivacy(sock: BaileysSocket): Promise<PrivacySettings> 
   // Baileys caches the settings per socket and its setters do not update that cache: always force.
   const settings = await sock.fetchPrivacySettings(true);
   const out = {} as PrivacySettings;
-  for (const [field, name] of Object.entries(PRIVACY_NAMES) as [PrivacyField, string][]) out[field] = settings[name] ?? '';
+  for (const [field, name] of Object.entries(PRIVACY_NAMES) as [PrivacyField, string][])
+    out[field] = settings[name] ?? '';
   return out;
 }
 
@@ -194,7 +200,10 @@ export async function setPrivacy(sock: BaileysSocket, field: PrivacyField, value
  * Rebuilds the label book from a full app-state snapshot: without a stored version the server sends
  * the whole `regular` collection, not just the patches since the last sync. Returns dropped associations.
  */
-export async function refreshChatLabels(sock: BaileysSocket, labels: LabelBook): Promise<{ chatJid: string; labelId: string }[]> {
+export async function refreshChatLabels(
+  sock: BaileysSocket,
+  labels: LabelBook,
+): Promise<{ chatJid: string; labelId: string }[]> {
   labels.beginRebuild();
   try {
     await sock.authState.keys.set({ 'app-state-sync-version': { regular: null } });

@@ -64,20 +64,39 @@ export function bindSocketEvents(sock: BaileysSocket, ctx: SocketEventContext): 
       ctx.groupCache.del(id);
       const mapped = GROUP_ACTIONS[action];
       if (!mapped) return;
-      ctx.emit({ type: 'group', groupJid: id, action: mapped, participants: participants.map(participantParty), timestamp: ctx.now() });
+      ctx.emit({
+        type: 'group',
+        groupJid: id,
+        action: mapped,
+        participants: participants.map(participantParty),
+        timestamp: ctx.now(),
+      });
     },
     'groups.update': (updates) => {
       for (const update of updates) {
         if (!update.id) continue;
         ctx.groupCache.del(update.id);
         if (update.subject === undefined) continue;
-        ctx.emit({ type: 'group', groupJid: update.id, action: 'name', participants: [], groupName: update.subject, timestamp: ctx.now() });
+        ctx.emit({
+          type: 'group',
+          groupJid: update.id,
+          action: 'name',
+          participants: [],
+          groupName: update.subject,
+          timestamp: ctx.now(),
+        });
       }
     },
     'groups.upsert': (groups) => groups.forEach((g) => ctx.groupCache.set(g.id, g)),
     'labels.edit': (label) => {
       if (!ctx.labels.edit(label.id, label.name, !!label.deleted)) return;
-      ctx.emit({ type: 'labels', chatJid: '', labels: [{ id: label.id, name: label.name ?? '' }], action: 'edit', timestamp: ctx.now() });
+      ctx.emit({
+        type: 'labels',
+        chatJid: '',
+        labels: [{ id: label.id, name: label.name ?? '' }],
+        action: 'edit',
+        timestamp: ctx.now(),
+      });
     },
     'labels.association': ({ association, type }) => {
       // Message labels (`label_message`) carry a message id; only chat labels are reported.

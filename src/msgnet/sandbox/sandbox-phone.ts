@@ -53,13 +53,21 @@ export function outboxMedia(media: OutgoingMedia): OutboxMedia {
 export class SandboxPhone {
   constructor(private readonly auth: AuthStore) {}
 
-  async addGroup(me: string, subject: string, description: string, participants: { number: string; admin?: boolean }[]): Promise<SandboxGroup> {
+  async addGroup(
+    me: string,
+    subject: string,
+    description: string,
+    participants: { number: string; admin?: boolean }[],
+  ): Promise<SandboxGroup> {
     const group: SandboxGroup = {
       jid: `120363${String(randomInt(10 ** 12)).padStart(12, '0')}@g.us`,
       subject,
       description,
       creatorJid: me,
-      participants: [{ jid: me, admin: 'superadmin' }, ...participants.map((p) => ({ jid: toJid(p.number), admin: p.admin ? ('admin' as const) : null }))],
+      participants: [
+        { jid: me, admin: 'superadmin' },
+        ...participants.map((p) => ({ jid: toJid(p.number), admin: p.admin ? ('admin' as const) : null })),
+      ],
     };
     await this.auth.set({ [`group:${group.jid}`]: JSON.stringify(group) });
     return group;
@@ -75,7 +83,13 @@ export class SandboxPhone {
         creatorJid: g.creatorJid,
         memberCount: g.participants.length,
         ...(includeMembers
-          ? { members: g.participants.map((p) => ({ jid: p.jid, isAdmin: p.admin !== null, isSuperAdmin: p.admin === 'superadmin' })) }
+          ? {
+              members: g.participants.map((p) => ({
+                jid: p.jid,
+                isAdmin: p.admin !== null,
+                isSuperAdmin: p.admin === 'superadmin',
+              })),
+            }
           : {}),
       };
     });
@@ -97,16 +111,25 @@ export class SandboxPhone {
   }
 
   async labels(): Promise<LabelInfo[]> {
-    return [...(await this.auth.list('labelname:')).entries()].map(([key, name]) => ({ id: key.slice('labelname:'.length), name }));
+    return [...(await this.auth.list('labelname:')).entries()].map(([key, name]) => ({
+      id: key.slice('labelname:'.length),
+      name,
+    }));
   }
 
   /** Adds or removes labels on a chat; returns its labels after and those that changed. */
-  async assignLabels(chatJid: string, labelIds: string[], add: boolean): Promise<{ after: LabelInfo[]; changed: LabelInfo[] }> {
+  async assignLabels(
+    chatJid: string,
+    labelIds: string[],
+    add: boolean,
+  ): Promise<{ after: LabelInfo[]; changed: LabelInfo[] }> {
     const known = new Map((await this.labels()).map((l) => [l.id, l]));
     const unknown = labelIds.find((id) => !known.has(id));
     if (unknown !== undefined) throw new NotFoundError(`Label not found: ${unknown}`);
     const current = JSON.parse((await this.auth.get(`labels:${chatJid}`)) ?? '[]') as LabelInfo[];
-    const changed = [...new Set(labelIds)].filter((id) => current.some((l) => l.id === id) !== add).map((id) => known.get(id)!);
+    const changed = [...new Set(labelIds)]
+      .filter((id) => current.some((l) => l.id === id) !== add)
+      .map((id) => known.get(id)!);
     const after = add ? [...current, ...changed] : current.filter((l) => !labelIds.includes(l.id));
     if (changed.length) await this.auth.set({ [`labels:${chatJid}`]: after.length ? JSON.stringify(after) : null });
     return { after, changed };
@@ -121,7 +144,10 @@ export class SandboxPhone {
   }
 
   async privacy(): Promise<PrivacySettings> {
-    return { ...DEFAULT_PRIVACY, ...(JSON.parse((await this.auth.get('privacy')) ?? '{}') as Partial<PrivacySettings>) };
+    return {
+      ...DEFAULT_PRIVACY,
+      ...(JSON.parse((await this.auth.get('privacy')) ?? '{}') as Partial<PrivacySettings>),
+    };
   }
 
   async savePrivacy(settings: PrivacySettings): Promise<void> {

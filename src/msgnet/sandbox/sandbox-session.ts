@@ -1,6 +1,13 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Transport } from '../../cluster/transport.js';
-import { ConflictError, MediaUploadError, NotConnectedError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
+import {
+  ConflictError,
+  MediaUploadError,
+  NotConnectedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ValidationError,
+} from '../../errors.js';
 import { channels } from '../../redis/keys.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
@@ -84,7 +91,9 @@ export class SandboxSession implements MsgNetSession {
   async #goOnline(): Promise<void> {
     this.#set('connecting');
     await this.#unsubscribe?.();
-    this.#unsubscribe = await this.transport.subscribe(channels.sandboxNumber(this.#numberJid!), (raw) => this.#onWire(raw));
+    this.#unsubscribe = await this.transport.subscribe(channels.sandboxNumber(this.#numberJid!), (raw) =>
+      this.#onWire(raw),
+    );
     // The network reports the push name on connect, as WhatsApp does.
     const { name } = await this.#phone.profile();
     this.#set('connected', name ? { profileName: name } : {});
@@ -113,10 +122,14 @@ export class SandboxSession implements MsgNetSession {
   /** What the phone does when it scans the QR or enters the code (POST /api/sandbox/link). */
   async link(number: string | undefined): Promise<string> {
     if (this.#state !== 'qr' || !this.#pending) throw new ConflictError('Instance is not waiting for a link');
-    const digits = number?.replace(/\D/g, '') || this.#pending.pairingPhone || `5599${String(randomInt(10 ** 9)).padStart(9, '0')}`;
+    const digits =
+      number?.replace(/\D/g, '') || this.#pending.pairingPhone || `5599${String(randomInt(10 ** 9)).padStart(9, '0')}`;
     if (!/^\d{8,15}$/.test(digits)) throw new ValidationError('number must be 8 to 15 digits');
     const jid = `${digits}@${USER_DOMAIN}`;
-    if ((await this.transport.publish(channels.sandboxNumber(jid), JSON.stringify({ t: 'ping' } satisfies SandboxWire))) > 0) {
+    if (
+      (await this.transport.publish(channels.sandboxNumber(jid), JSON.stringify({ t: 'ping' } satisfies SandboxWire))) >
+      0
+    ) {
       throw new ConflictError('That number is already linked to another sandbox instance');
     }
     await this.o.auth.set({ creds: JSON.stringify({ numberJid: jid, linkedAt: new Date().toISOString() }) });
@@ -177,15 +190,34 @@ export class SandboxSession implements MsgNetSession {
     const wire = JSON.parse(raw) as SandboxWire;
     if (wire.t === 'ping' || this.#closed) return;
     if (wire.t === 'receipt') {
-      this.o.emit({ type: 'delivery', chatJid: wire.from, recipient: wire.from, status: wire.status, messageIds: wire.ids, timestamp: wire.timestamp });
+      this.o.emit({
+        type: 'delivery',
+        chatJid: wire.from,
+        recipient: wire.from,
+        status: wire.status,
+        messageIds: wire.ids,
+        timestamp: wire.timestamp,
+      });
     } else if (wire.t === 'call') {
-      this.o.emit({ type: 'call', callId: wire.callId, from: wire.from, status: wire.status, isVideo: wire.isVideo, isGroup: false, timestamp: wire.timestamp });
+      this.o.emit({
+        type: 'call',
+        callId: wire.callId,
+        from: wire.from,
+        status: wire.status,
+        isVideo: wire.isVideo,
+        isGroup: false,
+        timestamp: wire.timestamp,
+      });
     } else {
       this.#receive(wire);
       // The phone acknowledges delivery at once, as WhatsApp does while online.
-      void this.#send(wire.from, { t: 'receipt', from: this.#numberJid!, status: 'delivered', ids: [wire.id], timestamp: Date.now() }).catch(
-        () => undefined,
-      );
+      void this.#send(wire.from, {
+        t: 'receipt',
+        from: this.#numberJid!,
+        status: 'delivered',
+        ids: [wire.id],
+        timestamp: Date.now(),
+      }).catch(() => undefined);
     }
   }
 
@@ -196,8 +228,13 @@ export class SandboxSession implements MsgNetSession {
       media = meta;
       if (base64 !== undefined) {
         const data = Buffer.from(base64, 'base64');
-        this.#receivedMedia.set(wire.id, { data, mimetype: meta.mimetype, ...(meta.fileName ? { fileName: meta.fileName } : {}) });
-        if (this.#receivedMedia.size > RECEIVED_MEDIA_KEPT) this.#receivedMedia.delete(this.#receivedMedia.keys().next().value!);
+        this.#receivedMedia.set(wire.id, {
+          data,
+          mimetype: meta.mimetype,
+          ...(meta.fileName ? { fileName: meta.fileName } : {}),
+        });
+        if (this.#receivedMedia.size > RECEIVED_MEDIA_KEPT)
+          this.#receivedMedia.delete(this.#receivedMedia.keys().next().value!);
         media = { ...meta, size: meta.size ?? data.length };
       }
     }
@@ -205,7 +242,9 @@ export class SandboxSession implements MsgNetSession {
       id: wire.id,
       fromMe: false,
       timestamp: wire.timestamp,
-      chat: wire.groupJid ? { jid: wire.groupJid, type: 'group' } : { jid: wire.from, type: 'private', ...(wire.pushName ? { name: wire.pushName } : {}) },
+      chat: wire.groupJid
+        ? { jid: wire.groupJid, type: 'group' }
+        : { jid: wire.from, type: 'private', ...(wire.pushName ? { name: wire.pushName } : {}) },
       sender: { jid: wire.from, ...(wire.pushName ? { name: wire.pushName } : {}) },
       type: wire.buttonReplyId ? 'buttons_response' : wire.media ? 'media' : 'text',
       text: wire.text,
@@ -249,9 +288,25 @@ export class SandboxSession implements MsgNetSession {
     const me = this.#numberJid!;
     this.o.emit({
       type: 'message',
-      message: { id: entry.messageId, fromMe: true, timestamp: entry.timestamp, chat: { jid: to, type: to.endsWith('@g.us') ? 'group' : 'private' }, sender: { jid: me }, type: wire.media ? 'media' : 'text', text: wire.text, ...(wire.media ? { media: wire.media } : {}) },
+      message: {
+        id: entry.messageId,
+        fromMe: true,
+        timestamp: entry.timestamp,
+        chat: { jid: to, type: to.endsWith('@g.us') ? 'group' : 'private' },
+        sender: { jid: me },
+        type: wire.media ? 'media' : 'text',
+        text: wire.text,
+        ...(wire.media ? { media: wire.media } : {}),
+      },
     });
-    this.o.emit({ type: 'delivery', chatJid: to, recipient: to, status: 'sent', messageIds: [entry.messageId], timestamp: entry.timestamp });
+    this.o.emit({
+      type: 'delivery',
+      chatJid: to,
+      recipient: to,
+      status: 'sent',
+      messageIds: [entry.messageId],
+      timestamp: entry.timestamp,
+    });
     await this.#send(to, wire).catch(() => 0);
     return { messageId: entry.messageId, timestamp: entry.timestamp };
   }
@@ -268,7 +323,12 @@ export class SandboxSession implements MsgNetSession {
     const from = this.#requireConnected();
     const jid = toJid(to);
     this.#failIf('sendText');
-    const entry = await this.#record({ to: jid, type: 'text', text, ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}) });
+    const entry = await this.#record({
+      to: jid,
+      type: 'text',
+      text,
+      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
+    });
     return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text });
   }
 
@@ -278,8 +338,20 @@ export class SandboxSession implements MsgNetSession {
     this.#failIf('uploadMedia');
     this.#failIf('sendMedia');
     const meta = outboxMedia(media);
-    const entry = await this.#record({ to: jid, type: 'media', media: meta, ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}) });
-    return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text: media.caption ?? '', media: meta });
+    const entry = await this.#record({
+      to: jid,
+      type: 'media',
+      media: meta,
+      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
+    });
+    return this.#deliver(jid, entry, {
+      t: 'msg',
+      id: entry.messageId,
+      from,
+      timestamp: entry.timestamp,
+      text: media.caption ?? '',
+      media: meta,
+    });
   }
 
   async sendButtons(to: string, text: string, buttons: Button[]): Promise<SentMessage> {
@@ -301,7 +373,13 @@ export class SandboxSession implements MsgNetSession {
     const jid = toJid(to);
     this.#failIf('sendEventCard');
     const entry = await this.#record({ to: jid, type: 'event', event: card });
-    return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text: card.name });
+    return this.#deliver(jid, entry, {
+      t: 'msg',
+      id: entry.messageId,
+      from,
+      timestamp: entry.timestamp,
+      text: card.name,
+    });
   }
 
   async publishStatus(post: StatusPost): Promise<SentMessage> {
@@ -313,13 +391,26 @@ export class SandboxSession implements MsgNetSession {
       to: 'status@broadcast',
       type: 'status',
       text: post.text,
-      status: { type: post.type, ...(post.backgroundColor ? { backgroundColor: post.backgroundColor } : {}), ...(post.font !== undefined ? { font: post.font } : {}) },
+      status: {
+        type: post.type,
+        ...(post.backgroundColor ? { backgroundColor: post.backgroundColor } : {}),
+        ...(post.font !== undefined ? { font: post.font } : {}),
+      },
       ...(media ? { media } : {}),
     });
     // WhatsApp echoes the phone's own status back to it, like any message it sends.
     this.o.emit({
       type: 'message',
-      message: { id: entry.messageId, fromMe: true, timestamp: entry.timestamp, chat: { jid: 'status@broadcast', type: 'status' }, sender: { jid: me }, type: media ? 'media' : 'text', text: post.text, ...(media ? { media } : {}) },
+      message: {
+        id: entry.messageId,
+        fromMe: true,
+        timestamp: entry.timestamp,
+        chat: { jid: 'status@broadcast', type: 'status' },
+        sender: { jid: me },
+        type: media ? 'media' : 'text',
+        text: post.text,
+        ...(media ? { media } : {}),
+      },
     });
     return { messageId: entry.messageId, timestamp: entry.timestamp };
   }
@@ -337,7 +428,13 @@ export class SandboxSession implements MsgNetSession {
   async markRead(chatJid: string, messageIds: string[]): Promise<void> {
     const me = this.#requireConnected();
     if (chatJid.endsWith(`@${USER_DOMAIN}`)) {
-      await this.#send(chatJid, { t: 'receipt', from: me, status: 'read', ids: messageIds, timestamp: Date.now() }).catch(() => 0);
+      await this.#send(chatJid, {
+        t: 'receipt',
+        from: me,
+        status: 'read',
+        ids: messageIds,
+        timestamp: Date.now(),
+      }).catch(() => 0);
     }
   }
 
@@ -349,8 +446,23 @@ export class SandboxSession implements MsgNetSession {
   async rejectCall(callId: string, from: string): Promise<void> {
     const me = this.#requireConnected();
     await this.#record({ to: from, type: 'call_reject', call: { callId } });
-    await this.#send(from, { t: 'call', from: me, callId, status: 'rejected', isVideo: false, timestamp: Date.now() }).catch(() => 0);
-    this.o.emit({ type: 'call', callId, from, status: 'rejected', isVideo: false, isGroup: false, timestamp: Date.now() });
+    await this.#send(from, {
+      t: 'call',
+      from: me,
+      callId,
+      status: 'rejected',
+      isVideo: false,
+      timestamp: Date.now(),
+    }).catch(() => 0);
+    this.o.emit({
+      type: 'call',
+      callId,
+      from,
+      status: 'rejected',
+      isVideo: false,
+      isGroup: false,
+      timestamp: Date.now(),
+    });
   }
 
   async offerCall(to: string, seconds: number): Promise<{ callId: string }> {
@@ -359,10 +471,24 @@ export class SandboxSession implements MsgNetSession {
     this.#failIf('offerCall');
     const callId = randomBytes(16).toString('hex').toUpperCase();
     await this.#record({ to: jid, type: 'call_offer', call: { callId, durationSeconds: seconds } });
-    await this.#send(jid, { t: 'call', from: me, callId, status: 'offer', isVideo: false, timestamp: Date.now() }).catch(() => 0);
+    await this.#send(jid, {
+      t: 'call',
+      from: me,
+      callId,
+      status: 'offer',
+      isVideo: false,
+      timestamp: Date.now(),
+    }).catch(() => 0);
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      void this.#send(jid, { t: 'call', from: me, callId, status: 'terminated', isVideo: false, timestamp: Date.now() }).catch(() => 0);
+      void this.#send(jid, {
+        t: 'call',
+        from: me,
+        callId,
+        status: 'terminated',
+        isVideo: false,
+        timestamp: Date.now(),
+      }).catch(() => 0);
     }, seconds * 1000);
     this.#timers.add(timer);
     return { callId };
@@ -378,10 +504,21 @@ export class SandboxSession implements MsgNetSession {
   // ---- what the phone has: groups, labels, profile, privacy --------------------------------------
 
   /** Seeds a group the phone is in (POST /api/sandbox/group); emits `joined`. */
-  async addGroup(subject: string, description: string, participants: { number: string; admin?: boolean }[]): Promise<SandboxGroup> {
+  async addGroup(
+    subject: string,
+    description: string,
+    participants: { number: string; admin?: boolean }[],
+  ): Promise<SandboxGroup> {
     const me = this.#requireConnected();
     const group = await this.#phone.addGroup(me, subject, description, participants);
-    this.o.emit({ type: 'group', groupJid: group.jid, action: 'joined', participants: group.participants.map((p) => ({ jid: p.jid })), groupName: subject, timestamp: Date.now() });
+    this.o.emit({
+      type: 'group',
+      groupJid: group.jid,
+      action: 'joined',
+      participants: group.participants.map((p) => ({ jid: p.jid })),
+      groupName: subject,
+      timestamp: Date.now(),
+    });
     return group;
   }
 
@@ -416,7 +553,14 @@ export class SandboxSession implements MsgNetSession {
     this.#requireConnected();
     const jid = toJid(chatJid);
     const { after, changed } = await this.#phone.assignLabels(jid, labelIds, add);
-    if (changed.length) this.o.emit({ type: 'labels', chatJid: jid, labels: changed, action: add ? 'add' : 'remove', timestamp: Date.now() });
+    if (changed.length)
+      this.o.emit({
+        type: 'labels',
+        chatJid: jid,
+        labels: changed,
+        action: add ? 'add' : 'remove',
+        timestamp: Date.now(),
+      });
     return { chatJid: jid, labels: after };
   }
 

@@ -14,18 +14,42 @@ export type SandboxWire =
       text: string;
       groupJid?: string;
       /** `base64`: the file itself, when the contact sends one (a received media's bytes). */
-      media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number; base64?: string };
+      media?: {
+        kind: MediaKind;
+        mimetype: string;
+        fileName?: string;
+        caption?: string;
+        size?: number;
+        base64?: string;
+      };
       buttonReplyId?: string;
     }
   | { t: 'receipt'; from: string; status: 'delivered' | 'read'; ids: string[]; timestamp: number }
-  | { t: 'call'; from: string; callId: string; status: 'offer' | 'rejected' | 'terminated'; isVideo: boolean; timestamp: number }
+  | {
+      t: 'call';
+      from: string;
+      callId: string;
+      status: 'offer' | 'rejected' | 'terminated';
+      isVideo: boolean;
+      timestamp: number;
+    }
   | { t: 'ping' };
 
 /** What the instance sent, as GET /api/sandbox/outbox shows it. */
 export interface OutboxEntry {
   messageId: string;
   to: string;
-  type: 'text' | 'media' | 'buttons' | 'payment' | 'event' | 'status' | 'call_offer' | 'call_reject' | 'delete' | 'presence';
+  type:
+    | 'text'
+    | 'media'
+    | 'buttons'
+    | 'payment'
+    | 'event'
+    | 'status'
+    | 'call_offer'
+    | 'call_reject'
+    | 'delete'
+    | 'presence';
   /** Unix milliseconds. */
   timestamp: number;
   text?: string;

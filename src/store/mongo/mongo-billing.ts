@@ -4,7 +4,11 @@ import type { AccountWebhookRecord, BillingLedgerEntry } from '../records.js';
 import type { AccountWebhookRepository, BillingLedgerRepository } from '../store.js';
 
 type AccountWebhookDoc = Omit<AccountWebhookRecord, 'accountId'> & { _id: string };
-type LedgerDoc = Omit<BillingLedgerEntry, 'key' | 'sentAt'> & { _id: string; sentAt: string | null; leaseUntil: number };
+type LedgerDoc = Omit<BillingLedgerEntry, 'key' | 'sentAt'> & {
+  _id: string;
+  sentAt: string | null;
+  leaseUntil: number;
+};
 
 const toEntry = (d: LedgerDoc): BillingLedgerEntry => ({
   key: d._id,

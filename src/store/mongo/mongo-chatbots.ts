@@ -111,11 +111,23 @@ export class MongoChatbots implements ChatbotRepository {
   async getLink(instanceId: string): Promise<ChatbotLinkRecord | undefined> {
     const doc = await this.#links.findOne({ _id: instanceId });
     if (!doc) return undefined;
-    return { instanceId, status: doc.status, lastError: doc.lastError ?? undefined, fallbackBotId: doc.fallbackBotId ?? undefined, updatedAt: doc.updatedAt };
+    return {
+      instanceId,
+      status: doc.status,
+      lastError: doc.lastError ?? undefined,
+      fallbackBotId: doc.fallbackBotId ?? undefined,
+      updatedAt: doc.updatedAt,
+    };
   }
 
   async saveLink(link: ChatbotLinkRecord): Promise<void> {
-    const doc: LinkDoc = { _id: link.instanceId, status: link.status, lastError: link.lastError ?? null, fallbackBotId: link.fallbackBotId ?? null, updatedAt: link.updatedAt };
+    const doc: LinkDoc = {
+      _id: link.instanceId,
+      status: link.status,
+      lastError: link.lastError ?? null,
+      fallbackBotId: link.fallbackBotId ?? null,
+      updatedAt: link.updatedAt,
+    };
     await this.#links.replaceOne({ _id: link.instanceId }, doc, { upsert: true });
   }
 

@@ -42,7 +42,18 @@ export class MongoDeliveries implements DeliveryRepository {
   async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
     if (rows.length === 0) return;
     await this.#col.insertMany(
-      rows.map((r) => ({ _id: r.id, instanceId: r.instanceId, status: 'pending' as const, dueAt, leaseUntil: 0, attempts: r.attempts, payload: r.payload, lastError: r.lastError ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt })),
+      rows.map((r) => ({
+        _id: r.id,
+        instanceId: r.instanceId,
+        status: 'pending' as const,
+        dueAt,
+        leaseUntil: 0,
+        attempts: r.attempts,
+        payload: r.payload,
+        lastError: r.lastError ?? null,
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+      })),
       { ordered: true },
     );
   }
@@ -66,11 +77,17 @@ export class MongoDeliveries implements DeliveryRepository {
   }
 
   async reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void> {
-    await this.#col.updateOne({ _id: id }, { $set: { dueAt, leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } });
+    await this.#col.updateOne(
+      { _id: id },
+      { $set: { dueAt, leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } },
+    );
   }
 
   async bury(id: string, attempts: number, lastError: string): Promise<void> {
-    await this.#col.updateOne({ _id: id }, { $set: { status: 'dead', leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } });
+    await this.#col.updateOne(
+      { _id: id },
+      { $set: { status: 'dead', leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } },
+    );
   }
 
   async listDead(instanceId: string): Promise<DeliveryRow[]> {

@@ -42,7 +42,11 @@ export class MongoMediaBlobs implements MediaBlobRepository {
     for (let n = 0; n < count; n++) {
       const data = new Binary(b.data.subarray(n * CHUNK_BYTES, (n + 1) * CHUNK_BYTES));
       const _id = `${b.instanceId}\u0000${b.messageId}\u0000${n}`;
-      await this.#col.replaceOne({ _id }, { instanceId: b.instanceId, messageId: b.messageId, version, n, count, data, expiresAt }, { upsert: true });
+      await this.#col.replaceOne(
+        { _id },
+        { instanceId: b.instanceId, messageId: b.messageId, version, n, count, data, expiresAt },
+        { upsert: true },
+      );
     }
     await this.#col.deleteMany({ instanceId: b.instanceId, messageId: b.messageId, version: { $ne: version } });
   }

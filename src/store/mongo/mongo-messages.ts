@@ -3,14 +3,20 @@ import { MESSAGE_STATUS_RANK } from '../records.js';
 import type { HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
 import type { MessageRepository } from '../store.js';
 
-type MessageDoc = Omit<MessageRecord, 'media' | 'status'> & { _id: string; media: MessageRecord['media'] | null; status?: MessageStatus | null };
+type MessageDoc = Omit<MessageRecord, 'media' | 'status'> & {
+  _id: string;
+  media: MessageRecord['media'] | null;
+  status?: MessageStatus | null;
+};
 
 const docId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
 
 function toMessage(d: MessageDoc): MessageRecord {
   const { _id, media, ...fields } = d;
   // BSON keeps absent optional fields as null; records use undefined.
-  const cleanMedia = media ? (Object.fromEntries(Object.entries(media).filter(([, v]) => v !== null)) as MessageRecord['media']) : undefined;
+  const cleanMedia = media
+    ? (Object.fromEntries(Object.entries(media).filter(([, v]) => v !== null)) as MessageRecord['media'])
+    : undefined;
   const { status, ...rest } = fields;
   return { ...rest, media: cleanMedia, ...(status ? { status } : {}) };
 }
@@ -35,13 +41,22 @@ export class MongoMessages implements MessageRepository {
     const _id = docId(m.instanceId, m.id);
     const { status, ...fields } = m;
     // A status recorded earlier (a receipt) is kept; a new message takes the one it came with.
-    await this.#col.updateOne({ _id }, { $set: { ...fields, media: m.media ?? null }, $setOnInsert: { status: status ?? null } }, { upsert: true });
+    await this.#col.updateOne(
+      { _id },
+      { $set: { ...fields, media: m.media ?? null }, $setOnInsert: { status: status ?? null } },
+      { upsert: true },
+    );
   }
 
   async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {
     // Only lower ranks (or none) are replaced, so a late "delivered" never undoes a "read".
-    const lower = (Object.keys(MESSAGE_STATUS_RANK) as MessageStatus[]).filter((s) => MESSAGE_STATUS_RANK[s] < MESSAGE_STATUS_RANK[status]);
-    await this.#col.updateMany({ _id: { $in: ids.map((id) => docId(instanceId, id)) }, status: { $in: [...lower, null] } }, { $set: { status } });
+    const lower = (Object.keys(MESSAGE_STATUS_RANK) as MessageStatus[]).filter(
+      (s) => MESSAGE_STATUS_RANK[s] < MESSAGE_STATUS_RANK[status],
+    );
+    await this.#col.updateMany(
+      { _id: { $in: ids.map((id) => docId(instanceId, id)) }, status: { $in: [...lower, null] } },
+      { $set: { status } },
+    );
   }
 
   async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {
@@ -49,11 +64,17 @@ export class MongoMessages implements MessageRepository {
     return doc ? toMessage(doc) : undefined;
   }
 
-  async list(instanceId: string, q: { chatJid?: string; before?: HistoryCursor; limit: number }): Promise<MessageRecord[]> {
+  async list(
+    instanceId: string,
+    q: { chatJid?: string; before?: HistoryCursor; limit: number },
+  ): Promise<MessageRecord[]> {
     const filter: Filter<MessageDoc> = { instanceId };
     if (q.chatJid !== undefined) filter.chatJid = q.chatJid;
     if (q.before?.id !== undefined) {
-      filter.$or = [{ timestamp: { $lt: q.before.timestamp } }, { timestamp: q.before.timestamp, id: { $lt: q.before.id } }];
+      filter.$or = [
+        { timestamp: { $lt: q.before.timestamp } },
+        { timestamp: q.before.timestamp, id: { $lt: q.before.id } },
+      ];
     } else if (q.before) {
       filter.timestamp = { $lt: q.before.timestamp };
     }

@@ -158,13 +158,26 @@ export class MongoStore implements Store {
     this.mediaBlobs = mediaBlobs;
     const chatbots = new MongoChatbots(db);
     this.chatbots = chatbots;
-    this.instances = new MongoInstances(accounts, instances, webhooks, ownedState, this.deliveries, messages, mediaBlobs, chatbots);
+    this.instances = new MongoInstances(
+      accounts,
+      instances,
+      webhooks,
+      ownedState,
+      this.deliveries,
+      messages,
+      mediaBlobs,
+      chatbots,
+    );
     this.webhooks = new MongoWebhooks(webhooks);
     this.ownedState = new MongoOwnedState(instances, ownedState);
   }
 
   /** `messageRetentionDays` > 0 prunes the history about every hour. */
-  static async connect(url: string, dbName: string, options: { messageRetentionDays?: number } = {}): Promise<MongoStore> {
+  static async connect(
+    url: string,
+    dbName: string,
+    options: { messageRetentionDays?: number } = {},
+  ): Promise<MongoStore> {
     // ignoreUndefined false: absent optional fields are kept as null so record keys round-trip.
     const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, ignoreUndefined: false });
     try {
@@ -190,10 +203,14 @@ export class MongoStore implements Store {
       { key: { tokenHash: 1 }, name: 'tokenHash', unique: true },
       { key: { name: 1 }, name: 'name' },
     ]);
-    await db.collection('webhooks').createIndexes([{ key: { instanceId: 1, createdAt: 1, label: 1 }, name: 'instanceId' }]);
+    await db
+      .collection('webhooks')
+      .createIndexes([{ key: { instanceId: 1, createdAt: 1, label: 1 }, name: 'instanceId' }]);
     await db
       .collection('owned_state')
-      .createIndexes([{ key: { instanceId: 1, namespace: 1, key: 1 }, name: 'instanceId_namespace_key', unique: true }]);
+      .createIndexes([
+        { key: { instanceId: 1, namespace: 1, key: 1 }, name: 'instanceId_namespace_key', unique: true },
+      ]);
     await MongoDeliveries.createIndexes(db);
     await MongoMessages.createIndexes(db);
     await MongoBillingLedger.createIndexes(db);
@@ -388,9 +405,14 @@ class MongoInstances implements InstanceRepository {
     return doc ? nullToUndefined(doc.config.settings) : undefined;
   }
 
-  async updateConfigBlock<K extends ConfigBlock>(id: string, block: K, value: InstanceConfig[K] | undefined): Promise<boolean> {
+  async updateConfigBlock<K extends ConfigBlock>(
+    id: string,
+    block: K,
+    value: InstanceConfig[K] | undefined,
+  ): Promise<boolean> {
     const path = `config.${block}`;
-    const update: UpdateFilter<InstanceDoc> = value === undefined ? { $unset: { [path]: '' } } : { $set: { [path]: value } };
+    const update: UpdateFilter<InstanceDoc> =
+      value === undefined ? { $unset: { [path]: '' } } : { $set: { [path]: value } };
     const res = await this.col.updateOne({ _id: id }, update);
     return res.matchedCount === 1;
   }

@@ -33,7 +33,8 @@ export class SqliteAccountWebhooks implements AccountWebhookRepository {
   constructor(private readonly db: Database.Database) {}
 
   async get(accountId: string): Promise<AccountWebhookRecord | undefined> {
-    const row = this.db.prepare('SELECT * FROM account_webhooks WHERE account_id = ?').get(accountId) as Row | undefined;
+    const row = this.db.prepare('SELECT * FROM account_webhooks WHERE account_id = ?').get(accountId) as
+      Row | undefined;
     return row ? toWebhook(row) : undefined;
   }
 
@@ -80,7 +81,9 @@ export class SqliteBillingLedger implements BillingLedgerRepository {
   }
 
   async list(accountId: string): Promise<BillingLedgerEntry[]> {
-    const rows = this.db.prepare('SELECT * FROM billing_ledger WHERE account_id = ? ORDER BY created_at, key').all(accountId) as Row[];
+    const rows = this.db
+      .prepare('SELECT * FROM billing_ledger WHERE account_id = ? ORDER BY created_at, key')
+      .all(accountId) as Row[];
     return rows.map(toEntry);
   }
 }

@@ -35,12 +35,16 @@ export class SqliteChatbots implements ChatbotRepository {
   constructor(private readonly db: Database.Database) {}
 
   async listBots(instanceId: string): Promise<ChatbotBotRecord[]> {
-    const rows = this.db.prepare('SELECT bot FROM chatbot_bots WHERE instance_id = ? ORDER BY created_at, bot_id').all(instanceId) as Row[];
+    const rows = this.db
+      .prepare('SELECT bot FROM chatbot_bots WHERE instance_id = ? ORDER BY created_at, bot_id')
+      .all(instanceId) as Row[];
     return rows.map((r) => toBot(r.bot));
   }
 
   async getBot(instanceId: string, botId: string): Promise<ChatbotBotRecord | undefined> {
-    const row = this.db.prepare('SELECT bot FROM chatbot_bots WHERE instance_id = ? AND bot_id = ?').get(instanceId, botId) as Row | undefined;
+    const row = this.db
+      .prepare('SELECT bot FROM chatbot_bots WHERE instance_id = ? AND bot_id = ?')
+      .get(instanceId, botId) as Row | undefined;
     return row ? toBot(row.bot) : undefined;
   }
 
@@ -68,7 +72,10 @@ export class SqliteChatbots implements ChatbotRepository {
   }
 
   async deleteBot(instanceId: string, botId: string): Promise<boolean> {
-    return this.db.prepare('DELETE FROM chatbot_bots WHERE instance_id = ? AND bot_id = ?').run(instanceId, botId).changes === 1;
+    return (
+      this.db.prepare('DELETE FROM chatbot_bots WHERE instance_id = ? AND bot_id = ?').run(instanceId, botId)
+        .changes === 1
+    );
   }
 
   async deleteAllBots(instanceId: string): Promise<number> {
@@ -76,13 +83,16 @@ export class SqliteChatbots implements ChatbotRepository {
   }
 
   async getLink(instanceId: string): Promise<ChatbotLinkRecord | undefined> {
-    const row = this.db.prepare('SELECT link FROM chatbot_links WHERE instance_id = ?').get(instanceId) as { link: string } | undefined;
+    const row = this.db.prepare('SELECT link FROM chatbot_links WHERE instance_id = ?').get(instanceId) as
+      { link: string } | undefined;
     return row ? toLink(row.link) : undefined;
   }
 
   async saveLink(link: ChatbotLinkRecord): Promise<void> {
     this.db
-      .prepare('INSERT INTO chatbot_links (instance_id, link) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET link = excluded.link')
+      .prepare(
+        'INSERT INTO chatbot_links (instance_id, link) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET link = excluded.link',
+      )
       .run(link.instanceId, JSON.stringify(link));
   }
 

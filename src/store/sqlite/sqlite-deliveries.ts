@@ -25,9 +25,12 @@ export class SqliteDeliveries implements DeliveryRepository {
       `INSERT INTO webhook_deliveries (id, instance_id, status, due_at, attempts, payload, last_error, created_at, updated_at)
        VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
     );
-    this.db.transaction(() => {
-      for (const r of rows) stmt.run(r.id, r.instanceId, dueAt, r.attempts, r.payload, r.lastError ?? null, r.createdAt, r.updatedAt);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const r of rows)
+          stmt.run(r.id, r.instanceId, dueAt, r.attempts, r.payload, r.lastError ?? null, r.createdAt, r.updatedAt);
+      })
+      .immediate();
   }
 
   async take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]> {
@@ -49,13 +52,17 @@ export class SqliteDeliveries implements DeliveryRepository {
 
   async reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void> {
     this.db
-      .prepare('UPDATE webhook_deliveries SET due_at = ?, lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?')
+      .prepare(
+        'UPDATE webhook_deliveries SET due_at = ?, lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?',
+      )
       .run(dueAt, attempts, lastError, new Date().toISOString(), id);
   }
 
   async bury(id: string, attempts: number, lastError: string): Promise<void> {
     this.db
-      .prepare("UPDATE webhook_deliveries SET status = 'dead', lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?")
+      .prepare(
+        "UPDATE webhook_deliveries SET status = 'dead', lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?",
+      )
       .run(attempts, lastError, new Date().toISOString(), id);
   }
 
@@ -79,6 +86,8 @@ export class SqliteDeliveries implements DeliveryRepository {
   }
 
   async countPending(): Promise<number> {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n;
+    return (
+      this.db.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }
+    ).n;
   }
 }

@@ -33,7 +33,18 @@ export class SqliteMessages implements MessageRepository {
            sender_jid = excluded.sender_jid, timestamp = excluded.timestamp, type = excluded.type,
            text = excluded.text, media = excluded.media, status = COALESCE(messages.status, excluded.status)`,
       )
-      .run(m.instanceId, m.id, m.chatJid, m.fromMe ? 1 : 0, m.senderJid, m.timestamp, m.type, m.text, m.media ? JSON.stringify(m.media) : null, m.status ?? null);
+      .run(
+        m.instanceId,
+        m.id,
+        m.chatJid,
+        m.fromMe ? 1 : 0,
+        m.senderJid,
+        m.timestamp,
+        m.type,
+        m.text,
+        m.media ? JSON.stringify(m.media) : null,
+        m.status ?? null,
+      );
   }
 
   async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {
@@ -44,18 +55,23 @@ export class SqliteMessages implements MessageRepository {
         for (const id of ids) {
           const row = read.get(instanceId, id) as { status: MessageStatus | null } | undefined;
           if (!row) continue;
-          if (row.status === null || MESSAGE_STATUS_RANK[row.status] < MESSAGE_STATUS_RANK[status]) write.run(status, instanceId, id);
+          if (row.status === null || MESSAGE_STATUS_RANK[row.status] < MESSAGE_STATUS_RANK[status])
+            write.run(status, instanceId, id);
         }
       })
       .immediate();
   }
 
   async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {
-    const row = this.db.prepare('SELECT * FROM messages WHERE instance_id = ? AND id = ?').get(instanceId, id) as Row | undefined;
+    const row = this.db.prepare('SELECT * FROM messages WHERE instance_id = ? AND id = ?').get(instanceId, id) as
+      Row | undefined;
     return row ? toMessage(row) : undefined;
   }
 
-  async list(instanceId: string, q: { chatJid?: string; before?: HistoryCursor; limit: number }): Promise<MessageRecord[]> {
+  async list(
+    instanceId: string,
+    q: { chatJid?: string; before?: HistoryCursor; limit: number },
+  ): Promise<MessageRecord[]> {
     const where = ['instance_id = ?'];
     const args: unknown[] = [instanceId];
     if (q.chatJid !== undefined) {

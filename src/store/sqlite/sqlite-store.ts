@@ -79,8 +79,10 @@ function toWebhook(row: Row): WebhookRecord {
 }
 
 function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  return (
+    (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    (err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  );
 }
 
 /**
@@ -199,7 +201,9 @@ class SqliteInstances implements InstanceRepository {
         .prepare('SELECT name = ? AS same_name FROM instances WHERE (account_id = ? AND name = ?) OR token_hash = ?')
         .get(i.name, i.accountId, i.name, i.tokenHash) as { same_name: number } | undefined;
       if (taken) {
-        throw new ConflictError(taken.same_name === 1 ? 'Instance name already exists' : 'Instance token already in use');
+        throw new ConflictError(
+          taken.same_name === 1 ? 'Instance name already exists' : 'Instance token already in use',
+        );
       }
       this.db
         .prepare(
@@ -285,7 +289,8 @@ class SqliteInstances implements InstanceRepository {
 
   async updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined> {
     const tx = this.db.transaction(() => {
-      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as { config: string } | undefined;
+      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as
+        { config: string } | undefined;
       if (!row) return undefined;
       const config = JSON.parse(row.config) as InstanceConfig;
       config.settings = { ...config.settings, ...patch };
@@ -295,9 +300,14 @@ class SqliteInstances implements InstanceRepository {
     return tx.immediate();
   }
 
-  async updateConfigBlock<K extends ConfigBlock>(id: string, block: K, value: InstanceConfig[K] | undefined): Promise<boolean> {
+  async updateConfigBlock<K extends ConfigBlock>(
+    id: string,
+    block: K,
+    value: InstanceConfig[K] | undefined,
+  ): Promise<boolean> {
     const tx = this.db.transaction(() => {
-      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as { config: string } | undefined;
+      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as
+        { config: string } | undefined;
       if (!row) return false;
       const config = JSON.parse(row.config) as InstanceConfig;
       config[block] = value;
@@ -394,8 +404,7 @@ class SqliteOwnedState implements OwnedStateRepository {
 
   #checkEpoch(instanceId: string, epoch: number): void {
     const row = this.db.prepare('SELECT owner_epoch FROM instances WHERE id = ?').get(instanceId) as
-      | { owner_epoch: number }
-      | undefined;
+      { owner_epoch: number } | undefined;
     if (row?.owner_epoch !== epoch) throw new FencedError(instanceId, epoch);
   }
 
@@ -419,7 +428,8 @@ class SqliteOwnedState implements OwnedStateRepository {
     const tx = this.db.transaction(() => {
       this.#checkEpoch(instanceId, epoch);
       if (namespace === undefined) this.db.prepare('DELETE FROM owned_state WHERE instance_id = ?').run(instanceId);
-      else this.db.prepare('DELETE FROM owned_state WHERE instance_id = ? AND namespace = ?').run(instanceId, namespace);
+      else
+        this.db.prepare('DELETE FROM owned_state WHERE instance_id = ? AND namespace = ?').run(instanceId, namespace);
     });
     tx.immediate();
   }
