@@ -127,13 +127,14 @@ async function main(): Promise<void> {
       logger: pino({ level: 'silent' }),
     });
     const names = Array.from({ length: INSTANCES }, (_, i) => `load-${i}`);
-    for (const name of names)
+    for (const name of names) {
       await instances.create(account, {
         name,
         webhookEnabled: true,
         webhookURL: receiver.url,
         webhookEvents: ['message.exchange'],
       });
+    }
     let next = 0;
     const linker = async () => {
       for (let i = next++; i < names.length; i = next++) {
@@ -142,8 +143,9 @@ async function main(): Promise<void> {
         const link = await call(node.url, 'POST', `/api/sandbox/link/${names[i]}`, token, {
           number: `5511${String(70_000_000 + i)}`,
         });
-        if (connect.status !== 200 || link.status !== 200)
+        if (connect.status !== 200 || link.status !== 200) {
           throw new Error(`linking ${names[i]}: ${connect.status} ${link.status} ${link.text}`);
+        }
       }
     };
     await Promise.all(Array.from({ length: LINK_CONCURRENCY }, linker));
@@ -175,14 +177,15 @@ async function main(): Promise<void> {
       const started = performance.now();
       let res: { status: number; text: string };
       if (kind === 'settings read') res = await call(node.url, 'GET', `/api/instance/getSettings/${name}`, token);
-      else if (kind === 'settings write')
+      else if (kind === 'settings write') {
         res = await call(node.url, 'POST', `/api/instance/settings/${name}`, token, {
           autoReadMessages: (flip = !flip),
         });
-      else if (kind === 'text send')
+      } else if (kind === 'text send') {
         res = await call(node.url, 'POST', `/api/message/text/${name}`, token, { number: contact, text: 'load test' });
-      else
+      } else {
         res = await call(node.url, 'POST', `/api/sandbox/inbound/${name}`, token, { from: contact, text: 'load test' });
+      }
       samples.get(kind)!.push(performance.now() - started);
       if (res.status < 200 || res.status > 299) {
         errors.push(`${kind} via ${node.nodeId}: ${res.status} ${res.text.slice(0, 200)}`);

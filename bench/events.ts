@@ -34,8 +34,9 @@ async function receiver() {
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
       const body = JSON.parse(raw) as { event: string; data: { id: string; timestamp: string } };
-      if (body.event === 'message.exchange')
+      if (body.event === 'message.exchange') {
         arrivals.push({ id: body.data.id, at: Date.now(), emittedAt: Date.parse(body.data.timestamp) });
+      }
       res.writeHead(200).end();
     });
   });

@@ -236,8 +236,9 @@ async function join(fixture: ClusterFixture): Promise<void> {
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 3000);
-  if (!Number.isInteger(count) || count < 1)
+  if (!Number.isInteger(count) || count < 1) {
     throw new Error(`usage: npx tsx bench/failover.ts [instances=3000], got ${process.argv[2]}`);
+  }
   const started = performance.now();
   console.log(
     `failover bench: 3 nodes, ${count} instances, LEASE_TTL_MS=${LEASE_TTL_MS}, RECONCILE_MS=${RECONCILE_MS}`,

@@ -75,7 +75,7 @@ async function main(): Promise<void> {
         const res = await Promise.race([request, timeout]);
         const ms = performance.now() - started - at;
         if (res === 'timeout') samples.push({ kind, at, status: 'timeout', ms });
-        else
+        else {
           samples.push({
             kind,
             at,
@@ -83,6 +83,7 @@ async function main(): Promise<void> {
             ms,
             ...(res.body?.error?.code ? { code: String(res.body.error.code) } : {}),
           });
+        }
       } catch {
         samples.push({ kind, at, status: 'error', ms: performance.now() - started - at });
       }

@@ -26,8 +26,9 @@ for (const file of program.getSourceFiles()) {
     if (!isImport && !isExport) continue;
     const spec = (stmt.moduleSpecifier as ts.StringLiteral).text;
     const resolved = ts.resolveModuleName(spec, file.fileName, config.options, ts.sys).resolvedModule;
-    if (resolved && !resolved.isExternalLibraryImport && resolved.resolvedFileName.startsWith(src))
+    if (resolved && !resolved.isExternalLibraryImport && resolved.resolvedFileName.startsWith(src)) {
       deps.push(resolved.resolvedFileName);
+    }
   }
   graph.set(file.fileName, deps);
 }

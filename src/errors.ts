@@ -9,6 +9,8 @@ export const ErrorCode = {
   Forbidden: 'forbidden',
   NotFound: 'not_found',
   Conflict: 'conflict',
+  /** An Idempotency-Key sent again with a different request. */
+  IdempotencyKeyReused: 'idempotency_key_reused',
   QuotaExceeded: 'quota_exceeded',
   RateLimited: 'rate_limited',
   PayloadTooLarge: 'payload_too_large',
@@ -70,6 +72,16 @@ export class NotFoundError extends AppError {
 export class ConflictError extends AppError {
   constructor(message: string) {
     super(ErrorCode.Conflict, message);
+  }
+}
+
+/** The same Idempotency-Key with a different method, path or body (422: the client's mistake, nothing done). */
+export class IdempotencyKeyReusedError extends AppError {
+  constructor() {
+    super(
+      ErrorCode.IdempotencyKeyReused,
+      'This Idempotency-Key was already used with a different request; use a new key for a new request',
+    );
   }
 }
 

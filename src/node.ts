@@ -1,3 +1,4 @@
+import { configureMediaTools } from './media/media-tools.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -78,8 +79,9 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   const logger = (options.logger ?? pino({ level: config.logLevel })).child({ node: nodeId });
 
   const key = resolveEncryptionKey(config);
-  if (key.source === 'file-created')
+  if (key.source === 'file-created') {
     logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
+  }
   const secrets = new SecretBox(key.key);
   const store = await openStore(config);
   const metrics = new NodeMetrics(nodeId);
@@ -103,7 +105,9 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     await store.close();
     throw err;
   }
-  const driver = await createDriver(config.msgnetDriver, runtime.transport);
+  const driver = await createDriver(config.msgnetDriver, runtime.transport, {
+    allowPrivateUrls: config.allowPrivateUrls,
+  });
   const envelopes = new EnvelopeBuilder(secrets, () => config.publicBaseUrl ?? url);
   // Webhooks: a durable queue (Redis Streams across nodes, or the store's outbox in embedded mode).
   const queue: DeliveryQueue = runtime.redis
@@ -186,7 +190,11 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     messaging: {
       driver,
       secrets,
-      sink: new FanOutSink([new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes), dispatcher]),
+      sink: new FanOutSink({
+        bestEffort: [new BusEventSink(runtime.events as EventBus<EventEnvelope>, envelopes)],
+        durable: dispatcher,
+        log: logger,
+      }),
       media: receivedMedia,
       extensions: [
         ...(chatbot ? [chatbotExtension({ service: chatbot, client: typebot, media: config.media })] : []),
@@ -219,8 +227,9 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   if (config.embedded) {
     const token = await accounts.ensureFirstAccount();
     // Printed once, on the first start only: the token cannot be recovered later.
-    if (token)
+    if (token) {
       logger.info({ account: 'default', token }, 'created account "default"; its TokenAccount is shown only now');
+    }
   }
 
   const requireHttps = !(config.tls || config.allowInsecureHttp || isLoopbackHost(config.host));
@@ -274,16 +283,23 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   });
   app.on('error', (err: unknown) => logger.debug({ err }, 'koa error'));
 
+  // Slow clients are cut off as a balancer would: headers within a few seconds, the whole request within a
+  // bounded time (408), checked often enough that the bound holds to about a tenth.
+  const { headersMs, requestMs } = config.httpTimeouts;
+  const serverOptions = {
+    headersTimeout: headersMs,
+    requestTimeout: requestMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersMs / 10))),
+    // Idle keep-alive connections outlive a balancer's usual 60 s idle timeout (Node's default is 5 s), so a
+    // balancer or client never reuses a connection the node is closing at that moment (ECONNRESET, 502).
+    keepAliveTimeout: 65_000,
+  };
   const server: Server = config.tls
     ? createHttpsServer(
-        { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
+        { ...serverOptions, cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
         app.callback(),
       )
-    : createHttpServer(app.callback());
-  // Idle keep-alive connections outlive a balancer's usual 60 s idle timeout (Node's default is 5 s), so a
-  // balancer or client never reuses a connection the node is closing at that moment (ECONNRESET, 502).
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+    : createHttpServer(serverOptions, app.callback());
   const websockets = createWebSocketGateway({
     store,
     auth: createAuthenticator(store, config.adminToken),
@@ -314,6 +330,18 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
   await runtime.start();
   worker.start();
   logger.info({ url, mode: runtime.mode, store: store.kind }, 'node listening');
+  const tools = await configureMediaTools(config.media);
+  logger.info(
+    {
+      ffmpeg: tools.ffmpeg.command,
+      ffmpegSource: tools.ffmpeg.source,
+      ffprobe: tools.ffprobe.command,
+      ffprobeSource: tools.ffprobe.source,
+    },
+    tools.ffmpeg.source === 'missing' || tools.ffprobe.source === 'missing'
+      ? 'media tools: ffmpeg or ffprobe not found (audio conversion and media checks will fail)'
+      : 'media tools',
+  );
 
   let closing: Promise<void> | undefined;
   return {

@@ -57,8 +57,9 @@ export class AccountService {
   /** Issues a new TokenAccount; the previous one stops working at once. */
   async rotateToken(name: string): Promise<string> {
     const token = generateToken();
-    if (!(await this.store.accounts.replaceTokenHash(name, hashToken(token))))
+    if (!(await this.store.accounts.replaceTokenHash(name, hashToken(token)))) {
       throw new NotFoundError('Account not found');
+    }
     return token;
   }
 

@@ -17,12 +17,13 @@ import type { OutboxEntry, SandboxGroup } from '../msgnet/sandbox/sandbox-wire.j
 import type { ConnectionState } from '../store/records.js';
 import type { HelpdeskCallMap } from '../integrations/helpdesk/helpdesk-calls.js';
 import type { ChatbotCallMap } from '../integrations/chatbot/chatbot-calls.js';
+import type { IdempotencyCallMap } from './idempotency-records.js';
 
 /**
  * The calls an instance actor answers, with their payloads and results. A call crosses the wire as JSON
  * when the owner is another node, so payloads and results are plain data.
  */
-export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap {
+export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap, IdempotencyCallMap {
   /** Starts linking (QR or pairing code), or says the instance is already connected. */
   'msgnet.connect': { payload: LinkRequest; result: LinkChallenge };
   'msgnet.logout': { payload: Record<string, never>; result: { state: ConnectionState } };

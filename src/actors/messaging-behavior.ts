@@ -15,13 +15,22 @@ import type { ActorCallKind } from './actor-calls.js';
 import type { ActorBehavior, ActorContext, CallHandler } from './instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 import { historyRecord, remember } from './message-history.js';
+import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
 
 /** Where the actor's API events go: the event bus (WebSockets) and the durable webhook queue. */
 export interface InstanceEventSink {
-  /** `attachments`: what only some consumers get (a received file's bytes, by value or by reference). */
-  emit(instance: InstanceRecord, event: InstanceEvent, attachments?: EventAttachments): Promise<void>;
+  /**
+   * `attachments`: what only some consumers get (a received file's bytes, by value or by reference).
+   * `stillOwner` throws once the actor may no longer act (a durable sink retries until then).
+   */
+  emit(
+    instance: InstanceRecord,
+    event: InstanceEvent,
+    attachments?: EventAttachments,
+    stillOwner?: () => void,
+  ): Promise<void>;
 }
 
 export interface MessagingDeps {
@@ -52,6 +61,8 @@ export class MessagingBehavior {
   #instance!: InstanceRecord;
   #settings!: InstanceSettings;
   #chain: Promise<void> = Promise.resolve();
+  /** Network events whose handling failed (lost ownership, or an error), for the sandbox's acknowledgements. */
+  #unhandled = 0;
   #ctx!: ActorContext;
   #stopped = false;
   readonly #extensions: RunningExtension[];
@@ -97,9 +108,19 @@ export class MessagingBehavior {
     });
     // A connect that was waiting for a QR scan on the previous owner cannot continue here.
     const { state } = instance.connection;
-    if (state === 'qr' || state === 'connecting')
+    if (state === 'qr' || state === 'connecting') {
       this.#enqueue({ type: 'connection', state: 'disconnected', reason: 'owner changed' });
+    }
+    // Stopped while the session was opening: onStop found no session to close, so it is closed here.
+    if (this.#stopped) {
+      await this.#session.close();
+      throw new NotOwnerError(ctx.instanceId);
+    }
     await this.#session.resume();
+    if (this.#stopped) {
+      await this.#session.close();
+      throw new NotOwnerError(ctx.instanceId);
+    }
     await this.#drained();
     for (const e of this.#extensions) await e.extension.onActivate?.(this.#env);
   }
@@ -120,8 +141,9 @@ export class MessagingBehavior {
       e.chain = e.chain
         .then(() => (this.#stopped ? undefined : e.extension.onMessage?.(message, this.#env)))
         .catch((err: unknown) => {
-          if (!(err instanceof NotOwnerError))
+          if (!(err instanceof NotOwnerError)) {
             this.log.error({ err, message: message.id }, 'extension failed on a message');
+          }
         });
     }
   }
@@ -153,8 +175,24 @@ export class MessagingBehavior {
     this.#chain = this.#chain
       .then(() => this.#handle(event))
       .catch((err: unknown) => {
+        this.#unhandled++;
         if (!(err instanceof NotOwnerError)) this.log.error({ err, event: event.type }, 'event handling failed');
       });
+  }
+
+  /**
+   * Runs a sandbox injection and answers only once its events are durably handled: the simulated network
+   * counts a message as delivered when the owner has queued it, so a 200 is never an event this owner lost
+   * (its lease ran out meanwhile). Otherwise 503, which the contact's side sees as "not delivered".
+   */
+  async #injected<T>(inject: () => T): Promise<T> {
+    const before = this.#unhandled;
+    const result = inject();
+    await this.#drained();
+    if (this.#unhandled > before || this.#stopped) {
+      throw new UnavailableError('The network event could not be handled here; the instance is moving to another node');
+    }
+    return result;
   }
 
   /** Resolves once every network event reported so far has been handled. */
@@ -173,8 +211,23 @@ export class MessagingBehavior {
     await done;
   }
 
+  /**
+   * An event accepted from the network leaves only while this node surely owns the instance (a node
+   * resumed after SIGSTOP must not act for it), and is retried until it is durably queued.
+   */
   async #emit(event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
-    await this.deps.sink.emit(this.#instance, event, attachments);
+    const stillOwner = () => {
+      if (this.#stopped) throw new NotOwnerError(this.#ctx.instanceId);
+      this.#ctx.assertOwner();
+    };
+    stillOwner();
+    await this.deps.sink.emit(this.#instance, event, attachments, stillOwner);
+  }
+
+  /** Right before a side effect outside the store (a read receipt, a call rejection, a presence). */
+  #beforeSideEffect(): void {
+    if (this.#stopped) throw new NotOwnerError(this.#ctx.instanceId);
+    this.#ctx.assertOwner();
   }
 
   async #handle(e: MsgNetEvent): Promise<void> {
@@ -196,7 +249,10 @@ export class MessagingBehavior {
         await this.#ctx.setConnection(connection);
         this.#instance = { ...this.#instance, connection };
         if (before.state !== e.state) await this.#emit(instanceState(this.#instance.name, e.state));
-        if (e.state === 'connected' && this.#settings.keepOnlineStatus) await session.setPresence(true);
+        if (e.state === 'connected' && this.#settings.keepOnlineStatus) {
+          this.#beforeSideEffect();
+          await session.setPresence(true);
+        }
         return;
       }
       case 'message': {
@@ -211,6 +267,7 @@ export class MessagingBehavior {
         await this.#emit(media ? withReceivedMedia(event, media) : event, media?.attachments);
         this.#notify(m);
         if (!m.fromMe && this.#settings.autoReadMessages && m.chat.type !== 'status') {
+          this.#beforeSideEffect();
           await session.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
           await this.#recordStatus([m.id], 'read');
         }
@@ -224,8 +281,12 @@ export class MessagingBehavior {
       case 'call': {
         await this.#emit(toInstanceEvent(e));
         if (e.status === 'offer' && this.#settings.autoRejectCalls) {
+          this.#beforeSideEffect();
           await session.rejectCall(e.callId, e.from);
-          if (this.#settings.callRejectMessage) await session.sendText(e.from, this.#settings.callRejectMessage);
+          if (this.#settings.callRejectMessage) {
+            this.#beforeSideEffect();
+            await session.sendText(e.from, this.#settings.callRejectMessage);
+          }
         }
         return;
       }
@@ -302,16 +363,12 @@ export class MessagingBehavior {
         await this.#drained();
         return { numberJid };
       },
-      'sandbox.inbound': async (_ctx, input) => {
-        const messageId = this.#sandbox().injectInbound(input);
-        await this.#drained();
-        return { messageId };
-      },
-      'sandbox.call': async (_ctx, { from, isVideo }) => {
-        const callId = this.#sandbox().injectCall(from, isVideo);
-        await this.#drained();
-        return { callId };
-      },
+      'sandbox.inbound': async (_ctx, input) => ({
+        messageId: await this.#injected(() => this.#sandbox().injectInbound(input)),
+      }),
+      'sandbox.call': async (_ctx, { from, isVideo }) => ({
+        callId: await this.#injected(() => this.#sandbox().injectCall(from, isVideo)),
+      }),
       'sandbox.outbox': async (_ctx, { to, after }) => this.#sandbox().outbox(to, after),
       'sandbox.group': async (_ctx, { subject, description, participants }) => {
         const group = await this.#sandbox().addGroup(subject, description, participants);
@@ -336,8 +393,11 @@ export class MessagingBehavior {
 export function messagingBehavior(deps: MessagingDeps, instanceId: string): ActorBehavior {
   const messaging = new MessagingBehavior(deps, instanceId);
   return {
-    onActivate: (ctx) => messaging.onActivate(ctx),
+    onActivate: async (ctx) => {
+      await pruneIdempotencyRecords(ctx);
+      await messaging.onActivate(ctx);
+    },
     onStop: () => messaging.onStop(),
-    handlers: messaging.handlers(),
+    handlers: { ...messaging.handlers(), ...idempotencyHandlers() },
   };
 }

@@ -175,8 +175,9 @@ export function networkHandlers(host: NetworkHost): Handlers {
     'privacy.update': async (_ctx, { changes }) => {
       const session = host.session();
       // One by one and not transactional (spec 4.3): a later failure leaves the earlier ones applied.
-      for (const [field, value] of changes)
+      for (const [field, value] of changes) {
         await attempt(`failed to update ${field} privacy`, () => session.setPrivacy(field, value));
+      }
       return attempt('failed to read privacy settings', () => session.getPrivacy());
     },
     'labels.chats': async (_ctx, { refresh }) =>

@@ -79,8 +79,9 @@ export class BillingCron {
       }
     }
     if (!this.o.holding()) return;
-    for (const entry of await this.o.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs))
+    for (const entry of await this.o.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs)) {
       await this.#publish(entry);
+    }
   }
 
   async #publish(entry: BillingLedgerEntry): Promise<void> {

@@ -51,7 +51,7 @@ function instanceEvents(account: AccountRecord, i: InstanceRecord, now: number, 
   const number = i.connection.numberJid ? { numberJid: i.connection.numberJid } : {};
   const due: DueEvent[] = [];
   const push = (event: string, at: number, description: string, data: Record<string, unknown>) => {
-    if (at <= now)
+    if (at <= now) {
       due.push({
         key: `${event}:${i.id}`,
         accountId: account.id,
@@ -59,6 +59,7 @@ function instanceEvents(account: AccountRecord, i: InstanceRecord, now: number, 
         description,
         data: { instance: i.name, ...number, ...data },
       });
+    }
   };
   push(EnterpriseEvent.TrialStarted, created, `The trial of instance ${i.name} started; it ends at ${iso(ends)}.`, {
     trialEndsAt: iso(ends),

@@ -38,6 +38,7 @@ export class ActorHost {
   readonly #activating = new Map<string, Promise<InstanceActor | undefined>>();
   readonly #listeners: Partial<ActorHostListener>[] = [];
   #renewTimer: NodeJS.Timeout | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #renewing = false;
   #closed = false;
@@ -105,6 +106,13 @@ export class ActorHost {
       if (err instanceof FencedError) return undefined; // the instance was deleted
       throw err;
     }
+    // A claim slower than the lease (a paused process, a slow store): the lease may have lapsed and
+    // another node may own the instance now. Nothing may run on it; the next placement round decides.
+    if (performance.now() >= lease.validUntil - this.o.safetyMarginMs) {
+      this.o.log.warn({ instanceId, epoch }, 'claim outlasted the lease; not activating');
+      await this.o.leases.release([lease]).catch(() => undefined);
+      return undefined;
+    }
     const entry = { lease, actor: undefined as unknown as InstanceActor };
     const actor = new InstanceActor({
       instanceId,
@@ -157,30 +165,48 @@ export class ActorHost {
     for (const l of this.#listeners) l.stopped?.(instanceId, reason);
   }
 
+  /**
+   * One renewal round. A lease a majority refuses is lost and its actor stops at once; a lease the round
+   * could not decide (a Redis error, a timeout) keeps running on its current validity and is retried soon,
+   * so a sub-second Redis blip disconnects nobody. The watchdog stops whatever is not renewed in time.
+   */
   async #renewAll(): Promise<void> {
     if (this.#renewing || this.#actors.size === 0) return;
     this.#renewing = true;
+    let undecided = 0;
     try {
       const entries = [...this.#actors.values()];
-      let renewed: Lease[];
       const started = performance.now();
-      try {
-        renewed = await this.o.leases.renew(entries.map((e) => e.lease));
-      } catch (err) {
-        this.o.metrics?.leaseRenewalFailed();
-        this.o.log.warn({ err }, 'lease renewal failed; actors stop when their leases run out');
-        return;
-      }
+      const { renewed, lost } = await this.o.leases.renew(entries.map((e) => e.lease));
       this.o.metrics?.leaseRenewal((performance.now() - started) / 1000, entries.length - renewed.length);
-      const byToken = new Map(renewed.map((l) => [l.token, l]));
+      const fresh = new Map(renewed.map((l) => [l.token, l]));
+      const gone = new Set(lost.map((l) => l.token));
       for (const e of entries) {
-        const fresh = byToken.get(e.lease.token);
-        if (fresh) e.lease.validUntil = fresh.validUntil;
-        else e.actor.selfStop('lease-lost');
+        const lease = fresh.get(e.lease.token);
+        if (lease) e.lease.validUntil = lease.validUntil;
+        else if (gone.has(e.lease.token)) e.actor.selfStop('lease-lost');
+        else undecided++;
+      }
+      if (undecided > 0) {
+        this.o.metrics?.leaseRenewalFailed();
+        this.o.log.warn({ undecided }, "lease renewal undecided; retrying within the leases' validity");
       }
     } finally {
       this.#renewing = false;
     }
+    if (undecided > 0 && !this.#closed) this.#retrySoon();
+  }
+
+  /** The next try of an undecided round, well inside the remaining validity (TTL/10, at least 50 ms). */
+  #retrySoon(): void {
+    if (this.#retryTimer) return;
+    this.#retryTimer = setTimeout(
+      () => {
+        this.#retryTimer = undefined;
+        void this.#renewAll();
+      },
+      Math.max(50, Math.floor(this.o.leases.ttlMs / 10)),
+    );
   }
 
   #expireLapsed(): void {
@@ -199,6 +225,7 @@ export class ActorHost {
     await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
     // Renewal runs until the last actor is gone: a long drain must not let leases lapse mid-handoff.
     clearInterval(this.#renewTimer);
+    clearTimeout(this.#retryTimer);
     clearInterval(this.#watchdog);
   }
 }

@@ -9,12 +9,22 @@ export interface Lease {
   validUntil: number;
 }
 
+/**
+ * What a renewal round learnt: `renewed` (with a new validUntil) and `lost` (a majority can no longer say
+ * they are ours). A lease in neither is undecided (a Redis error or timeout): it stays valid until its
+ * current validUntil, and the holder tries again within that time.
+ */
+export interface RenewOutcome {
+  renewed: Lease[];
+  lost: Lease[];
+}
+
 export interface LeaseManager {
   readonly ttlMs: number;
   /** Takes the lease if nobody holds it; undefined when it is held (or the quorum was not reached). */
   acquire(resource: string): Promise<Lease | undefined>;
-  /** Extends leases still held; returns those renewed (with a new validUntil). Missing ones are lost. */
-  renew(leases: Lease[]): Promise<Lease[]>;
+  /** Extends leases still held. Never throws: an unreachable Redis leaves leases undecided. */
+  renew(leases: Lease[]): Promise<RenewOutcome>;
   /** Gives leases up (best effort: an unreleased lease simply expires). */
   release(leases: Lease[]): Promise<void>;
   /** The node id holding each resource's lease, as far as Redis knows. */
@@ -52,14 +62,19 @@ export class LocalLeaseManager implements LeaseManager {
     return { resource, token, validUntil: validityFrom(start, this.ttlMs) };
   }
 
-  async renew(leases: Lease[]): Promise<Lease[]> {
+  async renew(leases: Lease[]): Promise<RenewOutcome> {
     const start = performance.now();
-    return leases.flatMap((l) => {
+    const outcome: RenewOutcome = { renewed: [], lost: [] };
+    for (const l of leases) {
       const held = this.#live(l.resource);
-      if (held?.token !== l.token) return [];
+      if (held?.token !== l.token) {
+        outcome.lost.push(l);
+        continue;
+      }
       held.expiresAt = start + this.ttlMs;
-      return [{ ...l, validUntil: validityFrom(start, this.ttlMs) }];
-    });
+      outcome.renewed.push({ ...l, validUntil: validityFrom(start, this.ttlMs) });
+    }
+    return outcome;
   }
 
   async release(leases: Lease[]): Promise<void> {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { keys } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';
 import { validityFrom } from './lease-manager.js';
-import type { Lease, LeaseManager } from './lease-manager.js';
+import type { Lease, LeaseManager, RenewOutcome } from './lease-manager.js';
 
 /** Renewals go in batches of this many leases per script call, to keep each call short. */
 const RENEW_BATCH = 500;
@@ -56,8 +56,8 @@ export class RedisLeaseManager implements LeaseManager {
     return lease;
   }
 
-  async renew(leases: Lease[]): Promise<Lease[]> {
-    const renewed: Lease[] = [];
+  async renew(leases: Lease[]): Promise<RenewOutcome> {
+    const outcome: RenewOutcome = { renewed: [], lost: [] };
     for (let i = 0; i < leases.length; i += RENEW_BATCH) {
       const batch = leases.slice(i, i + RENEW_BATCH);
       const start = performance.now();
@@ -71,11 +71,14 @@ export class RedisLeaseManager implements LeaseManager {
       );
       const validUntil = validityFrom(start, this.ttlMs);
       batch.forEach((lease, j) => {
-        const votes = perClient.filter((r) => Array.isArray(r) && r[j] === 1).length;
-        if (votes >= this.#quorum) renewed.push({ ...lease, validUntil });
+        const yes = perClient.filter((r) => Array.isArray(r) && r[j] === 1).length;
+        // A master that failed is no answer, not a "no": only definite refusals can make a lease lost.
+        const no = perClient.filter((r) => Array.isArray(r) && r[j] !== 1).length;
+        if (yes >= this.#quorum) outcome.renewed.push({ ...lease, validUntil });
+        else if (no > this.clients.length - this.#quorum) outcome.lost.push(lease);
       });
     }
-    return renewed;
+    return outcome;
   }
 
   async release(leases: Lease[]): Promise<void> {

@@ -37,8 +37,9 @@ export class RedisMembership implements Membership {
   async start(): Promise<void> {
     this.#unsubscribe = await this.transport.subscribe(channels.cluster(), (raw) => {
       const msg = JSON.parse(raw) as { t: string; nodeId: string };
-      if (msg.t === 'leaving' && msg.nodeId !== this.o.nodeId)
+      if (msg.t === 'leaving' && msg.nodeId !== this.o.nodeId) {
         this.#set(this.#live.filter((n) => n.nodeId !== msg.nodeId));
+      }
     });
     await this.#beat();
     this.#timer = setInterval(() => {

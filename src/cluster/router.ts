@@ -69,14 +69,13 @@ export class Router {
   #unsubscribeInbox: (() => Promise<void>) | undefined;
   #unsubscribeReply: (() => Promise<void>) | undefined;
 
-  constructor(private readonly o: RouterOptions) {
-    // A node that leaves will never answer: its pending calls fail now and take the one retry.
-    o.membership.onChange((nodes) => {
-      const live = new Set(nodes.map((n) => n.nodeId));
-      for (const [id, p] of this.#pending)
-        if (!live.has(p.node)) this.#settle(id, (x) => x.reject(new NotOwnerError(p.instanceId)));
-    });
-  }
+  /**
+   * A call that reached an owner's inbox may have run, so it is never sent again: it ends with the owner's
+   * reply or at its deadline (504, outcome unknown). A node that leaves the membership keeps answering what
+   * it accepted until it has released each lease, so its departure fails nothing here. The one retry is
+   * kept for answers that prove the call did not run: "not owner" from the owner, or nobody listening.
+   */
+  constructor(private readonly o: RouterOptions) {}
 
   async start(): Promise<void> {
     this.#unsubscribeInbox = await this.o.transport.subscribe(channels.inbox(this.o.nodeId), (raw) =>
@@ -92,7 +91,8 @@ export class Router {
     await this.#unsubscribeInbox?.();
     await Promise.allSettled([...this.#serving]);
     await this.#unsubscribeReply?.();
-    for (const id of [...this.#pending.keys()]) this.#settle(id, (p) => p.reject(new NotOwnerError(p.instanceId)));
+    // Sent and unanswered: they may have run, so the outcome is unknown (504), never a retry.
+    for (const id of [...this.#pending.keys()]) this.#settle(id, (p) => p.reject(new TimeoutError()));
   }
 
   async call<K extends ActorCallKind>(

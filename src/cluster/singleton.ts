@@ -31,12 +31,16 @@ export class ClusterSingleton {
     return `singleton:${this.name}`;
   }
 
+  get #periodMs(): number {
+    return Math.max(50, Math.floor(this.leases.ttlMs / 3));
+  }
+
   get holding(): boolean {
     return this.#lease !== undefined && performance.now() < this.#lease.validUntil;
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.#tick(), Math.max(50, Math.floor(this.leases.ttlMs / 3)));
+    this.#timer = setInterval(() => void this.#tick(), this.#periodMs);
     void this.#tick();
   }
 
@@ -45,9 +49,14 @@ export class ClusterSingleton {
     this.#busy = true;
     try {
       if (this.#lease) {
-        const [renewed] = await this.leases.renew([this.#lease]).catch(() => []);
-        if (renewed && performance.now() < renewed.validUntil) this.#lease = renewed;
-        else await this.#lose('renewal failed');
+        const { renewed, lost } = await this.leases.renew([this.#lease]);
+        const fresh = renewed[0];
+        if (fresh && performance.now() < fresh.validUntil) this.#lease = fresh;
+        // Undecided (Redis unreachable): the role goes on while the lease will surely still be ours at the
+        // next tick, and stops before that, since a tick is the only place where the role is stopped.
+        else if (lost.length > 0 || this.#lease.validUntil - performance.now() < this.#periodMs + 50) {
+          await this.#lose('renewal failed');
+        }
       } else {
         const lease = await this.leases.acquire(this.resource).catch(() => undefined);
         if (lease && this.#stopped) {

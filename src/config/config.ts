@@ -95,8 +95,12 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
   RATE_LIMIT_CREATE_PER_MINUTE: int('RATE_LIMIT_CREATE_PER_MINUTE', 20, 1, 1_000_000),
   MAX_BODY_BYTES: int('MAX_BODY_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  HTTP_HEADERS_TIMEOUT_MS: int('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 120_000),
+  HTTP_REQUEST_TIMEOUT_MS: int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
   MEDIA_MAX_BYTES: int('MEDIA_MAX_BYTES', 16 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   MEDIA_FETCH_TIMEOUT_MS: int('MEDIA_FETCH_TIMEOUT_MS', 20_000, 1000, 300_000),
+  FFMPEG_PATH: optionalString,
+  FFPROBE_PATH: optionalString,
   MESSAGE_RETENTION_DAYS: int('MESSAGE_RETENTION_DAYS', 30, 0, 3650),
   MEDIA_BLOB_TTL: duration('MEDIA_BLOB_TTL', '1h'),
   S3_URL_EXPIRY: duration('S3_URL_EXPIRY', '7d'),
@@ -186,6 +190,12 @@ export interface Config {
   rateLimitPerMinute: number;
   rateLimitCreatePerMinute: number;
   maxBodyBytes: number;
+  /**
+   * Slow clients: the whole header block must arrive within `headersMs` (HTTP_HEADERS_TIMEOUT_MS, default
+   * 10000) and the whole request, body included, within `requestMs` (HTTP_REQUEST_TIMEOUT_MS, default 30000),
+   * else 408 and the connection is closed, as a load balancer in front would do.
+   */
+  httpTimeouts: { headersMs: number; requestMs: number };
   media: MediaConfig;
   receivedMedia: ReceivedMediaOptions;
   /** Days a message stays in the chat history (GET /api/chat/history); 0 = forever. @default 30 */
@@ -242,6 +252,10 @@ export interface MediaConfig {
   maxBytes: number;
   /** Deadline of a whole download, redirects included. @default 20000 */
   fetchTimeoutMs: number;
+  /** FFMPEG_PATH: the ffmpeg to run. @default the one on PATH, else the npm package's static build */
+  ffmpegPath: string | undefined;
+  /** FFPROBE_PATH: the ffprobe to run. @default the one on PATH, else the npm package's static build */
+  ffprobePath: string | undefined;
 }
 
 /** What happens to the media an instance receives (docs/events.md, "Received media"). */
@@ -349,17 +363,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const url of e.REDIS_URL) {
     if (!/^rediss?:\/\//.test(url)) throw new ConfigError(`REDIS_URL: "${url}" is not a redis:// or rediss:// URL`);
   }
+  // In-process leases cannot see another process: two nodes on one MongoDB would both own everything.
+  if (e.MONGO_URL !== undefined && e.REDIS_URL.length === 0) {
+    throw new ConfigError('MONGO_URL needs REDIS_URL: nodes sharing MongoDB coordinate ownership through Redis');
+  }
   if (e.MONGO_URL !== undefined && !/^mongodb(\+srv)?:\/\//.test(e.MONGO_URL)) {
     throw new ConfigError('MONGO_URL must start with mongodb:// or mongodb+srv://');
   }
-  if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS)
+  if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS) {
+    throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS must not be shorter than HTTP_HEADERS_TIMEOUT_MS');
+  }
+  if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS) {
     throw new ConfigError('WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS');
+  }
   if (e.BILLING_TICK !== undefined && (e.BILLING_TICK.months > 0 || e.BILLING_TICK.ms <= 0)) {
     throw new ConfigError('BILLING_TICK must be a fixed duration (ms, s, m, h, d), not months');
   }
   // An interval replaces the cron expression: setting both would leave one silently ignored.
-  if (e.BILLING_TICK !== undefined && e.BILLING_CRON !== undefined)
+  if (e.BILLING_TICK !== undefined && e.BILLING_CRON !== undefined) {
     throw new ConfigError('Set BILLING_CRON or BILLING_TICK, not both');
+  }
   if (e.BILLING_CRON !== undefined && !validCron(e.BILLING_CRON)) {
     throw new ConfigError(
       `BILLING_CRON must be a cron expression (5 fields, or 6 with seconds first), got "${e.BILLING_CRON}"`,
@@ -413,10 +436,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     rateLimitCreatePerMinute: e.RATE_LIMIT_CREATE_PER_MINUTE,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    httpTimeouts: { headersMs: e.HTTP_HEADERS_TIMEOUT_MS, requestMs: e.HTTP_REQUEST_TIMEOUT_MS },
     media: {
       allowPrivateUrls: e.ALLOW_PRIVATE_URLS,
       maxBytes: e.MEDIA_MAX_BYTES,
       fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS,
+      ffmpegPath: e.FFMPEG_PATH,
+      ffprobePath: e.FFPROBE_PATH,
     },
     messageRetentionDays: e.MESSAGE_RETENTION_DAYS,
     receivedMedia: {

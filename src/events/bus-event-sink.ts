@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { InstanceEventSink } from '../actors/messaging-behavior.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { EnvelopeBuilder } from './envelope-builder.js';
@@ -28,13 +29,48 @@ export class BusEventSink implements InstanceEventSink {
   }
 }
 
-/** Every sink gets every event; the first failure is reported after all have been tried. */
-export class FanOutSink implements InstanceEventSink {
-  constructor(private readonly sinks: InstanceEventSink[]) {}
+export interface FanOutOptions {
+  /** Fire-and-forget consumers (the WebSocket bus, as the spec says): tried once, a failure is logged. */
+  bestEffort: InstanceEventSink[];
+  /** The consumer that must not lose an event (the webhook queue): retried until it has queued it. */
+  durable: InstanceEventSink;
+  log: Logger;
+  /** Wait before retry n (0-based). @default 100 ms doubling to 5 s */
+  retryDelayMs?: (attempt: number) => number;
+}
 
-  async emit(instance: InstanceRecord, event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
-    const results = await Promise.allSettled(this.sinks.map((s) => s.emit(instance, event, attachments)));
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+const backoff = (attempt: number) => Math.min(5000, 100 * 2 ** attempt);
+
+/**
+ * Every sink gets every event. One failing consumer starves no other: the best-effort ones are tried once
+ * each, and the durable one is retried (with backoff, the actor's later events waiting behind it, in order)
+ * for as long as `stillOwner` allows; only losing the instance ends the retries, with its error.
+ */
+export class FanOutSink implements InstanceEventSink {
+  constructor(private readonly o: FanOutOptions) {}
+
+  async emit(
+    instance: InstanceRecord,
+    event: InstanceEvent,
+    attachments?: EventAttachments,
+    stillOwner: () => void = () => undefined,
+  ): Promise<void> {
+    const results = await Promise.allSettled(this.o.bestEffort.map((s) => s.emit(instance, event, attachments)));
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        this.o.log.warn({ err: r.reason as unknown, event: event.event }, 'event not published');
+      }
+    }
+    for (let attempt = 0; ; attempt++) {
+      stillOwner();
+      try {
+        await this.o.durable.emit(instance, event, attachments);
+        if (attempt > 0) this.o.log.info({ event: event.event, attempts: attempt + 1 }, 'event queued after retries');
+        return;
+      } catch (err) {
+        this.o.log.warn({ err, event: event.event, attempt }, 'event not queued yet; retrying');
+        await new Promise((r) => setTimeout(r, (this.o.retryDelayMs ?? backoff)(attempt)));
+      }
+    }
   }
 }

@@ -6,6 +6,7 @@ import { ValidationError } from '../errors.js';
 import { describeIssue, isPlainObject } from '../validation.js';
 import type { AppState } from './app-state.js';
 import type { Guard } from './auth.js';
+import type { IdempotencyMiddleware } from './idempotency.js';
 import { bodyOf, detailedInvalidBody, jsonBody } from './json-body.js';
 import type { InvalidBodyMessage } from './json-body.js';
 
@@ -61,6 +62,11 @@ export interface RouteSpec<B extends ObjectSchema | undefined, Q extends ObjectS
   query?: Q;
   /** Status → description (or more). Errors common to the access (401, 403, 404, 429) are added by the document. */
   responses: Record<number, string | ResponseSpec>;
+  /**
+   * `Idempotency-Key` support (http/idempotency.ts), for a POST with a network side effect on the path's
+   * instance: wraps the handler once the guard and the body checks have passed.
+   */
+  idempotency?: IdempotencyMiddleware;
 }
 
 type Out<S, Fallback> = S extends z.ZodType ? z.output<S> : Fallback;
@@ -124,8 +130,9 @@ export class ApiRouter {
     if (spec.auth !== 'public') chain.push(spec.auth);
     const invalid = spec.invalidBody ?? detailedInvalidBody;
     if (spec.body || spec.rawBody) {
-      if (this.o.maxBodyBytes === undefined)
+      if (this.o.maxBodyBytes === undefined) {
         throw new Error(`${spec.method} ${spec.path}: the router has no maxBodyBytes`);
+      }
       chain.push(jsonBody(this.o.maxBodyBytes, invalid));
     }
     const { body, query } = spec;
@@ -144,7 +151,9 @@ export class ApiRouter {
         if (!parsed.success) throw new ValidationError(invalid(describeIssue(parsed.error)));
         parsedBody = parsed.data;
       }
-      await handler(ctx, { body: parsedBody, query: parsedQuery } as RouteInput<B, Q>);
+      const input = { body: parsedBody, query: parsedQuery } as RouteInput<B, Q>;
+      if (spec.idempotency) await spec.idempotency(ctx, async () => handler(ctx, input));
+      else await handler(ctx, input);
     });
     this.koa[spec.method](spec.path, ...chain);
     const fullPath = `${this.o.prefix ?? ''}${spec.path === '/' ? '' : spec.path}` || '/';

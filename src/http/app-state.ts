@@ -16,6 +16,8 @@ export type Principal =
 export interface AppState {
   requestId: string;
   log: Logger;
+  /** A WebSocket upgrade: the one kind of request that may carry its token as `?token=` (spec section 5). */
+  upgrade?: boolean;
   principal?: Principal;
   /** The presented token and what it resolved to, computed once per request. */
   presented?: { token: string | undefined; principal: Principal | undefined };

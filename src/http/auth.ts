@@ -8,7 +8,9 @@ import { checkAccountOrigin } from './cors.js';
 
 /**
  * Authentication and ownership (spec section 5). The token is taken from, in order: header `token`,
- * `Authorization: Bearer …`, query `token`. Ownership is checked before every operation.
+ * `Authorization: Bearer …`, and — on WebSocket upgrades only, as the spec intends it for browsers — query
+ * `token`. A token in a URL ends up in proxy and access logs, so plain HTTP refuses it, and the global token
+ * is never recognised there. Ownership is checked before every operation.
  */
 
 export const AuthMessage = {
@@ -24,15 +26,31 @@ export const AuthMessage = {
   AccountParamRequired: 'account query parameter is required with the global token',
   OtherAccountParam: 'Account token does not match requested account',
   AccountNotFound: 'Account not found',
+  QueryToken:
+    'A token in the query string is accepted only on WebSocket upgrades: send it in the token header (or Authorization: Bearer)',
 } as const;
 
-/** The presented token, or undefined. `headerOnly` refuses the query form (global token: never in URLs). */
-export function presentedToken(ctx: AppContext, headerOnly = false): string | undefined {
+/** A token as the request presents it; `fromUrl` when it came from `?token=` (WebSocket upgrades only). */
+export interface PresentedToken {
+  value: string;
+  fromUrl: boolean;
+}
+
+/**
+ * The presented token, or undefined: header `token`, else `Authorization: Bearer`, else — only when the
+ * request is a WebSocket upgrade (`ctx.state.upgrade`) — query `token`.
+ */
+export function presentedToken(ctx: AppContext): PresentedToken | undefined {
   const header = ctx.get('token').trim();
-  if (header) return header;
+  if (header) return { value: header, fromUrl: false };
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
-  if (bearer?.[1]) return bearer[1];
-  if (headerOnly) return undefined;
+  if (bearer?.[1]) return { value: bearer[1], fromUrl: false };
+  if (!ctx.state.upgrade) return undefined;
+  const value = queryToken(ctx);
+  return value === undefined ? undefined : { value, fromUrl: true };
+}
+
+function queryToken(ctx: AppContext): string | undefined {
   const query = ctx.query.token;
   const value = Array.isArray(query) ? query[0] : query;
   return value?.trim() || undefined;
@@ -62,13 +80,14 @@ function guard(
 }
 
 export interface Authenticator {
-  resolve(token: string): Promise<Principal | undefined>;
+  /** Who the token is; a token `fromUrl` is never the global token (it must not travel in URLs). */
+  resolve(token: string, fromUrl?: boolean): Promise<Principal | undefined>;
 }
 
 export function createAuthenticator(store: Store, adminToken: string | undefined): Authenticator {
   return {
-    async resolve(token) {
-      if (adminToken !== undefined && safeEqual(token, adminToken)) return { kind: 'global' };
+    async resolve(token, fromUrl = false) {
+      if (!fromUrl && adminToken !== undefined && safeEqual(token, adminToken)) return { kind: 'global' };
       const hash = hashToken(token);
       const account = await store.accounts.findByTokenHash(hash);
       if (account) return { kind: 'account', account };
@@ -86,17 +105,22 @@ export async function resolvePresented(
   auth: Authenticator,
 ): Promise<{ token: string | undefined; principal: Principal | undefined }> {
   if (ctx.state.presented) return ctx.state.presented;
-  const token = presentedToken(ctx);
-  const principal = token === undefined ? undefined : await auth.resolve(token);
-  ctx.state.presented = { token, principal };
+  const presented = presentedToken(ctx);
+  const principal = presented === undefined ? undefined : await auth.resolve(presented.value, presented.fromUrl);
+  ctx.state.presented = { token: presented?.value, principal };
   return ctx.state.presented;
 }
 
+/** Who calls, or the 401 of spec section 7; `headerOnly` endpoints (global, metrics) word a missing token so. */
 async function authenticate(ctx: AppContext, auth: Authenticator, headerOnly = false): Promise<Principal> {
-  const token = presentedToken(ctx, headerOnly);
-  if (token === undefined) throw new AuthError(headerOnly ? AuthMessage.MissingHeader : AuthMessage.Missing);
+  const presented = presentedToken(ctx);
+  if (presented === undefined) {
+    if (headerOnly) throw new AuthError(AuthMessage.MissingHeader);
+    throw new AuthError(queryToken(ctx) === undefined ? AuthMessage.Missing : AuthMessage.QueryToken);
+  }
+  const token = presented.value;
   const cached = ctx.state.presented;
-  const principal = cached?.token === token ? cached.principal : await auth.resolve(token);
+  const principal = cached?.token === token ? cached.principal : await auth.resolve(token, presented.fromUrl);
   if (!principal) throw new AuthError(AuthMessage.Invalid);
   if (principal.kind !== 'global') checkAccountOrigin(ctx, principal.account);
   ctx.state.principal = principal;
@@ -116,8 +140,8 @@ export function requireGlobal(auth: Authenticator): Guard {
 export function requireMetricsToken(auth: Authenticator, metricsToken: string | undefined): Guard {
   const global = requireGlobal(auth);
   return guard('metrics', async (ctx, next) => {
-    const token = presentedToken(ctx, true);
-    if (token !== undefined && metricsToken !== undefined && safeEqual(token, metricsToken)) {
+    const token = presentedToken(ctx);
+    if (token !== undefined && metricsToken !== undefined && safeEqual(token.value, metricsToken)) {
       await next();
       return;
     }
@@ -154,8 +178,9 @@ export function requireAccountScope(store: Store, auth: Authenticator): Guard {
     const named = (Array.isArray(raw) ? raw[0] : raw)?.trim() || undefined;
     if (principal.kind === 'instance') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
     if (principal.kind === 'account') {
-      if (named !== undefined && named !== principal.account.name)
+      if (named !== undefined && named !== principal.account.name) {
         throw new ForbiddenError(AuthMessage.OtherAccountParam);
+      }
       ctx.state.account = principal.account;
     } else {
       if (named === undefined) throw new ValidationError(AuthMessage.AccountParamRequired);

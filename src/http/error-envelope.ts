@@ -10,6 +10,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.QuotaExceeded]: 403,
   [ErrorCode.NotFound]: 404,
   [ErrorCode.Conflict]: 409,
+  [ErrorCode.IdempotencyKeyReused]: 422,
   [ErrorCode.PayloadTooLarge]: 413,
   [ErrorCode.RateLimited]: 429,
   [ErrorCode.Internal]: 500,

@@ -5,25 +5,20 @@ import {
   ValidationError,
   isNotConnected,
 } from '../errors.js';
+import { requireAddress } from '../msgnet/jid.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { ApiRouter } from './api-router.js';
 import { requireAccountOrInstance } from './auth.js';
 import type { Authenticator } from './auth.js';
 
-/** `5511…`, `+55 11 …` or a full JID (user, group, LID) → the JID. */
-export function toRecipient(raw: string): string {
-  if (raw.includes('@')) {
-    if (!/^[\d-]{6,40}@(s\.whatsapp\.net|g\.us|lid)$/.test(raw)) throw new ValidationError('Invalid number');
-    return raw;
-  }
-  const digits = raw.replace(/[\s+()-]/g, '');
-  if (!/^\d{6,20}$/.test(digits)) throw new ValidationError('Invalid number');
-  return `${digits}@s.whatsapp.net`;
+/** `5511…`, `+55 11 …` or a full JID (user, group, LID) → the JID; else 400 naming `field` (msgnet/jid.ts). */
+export function toRecipient(raw: string, field = 'number'): string {
+  return requireAddress(raw, field);
 }
 
 /** A chat address as the delete and history endpoints take it: a number, a JID, or `status@broadcast`. */
-export function chatAddress(raw: string): string {
-  return raw === 'status@broadcast' || raw === 'status' ? 'status@broadcast' : toRecipient(raw);
+export function chatAddress(raw: string, field = 'chat'): string {
+  return raw === 'status@broadcast' || raw === 'status' ? 'status@broadcast' : requireAddress(raw, field);
 }
 
 /**

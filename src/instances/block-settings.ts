@@ -7,7 +7,7 @@ import type { InstanceConfig, InstanceRecord, ProxyConfig, StorageConfig, Storag
 import type { Store } from '../store/store.js';
 import { isPlainObject } from '../validation.js';
 import { parseBlockBody } from './creation-body.js';
-import { proxyBlock, storageBlock } from './instance-blocks.js';
+import { checkProxyAddress, proxyBlock, storageBlock } from './instance-blocks.js';
 import type { BlockResult } from './instance-blocks.js';
 import { proxySummary, storageSummary } from './instance-summary.js';
 
@@ -54,7 +54,10 @@ export class BlockSettings {
   /** Saves the proxy block; the session uses it from its next connection. */
   async saveProxy(instance: InstanceRecord, raw: Record<string, unknown>): Promise<ProxyConfig> {
     const proxy = valueOrThrow(
-      proxyBlock(parseBlockBody(raw, 'proxy'), this.#ctx(), { current: instance.config.proxy }),
+      await checkProxyAddress(
+        proxyBlock(parseBlockBody(raw, 'proxy'), this.#ctx(), { current: instance.config.proxy }),
+        this.#ctx(),
+      ),
     );
     await this.#save(instance, 'proxy', proxy);
     return proxy;
@@ -69,8 +72,9 @@ export class BlockSettings {
     block: K,
     value: InstanceConfig[K],
   ): Promise<void> {
-    if (!(await this.o.store.instances.updateConfigBlock(instance.id, block, value)))
+    if (!(await this.o.store.instances.updateConfigBlock(instance.id, block, value))) {
       throw new NotFoundError('Instance not found');
+    }
     this.o.logger.info({ instance: instance.name, block }, 'configuration block saved');
   }
 

@@ -128,8 +128,9 @@ export function parseCreationBody(raw: unknown): CreationBody {
   const body: Record<string, unknown> = {};
   const settingsPatch: Record<string, unknown> = {};
   const nested = raw.settings;
-  if (nested !== undefined && nested !== null && !isPlainObject(nested))
+  if (nested !== undefined && nested !== null && !isPlainObject(nested)) {
     throw invalid("field 'settings': expected object");
+  }
 
   for (const [key, value] of Object.entries(raw)) {
     if (value === null || key === 'settings') continue;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { isEventName } from '../events/event-names.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
-import { checkUrlSyntax } from '../security/url-policy.js';
+import { checkHost, checkUrlSyntax, isPublicHost } from '../security/url-policy.js';
+import type { Resolver } from '../security/url-policy.js';
 import type {
   ChatbotBlock,
   ChatbotTriggerOperator,
@@ -54,7 +55,11 @@ export type StorageFields = Pick<
 export interface BlockContext {
   secrets: SecretBox;
   allowPrivateUrls: boolean;
+  /** How `checkProxyAddress` resolves the proxy's host name. @default the system resolver */
+  resolve?: Resolver;
 }
+
+const PROXY_INTERNAL = 'proxyHost: proxies on internal networks are not allowed';
 
 function publicUrl(raw: string | undefined, field: string, ctx: BlockContext): string {
   if (!raw?.trim()) fail(`${field} is required`);
@@ -91,6 +96,8 @@ export function proxyBlock(
     const protocol = ((body.proxyProtocol ?? current?.protocol ?? '').trim().toLowerCase() || 'http') as ProxyProtocol;
     if (enabled && !host) fail('proxyHost is required when the proxy is enabled');
     if (host && !HOST.test(host)) fail(`proxyHost is not a valid host name or IP address`);
+    // The driver dials the proxy: a tenant must not make the service open connections into the operator's network.
+    if (host && !ctx.allowPrivateUrls && !isPublicHost(host)) fail(PROXY_INTERNAL);
     if (enabled && !port) fail('proxyPort is required when the proxy is enabled');
     if (port && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) {
       fail('proxyPort must be a port number from 1 to 65535');
@@ -111,6 +118,21 @@ export function proxyBlock(
           : current?.passwordSealed,
     };
   });
+}
+
+/**
+ * The proxy block's host name checked against the address policy: a name that resolves to an internal
+ * address is refused. A name that does not resolve now is kept (the driver checks again, and pins the
+ * address, every time it connects).
+ */
+export async function checkProxyAddress(
+  result: BlockResult<ProxyConfig>,
+  ctx: BlockContext,
+): Promise<BlockResult<ProxyConfig>> {
+  if (!result || 'error' in result || !result.value.host || ctx.allowPrivateUrls) return result;
+  const checked = await checkHost(result.value.host, { allowPrivate: false }, ctx.resolve);
+  if ('reason' in checked && checked.reason.startsWith('URLs pointing')) return { error: PROXY_INTERNAL };
+  return result;
 }
 
 export interface DefaultWebhook {

@@ -20,6 +20,7 @@ import { parseCreationBody } from './creation-body.js';
 import {
   chatbotBlock,
   helpdeskBlock,
+  checkProxyAddress,
   proxyBlock,
   storageBlock,
   webhookBlock,
@@ -79,7 +80,7 @@ export class InstanceService {
     const body = parseCreationBody(rawBody);
     const ctx = { secrets: this.o.secrets, allowPrivateUrls: this.o.allowPrivateUrls };
     const blocks = {
-      proxy: proxyBlock(body, ctx),
+      proxy: await checkProxyAddress(proxyBlock(body, ctx), ctx),
       webhook: webhookBlock(body, ctx),
       websocket: websocketBlock(body),
       helpdesk: this.o.helpdesk ? helpdeskBlock(body, ctx) : undefined,
@@ -126,6 +127,7 @@ export class InstanceService {
     const { config } = instance;
     return {
       instance: {
+        id: instance.id,
         name: instance.name,
         token,
         createdAt: now,

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveMediaTools } from './media-tools.js';
+import type { MediaTool } from './media-tools.js';
 
 /** ffmpeg or ffprobe failed: `missing` when the program is not installed (an operator's problem, not the client's). */
 export class ToolError extends Error {
@@ -22,9 +24,10 @@ export interface ToolLimits {
 }
 
 /** Runs ffmpeg or ffprobe without a shell and returns its standard output. */
-export function runTool(tool: 'ffmpeg' | 'ffprobe', args: string[], limits: ToolLimits): Promise<Buffer> {
+export async function runTool(tool: MediaTool, args: string[], limits: ToolLimits): Promise<Buffer> {
+  const { command } = (await resolveMediaTools())[tool];
   return new Promise((resolve, reject) => {
-    const child = spawn(tool, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     let size = 0;
     let stderr = '';

@@ -33,10 +33,12 @@ export interface JpegOptions {
  */
 export async function toJpeg(bytes: Buffer, o: JpegOptions): Promise<{ data: Buffer; width: number; height: number }> {
   const type = sniffMedia(bytes);
-  if (type?.kind !== 'image')
+  if (type?.kind !== 'image') {
     throw new ImageRejectedError('not_image', 'the data is not a JPEG, PNG, WebP or GIF image');
-  if (!DECODABLE.has(type.mime))
+  }
+  if (!DECODABLE.has(type.mime)) {
     throw new ImageRejectedError('unsupported', `${type.mime} is not supported; send JPEG, PNG, WebP or GIF`);
+  }
   let width: number;
   let height: number;
   try {

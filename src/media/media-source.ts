@@ -20,16 +20,19 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
  */
 export function decodeBase64Media(raw: string, field: string, maxBytes: number): LoadedMedia {
   const prefix = DATA_URL.exec(raw);
-  if (raw.startsWith('data:') && !prefix)
+  if (raw.startsWith('data:') && !prefix) {
     throw new ValidationError(`Invalid request body: ${field} must be a base64 data URL`);
+  }
   const body = (prefix ? raw.slice(prefix[0].length) : raw).replace(/\s+/g, '');
   if (!body || !BASE64.test(body)) throw new ValidationError(`Invalid request body: ${field} is not valid base64`);
-  if (Math.floor((body.length * 3) / 4) > maxBytes + 2)
+  if (Math.floor((body.length * 3) / 4) > maxBytes + 2) {
     throw new ValidationError(`Invalid request body: ${field} is larger than ${maxBytes} bytes`);
+  }
   const bytes = Buffer.from(body, /[-_]/.test(body) ? 'base64url' : 'base64');
   if (bytes.length === 0) throw new ValidationError(`Invalid request body: ${field} is empty`);
-  if (bytes.length > maxBytes)
+  if (bytes.length > maxBytes) {
     throw new ValidationError(`Invalid request body: ${field} is larger than ${maxBytes} bytes`);
+  }
   return { bytes, declaredMime: prefix?.[1] || undefined, fileName: undefined };
 }
 

@@ -169,8 +169,9 @@ export function describeStorageError(err: unknown, target: StorageTarget, timeou
   if (code && NETWORK[code]) return `cannot reach ${host}: ${NETWORK[code]}`;
   const status = e?.$metadata?.httpStatusCode;
   const name = e?.name && e.name !== 'Error' && e.name !== 'Unknown' ? e.name : undefined;
-  if (status !== undefined)
+  if (status !== undefined) {
     return `the storage service refused the request: ${name ?? 'HTTP'} ${status}${e?.message && e.message !== 'UnknownError' ? ` (${e.message})` : ''}`;
+  }
   return e?.message ? `storage request failed: ${e.message}` : 'storage request failed';
 }
 

@@ -54,8 +54,9 @@ export async function prepareMedia(kind: MediaClass, bytes: Buffer, o: PrepareOp
     case 'video':
       return video(bytes, sniffed?.kind === 'video' ? sniffed.mime : undefined, o.maxVideoSeconds);
     case 'audio': {
-      if (sniffed && sniffed.kind !== 'audio' && sniffed.kind !== 'video')
+      if (sniffed && sniffed.kind !== 'audio' && sniffed.kind !== 'video') {
         throw invalid(`The media is not audio (${sniffed.mime})`);
+      }
       const audio = await prepareAudio(bytes, { opus: o.opusAudio, maxBytes: o.maxBytes });
       return { kind, data: audio.data, mimetype: audio.mimetype, seconds: audio.seconds, waveform: audio.waveform };
     }

@@ -34,8 +34,9 @@ export function sniffMedia(bytes: Buffer): SniffedType | undefined {
   if (bytes.length < 4) return undefined;
   const b = bytes;
   if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return { mime: 'image/jpeg', kind: 'image' };
-  if (b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+  if (b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) {
     return { mime: 'image/png', kind: 'image' };
+  }
   if (ascii(b, 0, 6) === 'GIF87a' || ascii(b, 0, 6) === 'GIF89a') return { mime: 'image/gif', kind: 'image' };
   if (ascii(b, 0, 4) === 'RIFF') {
     const form = ascii(b, 8, 12);

@@ -59,14 +59,16 @@ describe('cluster: billing cron singleton across 3 processes', function () {
     const configured = await api.request('PATCH', '/api/account/webhook', { url: receiver.url }, { token });
     expect(configured.status, configured.text).to.equal(200);
     const secret = configured.body.secret as string;
-    for (const name of INSTANCES)
+    for (const name of INSTANCES) {
       expect((await api.post('/api/instance/new', { name }, { token })).status).to.equal(201);
+    }
 
     // Mid-cycle: the trials have started, nothing has ended yet.
     const started = () => receiver.events('enterprise.trial.started').length === INSTANCES.length;
     for (let i = 0; !started(); i++) {
-      if (i > 100)
+      if (i > 100) {
         throw new Error(`trial.started not delivered: ${JSON.stringify(receiver.received.map((r) => r.body))}`);
+      }
       await sleep(50);
     }
     const [holderId] = await c.owners([ROLE]);
@@ -98,8 +100,9 @@ describe('cluster: billing cron singleton across 3 processes', function () {
     // Emission is exactly once (one delivery id per event); delivery is at least once, so a POST cut
     // short by the kill may arrive again under the same delivery id: those repeats are not duplicates.
     const byDelivery = new Map<string, Received>();
-    for (const r of receiver.received)
+    for (const r of receiver.received) {
       if (r.body?.event !== undefined) byDelivery.set(String(r.headers['x-switchboard-delivery']), r);
+    }
     const events = [...byDelivery.values()];
     const seen = new Map<string, number>();
     for (const r of events) seen.set(keyOf(r), (seen.get(keyOf(r)) ?? 0) + 1);

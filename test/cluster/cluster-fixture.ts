@@ -37,8 +37,9 @@ export async function connectAndLink(
     if (connect.body?.status !== 'qr') throw new Error(`connect ${name}: ${JSON.stringify(connect.body)}`);
     const link = await linkVia.post(`/api/sandbox/link/${name}`, body, { token });
     if (link.status === 200) return;
-    if (link.status !== 409 || attempt === 5)
+    if (link.status !== 409 || attempt === 5) {
       throw new Error(`link ${name}: ${link.status} ${JSON.stringify(link.body)}`);
+    }
   }
 }
 

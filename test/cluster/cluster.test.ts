@@ -101,27 +101,64 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
 
   it('SIGSTOP of an owner for 2 × TTL: after SIGCONT its writes are refused and it drops its actors', async () => {
     const victim = await busiest();
-    const before = readProbe(c.probeFile).length;
+    const owners = await c.owners();
+    const theirs = c.instanceIds.filter((_, i) => owners[i] === victim.nodeId);
+    expect(theirs.length).to.be.greaterThan(0);
+    const pausedAt = performance.timeOrigin + performance.now();
     victim.pause();
     c.remove(victim);
+    let resumedAt = 0;
     try {
       await sleep(2 * TEST_TTL_MS);
       await c.waitAllOwned(TEST_TTL_MS + 2000);
     } finally {
+      resumedAt = performance.timeOrigin + performance.now();
       victim.resume();
       c.nodes.push(victim);
     }
     await sleep(1500);
-    const after = readProbe(c.probeFile).slice(before);
-    expect(after.length).to.be.greaterThan(0);
+    const records = readProbe(c.probeFile);
+    const after = records.filter((r) => r.start > resumedAt);
+    // The epochs it held when paused: none of its writes under them may be accepted after SIGCONT (it may
+    // own an instance again later, when placement gives it back, but only under a newer epoch).
+    const held = new Map<string, number>();
+    for (const r of records) {
+      if (r.node === victim.nodeId && r.end < resumedAt && theirs.includes(r.instance)) {
+        held.set(r.instance, Math.max(held.get(r.instance) ?? 0, r.epoch));
+      }
+    }
+    expect(held.size, 'writes of the owner before the pause').to.be.greaterThan(0);
+    const stale = after.filter((r) => r.node === victim.nodeId && r.epoch <= (held.get(r.instance) ?? -1));
+    expect(stale, 'writes under its old epochs accepted after SIGCONT').to.deep.equal([]);
+    // Its instances lived on elsewhere while it was paused: the new owners' writes were accepted.
+    for (const id of theirs) {
+      expect(
+        records.some((r) => r.instance === id && r.node !== victim.nodeId && r.start > pausedAt),
+        `accepted writes of the new owner of ${id}`,
+      ).to.equal(true);
+    }
     expect(victim.output).to.match(/actor stopped itself/);
     await c.waitAllOwned(10_000);
   });
 
   it('Redis restarted (every lease lost): no instance ends with two owners, and all are owned again', async () => {
+    const describe = async (id: string, via: NodeProcess) => {
+      const res = await c.probe(via, await nameOf(id), 'describe');
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.owner as { nodeId: string; epoch: number };
+    };
+    const before = await Promise.all(c.instanceIds.map((id) => describe(id, c.nodes[0]!)));
     await c.redis.restart();
     await c.waitAllOwned(15_000);
     await sleep(1000);
+    const owners = await c.owners();
+    for (const [i, id] of c.instanceIds.entries()) {
+      // Every node routes to one owner, the one Redis records, under an epoch claimed after the restart.
+      const seen = await Promise.all(c.nodes.map((n) => describe(id, n)));
+      expect(new Set(seen.map((o) => `${o.nodeId}@${o.epoch}`)).size, `owners of ${id}`).to.equal(1);
+      expect(seen[0]!.nodeId).to.equal(owners[i]);
+      expect(seen[0]!.epoch, `epoch of ${id}`).to.be.greaterThan(before[i]!.epoch);
+    }
   });
 
   it('a node joins: about 1/N of the instances move to it, and only those', async () => {
@@ -153,8 +190,9 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
     // and leave the cluster whole for the next test.
     const load = (async () => {
       for (let i = 0; running; i++) {
+        // Owned writes, not reads: the handoff must neither refuse nor repeat a side effect.
         const res = await c
-          .probe(front, names[i % names.length]!, 'describe')
+          .probe(front, names[i % names.length]!, i % 2 === 0 ? 'write' : 'describe')
           .catch((err: Error) => ({ status: `${err.message}: ${String(err.cause)}` }));
         statuses.push(res.status);
       }

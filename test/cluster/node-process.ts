@@ -36,10 +36,11 @@ export class NodeProcess {
     child.stderr?.on('data', (c: Buffer) => (this.output += c.toString()));
     // A node that dies on its own is a bug: its last words go to the test's output.
     void exited.then((code) => {
-      if (!this.#stopping)
+      if (!this.#stopping) {
         process.stderr.write(
           `\nnode ${nodeId} exited on its own (${code}); its last output:\n${this.output.slice(-4000)}\n`,
         );
+      }
     });
   }
 

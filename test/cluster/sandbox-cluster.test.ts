@@ -102,6 +102,29 @@ describe('cluster: sandbox instances across node processes', function () {
     );
   });
 
+  it('an Idempotency-Key retried through every node replays the first answer and sends once', async () => {
+    await linkedVia(c.nodes[0]!, 'idem', '5511200000050');
+    const peer = '5511200000051';
+    const post = (via: NodeProcess, text: string) =>
+      via.api.post(
+        '/api/message/text/idem',
+        { number: peer, text },
+        { token: account, headers: { 'idempotency-key': 'cluster-order-1' } },
+      );
+    const first = await post(c.nodes[1]!, 'exactly once');
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    for (const via of c.nodes) {
+      const again = await post(via, 'exactly once');
+      expect(again.status, JSON.stringify(again.body)).to.equal(200);
+      expect(again.headers.get('idempotent-replayed')).to.equal('true');
+      expect(again.body.data.messageId).to.equal(first.body.data.messageId);
+      expect((await post(via, 'another text')).status).to.equal(422);
+    }
+    const outbox = (await c.nodes[2]!.api.get(`/api/sandbox/outbox/idem?to=${peer}`, { token: account })).body
+      .messages as { type: string }[];
+    expect(outbox.filter((m) => m.type !== 'presence')).to.have.length(1);
+  });
+
   it('kill -9 of the owner: the instance is connected again on another node without a new link', async () => {
     const victim = await ownerOf('left');
     const id = await instanceId('left');

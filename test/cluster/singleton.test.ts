@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import type { Lease, LeaseManager } from '../../src/cluster/lease-manager.js';
+import type { Lease, RenewOutcome, LeaseManager } from '../../src/cluster/lease-manager.js';
 import { RedisLeaseManager } from '../../src/cluster/redis-lease-manager.js';
 import { ClusterSingleton } from '../../src/cluster/singleton.js';
 import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
@@ -37,10 +37,10 @@ class RecordingLeases implements LeaseManager {
     }
   }
 
-  async renew(leases: Lease[]): Promise<Lease[]> {
-    const renewed = await this.inner.renew(leases);
-    for (const l of renewed) this.lastValidUntil = Math.max(this.lastValidUntil, l.validUntil);
-    return renewed;
+  async renew(leases: Lease[]): Promise<RenewOutcome> {
+    const outcome = await this.inner.renew(leases);
+    for (const l of outcome.renewed) this.lastValidUntil = Math.max(this.lastValidUntil, l.validUntil);
+    return outcome;
   }
 
   release(leases: Lease[]): Promise<void> {
@@ -91,8 +91,9 @@ class RoleLog {
   async waitFor(what: string, check: () => boolean, timeoutMs: number): Promise<number> {
     const started = performance.now();
     while (!check()) {
-      if (performance.now() - started > timeoutMs)
+      if (performance.now() - started > timeoutMs) {
         throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      }
       await sleep(10);
     }
     return performance.now() - started;

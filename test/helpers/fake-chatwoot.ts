@@ -270,8 +270,9 @@ export class FakeChatwoot {
       this.#hanging.push(res);
       return;
     }
-    if (this.#failure && 'status' in this.#failure)
+    if (this.#failure && 'status' in this.#failure) {
       return this.#send(res, this.#failure.status, { error: 'Internal Server Error' });
+    }
     const delayMs = this.#failure?.delayMs ?? 0;
     if (req.headers.api_access_token !== this.token) return this.#send(res, 401, { error: 'Invalid Access Token' });
     if (Number(account[1]) !== this.accountId) return this.#send(res, 404, { error: 'Resource could not be found' });
@@ -310,8 +311,9 @@ export class FakeChatwoot {
     let m: RegExpExecArray | null;
     if (method === 'GET' && path === '/inboxes') return [200, { payload: this.inboxes.map((i) => this.#inboxView(i)) }];
     if (method === 'POST' && path === '/inboxes') {
-      if (!f.name || f.channel?.type !== 'api')
+      if (!f.name || f.channel?.type !== 'api') {
         throw new HttpError(422, { message: 'Name and an api channel are required' });
+      }
       const inbox: FakeInbox = {
         id: this.#id(),
         name: String(f.name),
@@ -337,8 +339,9 @@ export class FakeChatwoot {
     }
     if (method === 'POST' && path === '/contacts/filter') {
       const rule = f.payload?.[0];
-      if (rule?.attribute_key !== 'phone_number' || rule.filter_operator !== 'equal_to')
+      if (rule?.attribute_key !== 'phone_number' || rule.filter_operator !== 'equal_to') {
         throw new HttpError(422, { message: 'unsupported filter' });
+      }
       const found = this.contacts.filter((c) => c.phone_number === rule.values[0]);
       return [200, { meta: { count: found.length, current_page: 1 }, payload: found.map((c) => this.#contactView(c)) }];
     }
@@ -354,14 +357,17 @@ export class FakeChatwoot {
       const contact = this.#contact(Number(m[1]));
       return [200, { payload: this.conversationsOf(contact.id).map((c) => this.#conversationView(c)) }];
     }
-    if (method === 'POST' && path === '/conversations')
+    if (method === 'POST' && path === '/conversations') {
       return [200, this.#conversationView(this.#createConversation(f))];
-    if (method === 'GET' && (m = /^\/conversations\/(\d+)$/.exec(path)))
+    }
+    if (method === 'GET' && (m = /^\/conversations\/(\d+)$/.exec(path))) {
       return [200, this.#conversationView(this.#conversation(Number(m[1])))];
+    }
     if (method === 'POST' && (m = /^\/conversations\/(\d+)\/toggle_status$/.exec(path))) {
       const conversation = this.#conversation(Number(m[1]));
-      if (!['open', 'resolved', 'pending', 'snoozed'].includes(f.status))
+      if (!['open', 'resolved', 'pending', 'snoozed'].includes(f.status)) {
         throw new HttpError(422, { message: 'invalid status' });
+      }
       this.#setStatus(conversation, f.status);
       return [
         200,
@@ -420,13 +426,15 @@ export class FakeChatwoot {
 
   #createContact(f: Record<string, any>) {
     const phone = f.phone_number ?? null;
-    if (phone !== null && !/^\+\d{6,15}$/.test(phone))
+    if (phone !== null && !/^\+\d{6,15}$/.test(phone)) {
       throw new HttpError(422, { message: 'Phone number should be in e164 format', attributes: ['phone_number'] });
+    }
     if (f.identifier && this.contacts.some((c) => c.identifier === f.identifier)) {
       throw new HttpError(422, { message: 'Identifier has already been taken', attributes: ['identifier'] });
     }
-    if (phone && this.contacts.some((c) => c.phone_number === phone))
+    if (phone && this.contacts.some((c) => c.phone_number === phone)) {
       throw new HttpError(422, { message: 'Phone number has already been taken', attributes: ['phone_number'] });
+    }
     const contact: FakeContact = {
       id: this.#id(),
       name: String(f.name ?? ''),
@@ -436,8 +444,9 @@ export class FakeChatwoot {
     this.contacts.push(contact);
     let contactInbox: FakeContactInbox | undefined;
     if (f.inbox_id !== undefined) {
-      if (!this.inboxes.some((i) => i.id === Number(f.inbox_id)))
+      if (!this.inboxes.some((i) => i.id === Number(f.inbox_id))) {
         throw new HttpError(422, { message: 'Inbox not found' });
+      }
       contactInbox = this.#addContactInbox(contact.id, Number(f.inbox_id), undefined);
     }
     return {
@@ -524,8 +533,9 @@ export class FakeChatwoot {
     if (
       message.message_type === 'incoming' &&
       (conversation.status === 'resolved' || conversation.status === 'snoozed')
-    )
+    ) {
       this.#setStatus(conversation, 'open');
+    }
     this.#deliver(conversation, { ...this.#messageWebhook(message, conversation), event: 'message_created' });
     return message;
   }

@@ -196,15 +196,17 @@ export class FakeTypebot {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
     const start = /^\/api\/v1\/typebots\/([^/]+)\/startChat$/.exec(path);
     const cont = /^\/api\/v1\/sessions\/([^/]+)\/continueChat$/.exec(path);
-    if (req.method !== 'POST' || (!start && !cont))
+    if (req.method !== 'POST' || (!start && !cont)) {
       return void send(404, { code: 'NOT_FOUND', message: 'Not found', status: 404 });
+    }
 
     if (start) {
       const publicId = decodeURIComponent(start[1]!);
       const call: RecordedCall = { kind: 'start', publicId, sessionId: undefined, body };
       this.calls.push(call);
-      if (this.broken.has(publicId))
+      if (this.broken.has(publicId)) {
         return void send(500, { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong', status: 500 });
+      }
       const steps = this.flows.get(publicId);
       if (!steps) return void send(404, { code: 'NOT_FOUND', message: 'Typebot not found', status: 404 });
       const sessionId = `sess-${++this.#seq}`;
@@ -235,10 +237,12 @@ export class FakeTypebot {
     const sessionId = decodeURIComponent(cont![1]!);
     this.calls.push({ kind: 'continue', sessionId, body });
     const session = this.sessions.get(sessionId);
-    if (!session)
+    if (!session) {
       return void send(404, { defined: false, code: 'NOT_FOUND', status: 404, message: 'Session not found.' });
-    if (this.broken.has(session.publicId))
+    }
+    if (this.broken.has(session.publicId)) {
       return void send(500, { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong', status: 500 });
+    }
     const steps = this.flows.get(session.publicId)!;
     const current = steps[session.step]!;
     const message = body.message as string | { text: string; metadata?: { replyId?: string } } | undefined;

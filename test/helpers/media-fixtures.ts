@@ -1,3 +1,4 @@
+import { resolveMediaTools } from '../../src/media/media-tools.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -98,7 +99,7 @@ export async function video(seconds: number, format: 'mp4' | 'webm' = 'mp4'): Pr
       format === 'mp4'
         ? ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p']
         : ['-c:v', 'libvpx', '-deadline', 'realtime'];
-    await run('ffmpeg', [
+    await run((await resolveMediaTools()).ffmpeg.command, [
       '-v',
       'error',
       '-f',

@@ -13,7 +13,7 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** SIGKILL (a crash): resolves once the process is gone. */
   kill9(): Promise<void>;
-  /** Starts a fresh, empty server on the same port (after stop() or kill9()). */
+  /** Starts the server again on the same port (after stop() or kill9()): empty, or from its append-only file. */
   restart(): Promise<void>;
   /** SIGSTOP: the server keeps its connections open but answers nothing (a hung Redis). */
   pause(): void;
@@ -70,24 +70,32 @@ function waitExit(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-function spawnServer(port: number): ChildProcess {
-  const child = spawn(
-    'redis-server',
-    ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1'],
-    {
-      stdio: 'ignore',
-    },
-  );
+export interface RedisServerOptions {
+  /** A directory for an append-only file, so that a restart keeps the data (as production Redis does). */
+  appendOnlyDir?: string;
+}
+
+function spawnServer(port: number, o: RedisServerOptions): ChildProcess {
+  const persistence = o.appendOnlyDir
+    ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', o.appendOnlyDir]
+    : ['--appendonly', 'no'];
+  const child = spawn('redis-server', ['--save', '', ...persistence, '--port', String(port), '--bind', '127.0.0.1'], {
+    stdio: 'ignore',
+  });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
 }
 
 async function waitReady(child: ChildProcess, port: number): Promise<void> {
-  let spawnError: Error | undefined;
-  child.once('error', (err) => (spawnError = err));
+  let spawnError: NodeJS.ErrnoException | undefined;
+  child.once('error', (err: NodeJS.ErrnoException) => (spawnError = err));
   const deadline = performance.now() + START_TIMEOUT_MS;
   for (;;) {
+    if (spawnError?.code === 'ENOENT') {
+      // The one prerequisite of the tests that npm cannot install (README, "Tests").
+      throw new Error('redis-server is not installed: the tests need it on the PATH (apt-get install redis-server)');
+    }
     if (spawnError) throw new Error(`redis-server could not start: ${spawnError.message}`);
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`redis-server on port ${port} exited early (${child.exitCode ?? child.signalCode})`);
@@ -102,13 +110,13 @@ async function waitReady(child: ChildProcess, port: number): Promise<void> {
 }
 
 /** Starts `redis-server` (from PATH) on a free port of 127.0.0.1 and waits until it answers PING. */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(o: RedisServerOptions = {}): Promise<RedisServer> {
   let port = 0;
   let child: ChildProcess | undefined;
   // The free port can be taken between our probe and redis' bind: try a few.
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
-    child = spawnServer(port);
+    child = spawnServer(port, o);
     try {
       await waitReady(child, port);
       break;
@@ -140,7 +148,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     },
     async restart() {
       await stop();
-      current = spawnServer(port);
+      current = spawnServer(port, o);
       await waitReady(current, port);
     },
     pause() {

@@ -200,8 +200,9 @@ describe('account webhook (spec 4.9)', () => {
       [quiet, 'q-1'],
       [none, 'n-1'],
       [live, 'l-1'],
-    ] as const)
+    ] as const) {
       await node.createInstance(t, { name });
+    }
     const got = await until(() => receiver.events('enterprise.trial.started').find((r) => r.path === '/live'));
     expect(got.body.data.instance).to.equal('l-1');
     await new Promise((r) => setTimeout(r, 500));

@@ -84,6 +84,19 @@ describe('authentication and ownership (spec section 5)', () => {
       });
     }
 
+    it('refuses any token in the query string of a plain HTTP request, naming the header to use', async () => {
+      const queryOnly =
+        'A token in the query string is accepted only on WebSocket upgrades: send it in the token header (or Authorization: Bearer)';
+      for (const token of [accountX, alphaToken, 'no-such-token-0123456789']) {
+        const { path } = withToken('/api/instance/getSettings/alpha', token, 'query');
+        expectError(await node.api.get(path), 401, queryOnly);
+        const post = withToken('/api/instance/settings/alpha', token, 'query');
+        expectError(await node.api.post(post.path, { autoReadMessages: false }), 401, queryOnly);
+      }
+      const list = withToken('/api/instance/list', accountX, 'query');
+      expectError(await node.api.get(list.path), 401, queryOnly);
+    });
+
     it('refuses a blank token header as missing', async () => {
       expectError(await getSettings(node, 'alpha', '   '), 401, MISSING);
     });
@@ -97,6 +110,28 @@ describe('authentication and ownership (spec section 5)', () => {
     it('do not accept the global token in the query string', async () => {
       const res = await node.api.get(`/api/admin/accounts?token=${encodeURIComponent(ADMIN_TOKEN)}`);
       expectError(res, 401, 'Missing token in header');
+    });
+
+    it('never take the global token from a URL: account-webhook endpoints answer 401', async () => {
+      const url = (path: string) => `${path}?account=acct-x&token=${encodeURIComponent(ADMIN_TOKEN)}`;
+      const before = await node.api.get('/api/account/webhook', { token: accountX });
+      for (const res of [
+        await node.api.get(url('/api/account/webhook')),
+        await node.api.request('PATCH', url('/api/account/webhook'), { url: 'https://hooks.example.com/stolen' }),
+        await node.api.get(url('/api/account/webhook/deadLetters')),
+        await node.api.post(url('/api/account/webhook/rotate-secret'), {}),
+        await node.api.post(url('/api/account/webhook/test'), {}),
+      ]) {
+        expect(res.status, res.text).to.equal(401);
+      }
+      expect((await node.api.get('/api/account/webhook', { token: accountX })).body).to.deep.equal(before.body);
+      // The same in the header is the operator acting on the named account.
+      expectOk(await node.api.get('/api/account/webhook?account=acct-x', { token: ADMIN_TOKEN }));
+    });
+
+    it('never take the global token from a URL on :instance routes: 401, not 403', async () => {
+      const res = await node.api.get(`/api/instance/getSettings/alpha?token=${encodeURIComponent(ADMIN_TOKEN)}`);
+      expect(res.status, res.text).to.equal(401);
     });
 
     it('accept the global token in the header', async () => {

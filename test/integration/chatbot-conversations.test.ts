@@ -139,8 +139,9 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
     const flows: Record<string, string> = {};
 
     before(async () => {
-      for (const name of ['equals', 'starts', 'ends', 'contains', 'regex', 'all'])
+      for (const name of ['equals', 'starts', 'ends', 'contains', 'regex', 'all']) {
         flows[name] = h.typebot.flow(`route-${name}`, [{ messages: [text(`${name} bot`)] }]);
+      }
       inst = await h.instance('cb-route', '5511300000002');
       await inst.bot({ url: flows.all, triggerType: 'all' });
       await inst.bot({ url: flows.regex, triggerType: 'keyword', triggerOperator: 'regex', triggerValue: '^#\\d+$' });

@@ -31,16 +31,19 @@ class HostedProductClient {
   static parseMessageExchange(envelope: any) {
     if (envelope.event !== 'message.exchange') throw new Error(`unexpected event ${envelope.event}`);
     const d = envelope.data;
-    for (const k of ['id', 'direction', 'timestamp', 'chat', 'sender', 'recipient', 'message'])
+    for (const k of ['id', 'direction', 'timestamp', 'chat', 'sender', 'recipient', 'message']) {
       if (!(k in d)) throw new Error(`missing ${k}`);
+    }
     if (!['incoming', 'outgoing'].includes(d.direction)) throw new Error('bad direction');
     if (!RFC3339.test(d.timestamp)) throw new Error(`timestamp without zone: ${d.timestamp}`);
     if (!['private', 'group', 'newsletter'].includes(d.chat.type)) throw new Error('bad chat type');
-    for (const k of ['jid', 'lid', 'name'])
+    for (const k of ['jid', 'lid', 'name']) {
       if (!(k in d.chat) || !(k in d.sender)) throw new Error(`missing chat/sender ${k}`);
+    }
     if (typeof d.message.content !== 'string') throw new Error('content must be a string');
-    for (const k of ['type', 'source', 'media', 'interactive'])
+    for (const k of ['type', 'source', 'media', 'interactive']) {
       if (!(k in d.message)) throw new Error(`missing message.${k}`);
+    }
     if (typeof envelope.instanceData?.token !== 'string') throw new Error('instanceData.token missing');
     return {
       id: d.id as string,

@@ -76,6 +76,7 @@ describe('console stream: every instance of an account on one WebSocket', functi
       'Missing token in header, Authorization header, or query parameter',
     );
     expectRefusal(await upgrade('/console/stream?token=nope'), 401, 'Invalid token');
+    expectRefusal(await upgrade(`/console/stream?token=${encodeURIComponent(ADMIN_TOKEN)}`), 401, 'Invalid token');
     expectRefusal(
       await upgrade('/console/stream', { token: instanceToken }),
       403,

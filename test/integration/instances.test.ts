@@ -79,6 +79,8 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       const res = await create({ name, ...FULL_BODY });
       expectOk(res, 201);
       expect(res.body.instance.name).to.equal(name);
+      // The hosted product's clients read the id from the creation answer.
+      expect(res.body.instance.id).to.match(/^[0-9a-f-]{36}$/);
       expect(res.body.instance.token).to.be.a('string').with.length.greaterThan(16);
       expect(res.body.settings).to.have.all.keys(...SETTINGS_FIELDS);
       expect(res.body.settings.disableHistorySync).to.equal(true);
@@ -249,6 +251,24 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       expect(body.proxy).to.deep.equal({ enabled: false, error: 'proxyHost is required when the proxy is enabled' });
     });
 
+    for (const host of ['127.0.0.1', 'localhost', '10.1.2.3', '::ffff:7f00:1', '2002:7f00:1::', 'proxy.internal']) {
+      it(`a proxy on an internal network (${host}) is skipped, and refused by POST /api/instance/proxy`, async () => {
+        const refusal = 'proxyHost: proxies on internal networks are not allowed';
+        const body = await createWithBadBlock({ proxyEnabled: true, proxyHost: host, proxyPort: '3128' });
+        expect(body.proxy).to.deep.equal({ enabled: false, error: refusal });
+        const name = (body.instance as { name: string }).name;
+        const res = await node.api.post(
+          `/api/instance/proxy/${name}`,
+          { enabled: true, host, port: '3128' },
+          { token: owner },
+        );
+        expectError(res, 400, refusal);
+        expect((await node.api.get(`/api/instance/getProxy/${name}`, { token: owner })).body.proxy).to.deep.equal({
+          enabled: false,
+        });
+      });
+    }
+
     for (const url of ['http://10.0.0.1/hook', 'http://localhost:8080/hook']) {
       it(`a webhook pointing at ${url} is skipped`, async () => {
         const body = await createWithBadBlock({ webhookEnabled: true, webhookURL: url, websocketEnabled: true });
@@ -390,8 +410,9 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
         statuses.filter((s) => s === 201),
         JSON.stringify(statuses),
       ).to.have.length(2);
-      for (const res of results.filter((r) => r.status !== 201))
+      for (const res of results.filter((r) => r.status !== 201)) {
         expectError(res, 403, 'Account instance quota exceeded');
+      }
       expect(await listNames(node, token)).to.have.length(2);
     });
   });

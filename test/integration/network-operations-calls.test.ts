@@ -50,8 +50,9 @@ describe('network operations: calls (sandbox, HTTP)', function () {
           .filter((e) => e.event === 'call.update' && (e.data as { callId: string }).callId === res.body.callId)
           .map((e) => (e.data as { status: string }).status);
       const started = Date.now();
-      while (!statuses().includes('terminated') && Date.now() - started < 5000)
+      while (!statuses().includes('terminated') && Date.now() - started < 5000) {
         await new Promise((r) => setTimeout(r, 50));
+      }
       expect(statuses()).to.deep.equal(['offer', 'terminated']);
       expect(Date.now() - started).to.be.within(700, 4000);
     });
@@ -79,8 +80,9 @@ describe('network operations: calls (sandbox, HTTP)', function () {
       );
       expectError(await fake({ duration: 5 }), 400, 'Number is required');
       expectError(await fake({ number: '', duration: 5 }), 400, 'Number is required');
-      for (const duration of [61, -1, 3600])
+      for (const duration of [61, -1, 3600]) {
         expectError(await fake({ number: CALLEE, duration }), 400, 'Duration must be between 1 and 60 seconds');
+      }
       expectError(
         await n.node.api.post('/api/call/fake/ghost', { number: CALLEE }, { token: n.account }),
         404,

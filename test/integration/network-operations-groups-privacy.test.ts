@@ -148,8 +148,9 @@ describe('network operations: groups and privacy (sandbox, HTTP)', function () {
           'Invalid online value: bogus. Valid values: all, match_last_seen',
         ],
       ];
-      for (const [body, message] of cases)
+      for (const [body, message] of cases) {
         expectError(await n.node.api.post('/api/profile/privacy/groups', body, { token }), 400, message);
+      }
       expect(await read()).to.deep.equal(before);
     });
 

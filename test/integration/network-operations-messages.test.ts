@@ -54,8 +54,9 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       expectOk(question);
       const id = question.body.data.messageId as string;
       // Alice's phone receives it asynchronously (over the transport): wait until her history has it.
-      for (let i = 0; i < 100 && !(await history(`?chat=${BOB}`)).messages.some((m: any) => m.id === id); i++)
+      for (let i = 0; i < 100 && !(await history(`?chat=${BOB}`)).messages.some((m: any) => m.id === id); i++) {
         await new Promise((r) => setTimeout(r, 20));
+      }
       const res = await send('text', { number: BOB, text: 'yes', replyTo: id });
       expectOk(res);
       expect(res.body.data.replyTo).to.equal(id);
@@ -63,12 +64,13 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
     });
 
     it('refuses a delay out of range, an unknown replyTo, a missing number or text', async () => {
-      for (const delayMs of [-1, 60_001])
+      for (const delayMs of [-1, 60_001]) {
         expectError(
           await send('text', { number: BOB, text: 'x', delayMs }),
           400,
           'Invalid request body: delayMs must be from 0 to 60000',
         );
+      }
       expectError(
         await send('text', { number: BOB, text: 'x', replyTo: 'NOPE' }),
         400,
@@ -262,12 +264,13 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
     });
 
     it('refuses bad parameters and answers the guard errors', async () => {
-      for (const limit of ['0', '501', 'ten'])
+      for (const limit of ['0', '501', 'ten']) {
         expectError(
           await n.node.api.get(`/api/chat/history/alice?limit=${limit}`, { token: alice }),
           400,
           'limit must be an integer from 1 to 500',
         );
+      }
       expectError(
         await n.node.api.get('/api/chat/history/alice?before=yesterday', { token: alice }),
         400,

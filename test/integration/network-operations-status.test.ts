@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { configureMediaTools, resolveMediaTools } from '../../src/media/media-tools.js';
 import { OPUS_MIME } from '../../src/media/audio.js';
 import { pngImage, startFileServer, video, wavTone } from '../helpers/media-fixtures.js';
 import type { FileServer } from '../helpers/media-fixtures.js';
@@ -126,8 +126,9 @@ describe('network operations: statuses (sandbox, HTTP)', function () {
     expectError(await post({ type: 'sticker', message: 'x' }), 400, 'Type must be one of: text, image, video, audio');
     expectError(await post({ type: 'text' }), 400, 'Message is required');
     expectError(await post({ type: 'text', message: '' }), 400, 'Message is required');
-    for (const type of ['image', 'video', 'audio'])
+    for (const type of ['image', 'video', 'audio']) {
       expectError(await post({ type, message: 'x' }), 400, `MediaURL is required for type: ${type}`);
+    }
     expectError(
       await post({ type: 'text', message: 'x', backgroundColor: 'blue' }),
       400,
@@ -243,16 +244,15 @@ describe('network operations: statuses (sandbox, HTTP)', function () {
   });
 
   it('a conversion that ffmpeg cannot do is audio_conversion_failed (500)', async () => {
-    // ffprobe stays available (the audio is recognised); ffmpeg, which converts, is not on the PATH.
+    // ffprobe stays available (the audio is recognised); the ffmpeg configured, which converts, does not exist.
     const dir = mkdtempSync(join(tmpdir(), 'switchboard-path-'));
-    symlinkSync(execFileSync('sh', ['-c', 'command -v ffprobe']).toString().trim(), join(dir, 'ffprobe'));
-    const path = process.env.PATH;
-    process.env.PATH = dir;
+    const { ffprobe } = await resolveMediaTools();
+    await configureMediaTools({ ffmpegPath: join(dir, 'ffmpeg'), ffprobePath: ffprobe.command });
     try {
       const res = await post({ type: 'audio', message: 'x', mediaUrl: server.url('/tone.wav') });
       expectStatusError(res, 500, 'audio_conversion_failed', 'Failed to convert audio: ffmpeg is not installed');
     } finally {
-      process.env.PATH = path;
+      await configureMediaTools({});
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,13 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { ADMIN_TOKEN, startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 describe('operator console at /console, in headless Chromium', function () {
@@ -31,26 +30,9 @@ describe('operator console at /console, in headless Chromium', function () {
   }
 
   before(async () => {
-    // Not a skip: CI installs Debian's chromium (.ci/run), so its absence is a broken machine.
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
     node = await startTestNode();
     profileDir = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
-    browser = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1440, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium(profileDir, { viewport: { width: 1440, height: 900 } });
     page = await browser.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
     // CSP violations and failed loads are reported as console errors.

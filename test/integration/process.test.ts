@@ -55,6 +55,14 @@ describe('the switchboard process', () => {
     });
     expect(cluster.status).to.equal(78);
     expect(cluster.stderr).to.match(/ENCRYPTION_KEY is required/);
+    // MongoDB with in-process leases: every node would own every instance.
+    const mongoAlone = spawnSync(process.execPath, [...TSX, 'src/main.ts'], {
+      env: env({ MONGO_URL: 'mongodb://127.0.0.1:1/db', ENCRYPTION_KEY: 'ab'.repeat(32) }),
+      encoding: 'utf8',
+    });
+    expect(mongoAlone.status).to.equal(78);
+    expect(mongoAlone.stderr.trim().split('\n')).to.have.length(1);
+    expect(mongoAlone.stderr).to.match(/MONGO_URL needs REDIS_URL/);
   });
 
   it('prints the default account token on the first start only, and exits cleanly on SIGTERM', async () => {

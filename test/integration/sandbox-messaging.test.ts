@@ -246,7 +246,12 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     const post = (body: unknown) => node.api.post('/api/message/text/frank', body, { token });
     expect((await post({ text: 'x' })).body.error.message).to.equal('Number is required');
     expect((await post({ number: '5511999990000' })).body.error.message).to.equal('Message is required');
-    expect((await post({ number: 'abc', text: 'x' })).body.error.message).to.equal('Invalid number');
+    const invalid = 'Invalid number: expected digits with the country code (an optional +) or a JID';
+    for (const number of ['abc', '-----------@g.us', '-5511912345678', '--@s.whatsapp.net']) {
+      const res = await post({ number, text: 'x' });
+      expect(res.status, number).to.equal(400);
+      expect(res.body.error.message, number).to.equal(invalid);
+    }
     expect((await post({ number: '5511999990000', text: 'x', message: 'y' })).status).to.equal(400);
     expect((await post({ number: '5511999990000', text: 'x', extra: 1 })).status).to.equal(400);
   });

@@ -1,15 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { verifySignature } from '../helpers/signature.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 async function until<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 5000): Promise<T> {
@@ -32,27 +31,10 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
   const artifacts = join(process.cwd(), 'test-artifacts');
 
   before(async () => {
-    // Not a skip: CI installs Debian's chromium (.ci/run), so its absence is a broken machine.
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)`);
     node = await startTestNode({ ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_RETRY_MAX_MS: '50' });
     receiver = await WebhookReceiver.start();
     profileDir = mkdtempSync(join(tmpdir(), 'switchboard-chromium-'));
-    // A persistent context is how playwright takes a fresh --user-data-dir.
-    browser = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium(profileDir);
     page = await browser.newPage();
   });
 

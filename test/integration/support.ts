@@ -16,9 +16,10 @@ export function expectOk(res: ApiResponse, status = 200): void {
   expect(res.body?.success, res.text).to.equal(true);
 }
 
-/** The three ways of presenting a token (spec section 5). */
+/** The three ways of presenting a token (spec section 5); `query` is for WebSocket upgrades only. */
 export type TokenForm = 'header' | 'bearer' | 'query';
-export const TOKEN_FORMS: readonly TokenForm[] = ['header', 'bearer', 'query'];
+/** The forms a plain HTTP request may use: a token in a URL is refused there (it would reach access logs). */
+export const TOKEN_FORMS: readonly TokenForm[] = ['header', 'bearer'];
 
 /** Sends `token` in the given form; the query form is appended to `path`. */
 export function withToken(

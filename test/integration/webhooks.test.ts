@@ -117,11 +117,12 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       { url: receiver.url, surprise: 1 },
       { enabled: true },
     ];
-    for (const body of bad)
+    for (const body of bad) {
       expect(
         (await node.api.post('/api/events/webhook/config-b', body, { token })).status,
         JSON.stringify(body),
       ).to.equal(400);
+    }
     expect((await node.api.get('/api/events/getWebhook/config-b', { token })).body.webhooks).to.deep.equal([]);
   });
 
@@ -244,11 +245,12 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     const downUntil = Date.now() + 600;
     receiver.respond = () => (Date.now() < downUntil ? 'hang' : { status: 200 });
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++)
+    for (let i = 0; i < 5; i++) {
       ids.push(
         (await node.api.post('/api/sandbox/inbound/catch-up', { from: '5511933330005', text: `m${i}` }, { token })).body
           .messageId as string,
       );
+    }
     await until(
       () => ids.every((id) => receiver.received.some((r) => r.body.data.id === id && r.at >= downUntil)),
       'every message after the outage',

@@ -63,6 +63,10 @@ describe('WebSocket: validation before the upgrade', function () {
     expectRefusal(await upgrade('/ws/foreign', { token: liveToken }), 401, 'Invalid instance token');
   });
 
+  it('never recognises the global token in a URL: 401 Invalid token (in a header it is 403)', async () => {
+    expectRefusal(await upgrade(`/ws/live?token=${encodeURIComponent(ADMIN_TOKEN)}`), 401, 'Invalid token');
+  });
+
   it('403 for an instance the token may not open, 404 for a name that exists nowhere', async () => {
     expectRefusal(
       await upgrade('/ws/live', { token: siblingToken }),

@@ -11,8 +11,9 @@ describe('disconnect policy', () => {
 
   it('decides per DisconnectReason', () => {
     expect(decideDisconnect(boom(515))).to.deep.equal({ kind: 'restart' });
-    for (const code of [428, 408, 500, 503])
+    for (const code of [428, 408, 500, 503]) {
       expect(decideDisconnect(boom(code)).kind, String(code)).to.equal('backoff');
+    }
     expect(decideDisconnect(boom(440))).to.deep.equal({
       kind: 'stop',
       state: 'disconnected',

@@ -155,14 +155,16 @@ describe('Typebot client', () => {
   it('maps answers: 404 on continue = session gone, 404 on start and 5xx = request errors, non-JSON refused, slow = deadline', async () => {
     const server = createServer((req, res) => {
       if (req.url?.includes('/slow/')) return; // never answers
-      if (req.url?.includes('/sessions/'))
+      if (req.url?.includes('/sessions/')) {
         return void res
           .writeHead(404, { 'content-type': 'application/json' })
           .end(JSON.stringify({ code: 'NOT_FOUND', message: 'Session not found.' }));
-      if (req.url?.includes('/missing/'))
+      }
+      if (req.url?.includes('/missing/')) {
         return void res
           .writeHead(404, { 'content-type': 'application/json' })
           .end(JSON.stringify({ message: 'Typebot not found' }));
+      }
       if (req.url?.includes('/html/')) return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>');
       res.writeHead(502).end();
     });

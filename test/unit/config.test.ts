@@ -19,6 +19,8 @@ describe('loadConfig', () => {
       allowPrivateUrls: false,
       maxBytes: 16 * 1024 * 1024,
       fetchTimeoutMs: 20_000,
+      ffmpegPath: undefined,
+      ffprobePath: undefined,
     });
     expect(loadConfig({}).messageRetentionDays).to.equal(30);
     const c = loadConfig({
@@ -26,8 +28,15 @@ describe('loadConfig', () => {
       MEDIA_MAX_BYTES: '1048576',
       MEDIA_FETCH_TIMEOUT_MS: '5000',
       MESSAGE_RETENTION_DAYS: '0',
+      FFMPEG_PATH: '/opt/ffmpeg/bin/ffmpeg',
     });
-    expect(c.media).to.deep.equal({ allowPrivateUrls: true, maxBytes: 1_048_576, fetchTimeoutMs: 5000 });
+    expect(c.media).to.deep.equal({
+      allowPrivateUrls: true,
+      maxBytes: 1_048_576,
+      fetchTimeoutMs: 5000,
+      ffmpegPath: '/opt/ffmpeg/bin/ffmpeg',
+      ffprobePath: undefined,
+    });
     expect(c.messageRetentionDays).to.equal(0);
     expect(() => loadConfig({ MEDIA_MAX_BYTES: '512' })).to.throw(
       ConfigError,
@@ -88,9 +97,11 @@ describe('loadConfig', () => {
     [{ ENCRYPTION_KEY: 'short' }, /^ENCRYPTION_KEY must be 32 bytes/],
     [{ ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') }, /^ENCRYPTION_KEY must be 32 bytes/],
     [{ REDIS_URL: 'redis://r:6379' }, /^ENCRYPTION_KEY is required/],
-    [{ MONGO_URL: 'mongodb://m/db' }, /^ENCRYPTION_KEY is required/],
+    [{ MONGO_URL: 'mongodb://m/db', REDIS_URL: 'redis://r:6379' }, /^ENCRYPTION_KEY is required/],
+    // In-process leases on a shared MongoDB: every node would own every instance.
+    [{ MONGO_URL: 'mongodb://m/db', ENCRYPTION_KEY: KEY_HEX }, /^MONGO_URL needs REDIS_URL/],
     [{ REDIS_URL: 'http://r', ENCRYPTION_KEY: KEY_HEX }, /^REDIS_URL/],
-    [{ MONGO_URL: 'postgres://x', ENCRYPTION_KEY: KEY_HEX }, /^MONGO_URL/],
+    [{ MONGO_URL: 'postgres://x', REDIS_URL: 'redis://r:6379', ENCRYPTION_KEY: KEY_HEX }, /^MONGO_URL/],
     [{ TLS_CERT_FILE: '/x.pem' }, /TLS_CERT_FILE and TLS_KEY_FILE/],
     [{ ADMIN_TOKEN: 'short' }, /^ADMIN_TOKEN must be at least 16/],
     [{ METRICS_TOKEN: 'short' }, /^METRICS_TOKEN must be at least 16/],

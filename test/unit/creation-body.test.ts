@@ -56,8 +56,9 @@ describe('parseCreationBody', () => {
 
 describe('checkTriggerPattern', () => {
   it('accepts ordinary patterns', () => {
-    for (const p of ['^hello', 'price|cost', '\\d{3}-\\d{4}', '(yes|no)$'])
+    for (const p of ['^hello', 'price|cost', '\\d{3}-\\d{4}', '(yes|no)$']) {
       expect(checkTriggerPattern(p), p).to.equal(undefined);
+    }
   });
 
   it('refuses invalid, back-referencing, nested-quantifier and overlong patterns', () => {

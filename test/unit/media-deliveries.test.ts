@@ -151,8 +151,9 @@ describe('base64 webhook deliveries: one kept copy, resolved when sent', () => {
     ]);
     worker.start();
     const deadline = Date.now() + 2000;
-    while (queue.completed.length + queue.retried.length === 0 && Date.now() < deadline)
+    while (queue.completed.length + queue.retried.length === 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 5));
+    }
     await worker.stop();
     return { queue, posted: posted.map((p) => JSON.parse(p)), counters };
   }

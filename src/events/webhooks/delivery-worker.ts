@@ -104,8 +104,9 @@ export class DeliveryWorker {
 
   async #headers(d: Delivery): Promise<Record<string, string> | string> {
     const headers: Record<string, string> = { 'x-switchboard-event': d.event, 'x-switchboard-delivery': d.id };
-    if (d.authorizationSealed)
+    if (d.authorizationSealed) {
       headers.authorization = this.o.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
+    }
     if (d.signAccountId !== undefined) {
       // Read at every attempt, so a rotation also re-signs retries.
       const secret = await this.o.accountSecrets?.secretFor(d.signAccountId);

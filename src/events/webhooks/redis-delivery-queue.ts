@@ -40,8 +40,9 @@ export class RedisDeliveryQueue implements DeliveryQueue {
   async enqueue(deliveries: Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     const pipeline = this.redis.pipeline();
-    for (const d of deliveries)
+    for (const d of deliveries) {
       pipeline.xadd(keys.webhookStream(), 'MAXLEN', '~', STREAM_MAX, '*', 'd', JSON.stringify(d));
+    }
     const results = await pipeline.exec();
     const failed = results?.find(([err]) => err);
     if (failed) throw failed[0]!;

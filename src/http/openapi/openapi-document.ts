@@ -127,6 +127,18 @@ function parameters(route: DeclaredRoute): JsonSchema[] {
       });
     }
   }
+  if (route.spec.idempotency) {
+    params.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      description:
+        'Sent again with the same request (through any node, within 24 h), replays the first answer with ' +
+        '`Idempotent-Replayed: true` instead of acting twice; with another request: 422; while the first ' +
+        'is still running, or was cut off with an unknown outcome: 409.',
+    });
+  }
   if (route.spec.auth !== 'public' && route.spec.auth.access === 'account-scope') {
     params.push({
       name: 'account',
@@ -162,8 +174,9 @@ function operation(route: DeclaredRoute): Operation {
     add(403, 'The token may not do this');
     add(429, 'Rate limit exceeded (X-RateLimit-* headers)');
   }
-  if (spec.auth !== 'public' && (spec.auth.access === 'instance' || spec.auth.access === 'instance-account'))
+  if (spec.auth !== 'public' && (spec.auth.access === 'instance' || spec.auth.access === 'instance-account')) {
     add(404, 'Instance not found');
+  }
   const body = spec.body ?? spec.rawBody;
   let requestBody: JsonSchema | undefined;
   if (body) {
@@ -203,9 +216,9 @@ export function openApiDocument(routes: readonly DeclaredRoute[]): OpenApiDocume
       version: packageVersion(),
       description:
         'Self-hosted WhatsApp instances. Every answer is a JSON envelope: `{success: true, message, …}` or ' +
-        '`{success: false, error: {message, code}}`. Tokens go in the `token` header, as `Authorization: Bearer`, ' +
-        'or (except the global token) as `?token=`. Events stream over `GET /ws/:instance` (a WebSocket upgrade, ' +
-        'not listed here).',
+        '`{success: false, error: {message, code}}`. Tokens go in the `token` header or as `Authorization: Bearer`; ' +
+        '`?token=` is read only on WebSocket upgrades (never the global token). Events stream over ' +
+        '`GET /ws/:instance` (a WebSocket upgrade, not listed here).',
     },
     tags: tags.map((name) => ({ name })),
     paths,

@@ -1,3 +1,4 @@
+import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
 import { ApiRouter } from '../api-router.js';
@@ -55,6 +56,7 @@ function callee(number: string): string {
 /** Ring-and-drop calls and scheduled calls (spec 4.6); their own bodies, and `instance not found` in lower case. */
 export function callRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/call', tag: 'Calls', maxBodyBytes: deps.maxBodyBytes });
+  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
   const guard = requireInstance(deps.store, deps.auth, { notFound: 'instance not found' });
   const call = deps.runtime.router;
   nameRequired(api, 'post', '/fake', deps.auth);
@@ -64,6 +66,7 @@ export function callRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/fake/:instance',
+      idempotency: idempotent,
       summary: 'Ring a number and hang up automatically',
       auth: guard,
       body: fakeBody,
@@ -72,8 +75,9 @@ export function callRoutes(deps: Deps) {
     async (ctx, { body: b }) => {
       if (!b.number) throw new ValidationError('Number is required');
       const duration = b.duration || FAKE_CALL_DEFAULT_SECONDS;
-      if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS)
+      if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS) {
         throw new ValidationError('Duration must be between 1 and 60 seconds');
+      }
       const { callId } = await call.call(
         ctx.state.instance!.id,
         'call.offer',
@@ -94,6 +98,7 @@ export function callRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/schedule/:instance',
+      idempotency: idempotent,
       summary: 'Send a scheduled call card',
       auth: guard,
       body: scheduleBody,
@@ -103,10 +108,12 @@ export function callRoutes(deps: Deps) {
       if (!b.number) throw new ValidationError('Number is required');
       if (!b.name) throw new ValidationError('Invalid request body: name is required');
       if (b.startTime === undefined) throw new ValidationError('Invalid request body: startTime is required');
-      if (b.startTime > LATEST_UNIX_SECONDS)
+      if (b.startTime > LATEST_UNIX_SECONDS) {
         throw new ValidationError('Invalid request body: startTime must be in Unix seconds, not milliseconds');
-      if (b.startTime <= Math.floor(Date.now() / 1000))
+      }
+      if (b.startTime <= Math.floor(Date.now() / 1000)) {
         throw new ValidationError('startTime must be in the future (Unix seconds)');
+      }
       // 0 or omitted means no end (spec 4.6).
       if (b.endTime && b.endTime <= b.startTime) throw new ValidationError('endTime must be after startTime');
       const to = callee(b.number);

@@ -190,8 +190,9 @@ export function eventRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const label = query.label ?? 'default';
-      if (!(await deps.store.webhooks.delete(ctx.state.instance!.id, label)))
+      if (!(await deps.store.webhooks.delete(ctx.state.instance!.id, label))) {
         throw new NotFoundError('Webhook not found');
+      }
       deps.dispatcher.invalidate(ctx.state.instance!.id);
       ctx.body = { success: true, message: 'Webhook deleted', webhook: { label } };
     },

@@ -73,8 +73,9 @@ export function instanceBlockRoutes(deps: Deps) {
       const instance = ctx.state.instance!;
       if (!isPlainObject(raw)) throw new ValidationError('Invalid request body: expected a JSON object');
       const { reconnect = false, ...fields } = raw;
-      if (reconnect !== null && typeof reconnect !== 'boolean')
+      if (reconnect !== null && typeof reconnect !== 'boolean') {
         throw new ValidationError("Invalid request body: field 'reconnect': expected boolean");
+      }
       const proxy = await deps.blocks.saveProxy(instance, fields);
       const log = ctx.state.log;
       // The running session reads the proxy at its next connection; `reconnect` makes that now.

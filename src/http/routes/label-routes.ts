@@ -1,3 +1,4 @@
+import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import { UnavailableError, NOT_CONNECTED_MESSAGE, ValidationError } from '../../errors.js';
 import type { ChatLabels } from '../../msgnet/msgnet-driver.js';
@@ -48,6 +49,7 @@ export function chatsByLabel(chats: ChatLabels[], wanted: Set<string> | undefine
 /** Chats by label (spec 4.4) and the label list and assignment it refers to (`tags-list`, `tags-assign`). */
 export function labelRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/chat', tag: 'Labels', maxBodyBytes: deps.maxBodyBytes });
+  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
   const guard = requireInstance(deps.store, deps.auth);
   const call = deps.runtime.router;
   nameRequired(api, 'get', '/contactsByLabel', deps.auth);
@@ -121,6 +123,7 @@ export function labelRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/tags-assign/:instance',
+      idempotency: idempotent,
       summary: "Add or remove a chat's labels",
       auth: guard,
       body: assignBody,

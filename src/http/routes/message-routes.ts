@@ -1,3 +1,4 @@
+import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
@@ -85,6 +86,7 @@ function sentBody(sent: SentMessage, messageType: string, content: string, to: s
 /** Sending and revoking messages: text (spec's referenced endpoint), media, delete. */
 export function messageRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
+  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
   const guard = requireInstance(deps.store, deps.auth);
   const call = deps.runtime.router;
   for (const path of ['/text', '/media', '/delete']) nameRequired(api, 'post', path, deps.auth);
@@ -94,6 +96,7 @@ export function messageRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/text/:instance',
+      idempotency: idempotent,
       summary: 'Send a text message',
       auth: guard,
       body: textBody,
@@ -101,8 +104,9 @@ export function messageRoutes(deps: Deps) {
     },
     async (ctx, { body: b }) => {
       if (!b.number) throw new ValidationError('Number is required');
-      if (b.text !== undefined && b.message !== undefined)
+      if (b.text !== undefined && b.message !== undefined) {
         throw new ValidationError("Invalid request body: send 'text' or 'message', not both");
+      }
       const content = b.text ?? b.message;
       if (!content) throw new ValidationError('Message is required');
       if (b.delayMs !== undefined && (b.delayMs < 0 || b.delayMs > MAX_DELAY_MS)) {
@@ -130,6 +134,7 @@ export function messageRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/media/:instance',
+      idempotency: idempotent,
       summary: 'Send an image, video, audio or document',
       description: 'The media is downloaded (or decoded) and converted on the node that receives the request.',
       auth: guard,
@@ -140,10 +145,12 @@ export function messageRoutes(deps: Deps) {
       if (!b.number) throw new ValidationError('Number is required');
       const type = MEDIA_TYPES.find((t) => t === b.type);
       if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
-      if (b.mediaUrl === undefined && b.base64 === undefined)
+      if (b.mediaUrl === undefined && b.base64 === undefined) {
         throw new ValidationError('mediaUrl or base64 is required');
-      if (b.mediaUrl !== undefined && b.base64 !== undefined)
+      }
+      if (b.mediaUrl !== undefined && b.base64 !== undefined) {
         throw new ValidationError("Invalid request body: send 'mediaUrl' or 'base64', not both");
+      }
       const to = toRecipient(b.number);
       const instance = ctx.state.instance!;
       const reply = await quoted(deps.store, instance.id, b.replyTo);
@@ -199,6 +206,7 @@ export function messageRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/delete/:instance',
+      idempotency: idempotent,
       summary: 'Revoke a message for everyone',
       auth: guard,
       body: deleteBody,

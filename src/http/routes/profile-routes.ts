@@ -1,3 +1,4 @@
+import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import type { ProfileUpdate } from '../../actors/actor-calls.js';
 import { InternalError, NotFoundError, ValidationError } from '../../errors.js';
@@ -79,8 +80,9 @@ export function privacyChanges(raw: unknown): [PrivacyField, string][] {
     if (!isPlainObject(value)) throw new ValidationError(`Invalid request body: field '${group}': expected object`);
     const known = PRIVACY_FIELDS.filter((f) => f.group === group).map((f) => f.field as string);
     const unknown = Object.keys(value).find((k) => !known.includes(k));
-    if (unknown !== undefined)
+    if (unknown !== undefined) {
       throw new ValidationError(`Invalid request body: unknown field '${unknown}' in '${group}'`);
+    }
   }
   const present = PRIVACY_FIELDS.filter(
     (f) => (raw[f.group] as Record<string, unknown> | undefined)?.[f.field] !== undefined,
@@ -102,16 +104,18 @@ async function profilePicture(value: string, deps: Deps): Promise<string> {
   let bytes: Buffer;
   if (value.startsWith('data:')) bytes = decodeBase64Media(value, 'profilePicture', media.maxBytes).bytes;
   else if (/^https?:\/\//i.test(value)) bytes = (await downloadMedia(value, media)).bytes;
-  else
+  else {
     throw new ValidationError(
       'Invalid request body: profilePicture must be an http(s) URL, a base64 data URL, or an empty string',
     );
+  }
   try {
     return (await toProfilePicture(bytes)).toString('base64');
   } catch (err) {
     if (!(err instanceof ImageRejectedError)) throw err;
-    if (err.problem === 'corrupt')
+    if (err.problem === 'corrupt') {
       throw new InternalError(`failed to process profile picture: ${err.message}`, { cause: err });
+    }
     throw new ValidationError(`Invalid profilePicture: ${err.message}`, { cause: err });
   }
 }
@@ -119,6 +123,7 @@ async function profilePicture(value: string, deps: Deps): Promise<string> {
 /** Profile and privacy of the linked account (spec 4.3). */
 export function profileRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/profile', tag: 'Profile', maxBodyBytes: deps.maxBodyBytes });
+  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
   const guard = requireInstance(deps.store, deps.auth);
   const call = deps.runtime.router;
   for (const path of ['/account', '/privacy']) nameRequired(api, 'post', path, deps.auth);
@@ -128,6 +133,7 @@ export function profileRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/account/:instance',
+      idempotency: idempotent,
       summary: 'Change the profile picture, name or About text',
       auth: guard,
       body: profileBody,
@@ -142,8 +148,9 @@ export function profileRoutes(deps: Deps) {
       const instance = ctx.state.instance!;
       assertConnected(instance);
       const update: ProfileUpdate = {};
-      if (b.profilePicture !== undefined)
+      if (b.profilePicture !== undefined) {
         update.picture = b.profilePicture === '' ? null : await profilePicture(b.profilePicture.trim(), deps);
+      }
       // An empty name is a no-op (spec 4.3); an empty status clears the About text.
       if (b.profileName) update.name = b.profileName;
       if (b.profileStatus !== undefined) update.status = b.profileStatus;
@@ -199,6 +206,7 @@ export function profileRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/privacy/:instance',
+      idempotency: idempotent,
       summary: 'Change privacy settings (at least one)',
       auth: guard,
       rawBody: privacyBodySchema,

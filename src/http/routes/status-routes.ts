@@ -1,3 +1,4 @@
+import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import type { StatusPayload, WireMedia } from '../../actors/actor-calls.js';
 import { AppError, ErrorCode, NOT_CONNECTED_MESSAGE, ValidationError, isNotConnected } from '../../errors.js';
@@ -72,8 +73,9 @@ function colour(raw: string): string {
 function font(raw: string | number): number {
   if (typeof raw === 'number' && FONT_NUMBERS.has(raw)) return raw;
   const named = typeof raw === 'string' ? STATUS_FONTS[raw.toLowerCase().replace(/[\s_]+/g, '-')] : undefined;
-  if (named === undefined)
+  if (named === undefined) {
     throw new ValidationError(`Invalid request body: font must be one of: ${Object.keys(STATUS_FONTS).join(', ')}`);
+  }
   return named;
 }
 
@@ -118,12 +120,14 @@ async function statusMedia(
 /** Statuses (24 h stories, spec 4.5), always to `status@broadcast`. */
 export function statusRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
+  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
   nameRequired(api, 'post', '/status', deps.auth);
 
   api.route(
     {
       method: 'post',
       path: '/status/:instance',
+      idempotency: idempotent,
       summary: 'Publish a status (24-hour story): text, image, video or audio',
       auth: requireInstance(deps.store, deps.auth),
       body: statusBody,

@@ -84,8 +84,9 @@ async function api(method, path, body) {
   } catch {
     /* a non-JSON answer is reported by its status below */
   }
-  if (!res.ok || json.success === false)
+  if (!res.ok || json.success === false) {
     throw new ApiError(res.status, (json.error && json.error.message) || 'HTTP ' + res.status);
+  }
   return json;
 }
 
@@ -417,8 +418,9 @@ async function fetchQr(name) {
     scheduleReload();
     return;
   }
-  if (res.status !== 'qr' || typeof res.qrCodeBase64 !== 'string' || !DATA_PNG.test(res.qrCodeBase64))
+  if (res.status !== 'qr' || typeof res.qrCodeBase64 !== 'string' || !DATA_PNG.test(res.qrCodeBase64)) {
     throw new Error('The server did not return a QR code image.');
+  }
   $('qr-image').src = res.qrCodeBase64;
   $('qr').hidden = false;
   $('pairing').hidden = true;
@@ -443,8 +445,9 @@ $('connect-qr').addEventListener('click', () => {
     session.qrTimer = setInterval(() => {
       const instance = session.instances.get(name);
       if (name !== session.selected || stateOf(instance) === 'connected' || session.qrLeft-- <= 0) {
-        if (name === session.selected && stateOf(instance) !== 'connected')
+        if (name === session.selected && stateOf(instance) !== 'connected') {
           say('The QR code expired: click Show QR code for a new one.');
+        }
         stopQr();
         return;
       }

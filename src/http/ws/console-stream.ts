@@ -124,8 +124,9 @@ export class ConsoleStream {
       clientTracking: false,
     });
     this.#wss.on('headers', (headers: string[], req: IncomingMessage) => {
-      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {}))
+      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {})) {
         headers.push(`${name}: ${value}`);
+      }
     });
   }
 
@@ -327,8 +328,9 @@ export class ConsoleStream {
     ]);
     if (watch.dropped) return;
     for (const client of [...watch.clients]) {
-      if (!account || !safeEqual(client.tokenHash, account.tokenHash))
+      if (!account || !safeEqual(client.tokenHash, account.tokenHash)) {
         this.#closeClient(client, 1008, 'token no longer valid');
+      }
     }
     if (!account) return;
     watch.accountName = account.name;

@@ -178,6 +178,7 @@ export class UpgradeGuard {
     const ctx = this.#koa.createContext(req, new ServerResponse(req)) as AppContext;
     const given = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.state.upgrade = true;
     ctx.set('X-Request-Id', ctx.state.requestId);
     ctx.state.log = this.o.logger.child({ requestId: ctx.state.requestId });
 
@@ -224,8 +225,9 @@ export class UpgradeGuard {
     const { store } = this.o;
     if (principal.kind === 'instance') {
       if (principal.instance.name === name) return principal.instance;
-      if (await store.instances.findByName(principal.account.id, name))
+      if (await store.instances.findByName(principal.account.id, name)) {
         throw new ForbiddenError(AuthMessage.InstanceMismatch);
+      }
       throw new AuthError(AuthMessage.InvalidInstance);
     }
     const instance = await store.instances.findByName(principal.account.id, name);

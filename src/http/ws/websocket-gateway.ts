@@ -124,8 +124,9 @@ export class WebSocketGateway {
       clientTracking: false,
     });
     this.#wss.on('headers', (headers: string[], req: IncomingMessage) => {
-      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {}))
+      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {})) {
         headers.push(`${name}: ${value}`);
+      }
     });
   }
 

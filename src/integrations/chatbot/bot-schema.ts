@@ -90,8 +90,9 @@ export function parsePatchBody(raw: unknown, queryBotId: string | undefined): { 
   const { botId, ...patch } = parse(patchSchema, raw);
   const id = (botId ?? queryBotId)?.trim();
   if (!id) throw new ValidationError('botId is required');
-  if (Object.values(patch).every((v) => v === undefined))
+  if (Object.values(patch).every((v) => v === undefined)) {
     throw new ValidationError('At least one bot field must be provided');
+  }
   return { botId: id, patch: defined(patch) };
 }
 
@@ -106,8 +107,9 @@ export function checkBot(base: BotSettings | undefined, patch: BotPatch, allowPr
   const bot = merged as unknown as BotSettings;
   if (typeof merged.url !== 'string' || !merged.url.trim()) throw new ValidationError('url is required');
   bot.url = checkFlowUrl(merged.url, allowPrivateUrls);
-  if (bot.triggerType !== 'all' && bot.triggerType !== 'keyword')
+  if (bot.triggerType !== 'all' && bot.triggerType !== 'keyword') {
     throw new ValidationError("triggerType must be 'all' or 'keyword'");
+  }
   if (bot.triggerType === 'all') {
     bot.triggerOperator = undefined;
     bot.triggerValue = undefined;
@@ -128,8 +130,9 @@ export function checkBot(base: BotSettings | undefined, patch: BotPatch, allowPr
     ['debounceSeconds', BOT_LIMITS.debounceSeconds, true],
   ] as const) {
     const value = bot[field];
-    if (!(value >= 0 && value <= max) || (int && !Number.isInteger(value)))
+    if (!(value >= 0 && value <= max) || (int && !Number.isInteger(value))) {
       throw new ValidationError(`${field} must be ${int ? 'an integer ' : ''}from 0 to ${max}`);
+    }
   }
   bot.keywordFinish = bot.keywordFinish.trim();
   return bot;

@@ -129,8 +129,9 @@ export class ChatbotExtension implements InstanceExtension {
     await this.#state.load();
     this.#markReady();
     // What the previous owner left: pending replies are sent, deadlines re-armed (a past one fires now).
-    for (const chat of new Set([...this.#state.sessions.keys(), ...this.#state.inboxes.keys()]))
+    for (const chat of new Set([...this.#state.sessions.keys(), ...this.#state.inboxes.keys()])) {
       this.#fire(chat, () => this.#resume(chat));
+    }
   }
 
   async onMessage(message: NormalizedMessage): Promise<void> {
@@ -140,8 +141,9 @@ export class ChatbotExtension implements InstanceExtension {
     if (message.chat.type === 'status' || message.chat.type === 'newsletter') return;
     if (message.fromMe) {
       // Anything the operator sends but a reaction is a manual reply.
-      if (message.type !== 'reaction' && !this.#ownSends.has(message.id))
+      if (message.type !== 'reaction' && !this.#ownSends.has(message.id)) {
         this.#fire(chat, () => this.#operatorMessage(message));
+      }
       return;
     }
     // Reactions, payments, event cards and the like are no answer to a flow.
@@ -241,8 +243,9 @@ export class ChatbotExtension implements InstanceExtension {
       orphans.map((chat) =>
         this.#lane(chat, async () => {
           const s = this.#state.sessions.get(chat);
-          if (s && !this.#state.bot(s.botId)?.enabled)
+          if (s && !this.#state.bot(s.botId)?.enabled) {
             await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+          }
         }),
       ),
     );
@@ -410,12 +413,13 @@ export class ChatbotExtension implements InstanceExtension {
     if (!bot) return;
     const [reply, ...rest] = session.pending;
     if (!reply) {
-      if (session.ended)
+      if (session.ended) {
         await this.#state.save(chat, {
           session: bot.keepOpen
             ? { ...session, status: 'held', flowSessionId: undefined, choices: [], ended: false }
             : null,
         });
+      }
       return;
     }
     const signal = this.#signal(chat);
@@ -509,8 +513,9 @@ export class ChatbotExtension implements InstanceExtension {
       enabled.find((b) => b.triggerType === 'all') ??
       enabled.find((b) => b.fallback) ??
       (this.#state.bots.length === 1 ? this.#state.bots[0] : undefined);
-    if (!bot)
+    if (!bot) {
       throw new ValidationError('botId is required: the instance has several bots and none answers every message');
+    }
     return bot;
   }
 

@@ -204,8 +204,9 @@ export class ChatbotService {
       });
       return { status: 'active' as const, ...botView(bot) };
     } catch (err) {
-      if (!(err instanceof ValidationError || err instanceof ConflictError))
+      if (!(err instanceof ValidationError || err instanceof ConflictError)) {
         this.o.log.error({ err, instance: instance.name }, 'chatbot block failed');
+      }
       return { enabled: false, status: 'error' as const, error: (err as Error).message };
     }
   }

@@ -54,10 +54,12 @@ function videoReplies(content: unknown): Reply[] {
   if (kind === 'url' && url) return [{ kind: 'media', media: 'video', url }];
   // A hosted video (YouTube, Vimeo…) cannot be downloaded: its link is sent.
   if (url) return [{ kind: 'text', text: url }];
-  if (typeof c.id === 'string' && kind === 'youtube')
+  if (typeof c.id === 'string' && kind === 'youtube') {
     return [{ kind: 'text', text: `https://www.youtube.com/watch?v=${encodeURIComponent(c.id)}` }];
-  if (typeof c.id === 'string' && kind === 'vimeo')
+  }
+  if (typeof c.id === 'string' && kind === 'vimeo') {
     return [{ kind: 'text', text: `https://vimeo.com/${encodeURIComponent(c.id)}` }];
+  }
   return [];
 }
 

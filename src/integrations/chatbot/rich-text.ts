@@ -88,13 +88,13 @@ function blocks(nodes: RichNode[]): string[] {
   for (const n of nodes) {
     if (n.type === 'ol' || n.type === 'ul') lines.push(...list(n, 0));
     else if (n.type === 'variable') lines.push(...blocks(children(n)));
-    else if (n.type === 'blockquote')
+    else if (n.type === 'blockquote') {
       lines.push(
         ...inline(children(n))
           .split('\n')
           .map((l) => `> ${l}`),
       );
-    else if (n.type && /^h[1-6]$/.test(n.type)) lines.push(wrap(inline(children(n)), '*'));
+    } else if (n.type && /^h[1-6]$/.test(n.type)) lines.push(wrap(inline(children(n)), '*'));
     else lines.push(isLeaf(n) ? leaf(n) : inline(children(n)));
   }
   return lines;

@@ -83,8 +83,9 @@ export function flowAddress(viewerUrl: string): { base: string; publicId: string
   }
   const segments = url.pathname.split('/').filter(Boolean);
   const publicId = segments.pop();
-  if (!publicId)
+  if (!publicId) {
     throw new ValidationError('url must name a published flow, such as https://viewer.example.com/my-flow');
+  }
   return {
     base: `${url.origin}${segments.length ? `/${segments.join('/')}` : ''}`,
     publicId: decodeURIComponent(publicId),

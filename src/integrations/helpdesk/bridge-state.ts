@@ -156,8 +156,9 @@ export class BridgeState {
 
   async saveChatLink(jid: string, link: ChatLink): Promise<void> {
     const ops: OwnedStateOp[] = [{ namespace: HELPDESK_NAMESPACE, key: `chat:${jid}`, value: JSON.stringify(link) }];
-    if (link.conversationId !== undefined)
+    if (link.conversationId !== undefined) {
       ops.push({ namespace: HELPDESK_NAMESPACE, key: `conv:${link.conversationId}`, value: jid });
+    }
     await this.write(ops);
   }
 

@@ -202,9 +202,9 @@ export class ChatwootHttp {
             let size = 0;
             res.on('data', (chunk: Buffer) => {
               size += chunk.length;
-              if (size > MAX_RESPONSE_BYTES)
+              if (size > MAX_RESPONSE_BYTES) {
                 fail(new ChatwootError('protocol', `Chatwoot ${what}: answer larger than ${MAX_RESPONSE_BYTES} bytes`));
-              else chunks.push(chunk);
+              } else chunks.push(chunk);
             });
             res.on('end', () => {
               if (settled) return;
@@ -234,8 +234,9 @@ export class ChatwootHttp {
       try {
         parsed = JSON.parse(text);
       } catch {
-        if (status >= 200 && status < 300)
+        if (status >= 200 && status < 300) {
           throw new ChatwootError('protocol', `Chatwoot ${what}: malformed JSON answer`);
+        }
       }
     }
     if (status < 200 || status >= 300) {

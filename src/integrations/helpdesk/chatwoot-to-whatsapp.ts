@@ -68,8 +68,9 @@ async function loadAttachment(dc: DeliveryContext, a: AgentAttachment): Promise<
   try {
     prepared = await prepareMedia(kind, fetched.bytes, { ...common, opusAudio: true });
   } catch (err) {
-    if (!(err instanceof AppError) || kind === 'document')
+    if (!(err instanceof AppError) || kind === 'document') {
       throw new DeliveryError(`the attachment cannot be sent (${(err as Error).message})`);
+    }
     prepared = await prepareMedia('document', fetched.bytes, { ...common, opusAudio: false });
   }
   return {

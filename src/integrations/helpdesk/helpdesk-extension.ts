@@ -291,8 +291,9 @@ class HelpdeskBridge implements InstanceExtension {
   /** A webhook the edge authenticated: queued (once per Chatwoot message id) for the worker. */
   async #accept(inbound: HelpdeskInbound): Promise<{ accepted: boolean }> {
     const c = this.#config;
-    if (!c?.enabled || c.status === 'paused' || c.status === 'pending' || c.inboxId !== inbound.inboxId)
+    if (!c?.enabled || c.status === 'paused' || c.status === 'pending' || c.inboxId !== inbound.inboxId) {
       return { accepted: false };
+    }
     if (inbound.kind === 'conversation-status') {
       void this.#control(() => this.#conversationStatus(inbound.conversationId, inbound.status), false).catch(
         () => undefined,
@@ -382,8 +383,9 @@ class HelpdeskBridge implements InstanceExtension {
     const link = await this.#state.chatLink(jid);
     if (link?.conversationId !== conversationId) return;
     const resolved = status === 'resolved';
-    if ((link.resolved ?? false) !== resolved)
+    if ((link.resolved ?? false) !== resolved) {
       await this.#state.saveChatLink(jid, { ...link, resolved, checkedAt: Date.now() });
+    }
   }
 
   // ---- configuration and status -----------------------------------------------------------------

@@ -261,12 +261,13 @@ export async function forwardToChatwoot(
       // The conversation was deleted in Chatwoot: forget it and open another, once.
       if (round > 0 || !(err instanceof ChatwootError && err.status === 404)) throw err;
       const link = await fc.state.chatLink(party.jid);
-      if (link)
+      if (link) {
         await fc.state.saveChatLink(party.jid, {
           contactId: link.contactId,
           ...(link.sourceId ? { sourceId: link.sourceId } : {}),
           checkedAt: Date.now(),
         });
+      }
       checkExisting = false;
     }
   }

@@ -4,6 +4,7 @@ import { BaileysSession } from './baileys-session.js';
 import type { BaileysSessionDeps } from './connection-manager.js';
 import type { BackoffOptions } from './disconnect-policy.js';
 import type { MediaDownloader } from './media-download.js';
+import { buildProxyAgents } from './proxy-agents.js';
 import type { ProxyAgents } from './proxy-agents.js';
 import type { SharedCaches } from './socket-config.js';
 import type { SocketFactory } from './socket-port.js';
@@ -17,6 +18,8 @@ export interface BaileysDriverOptions {
   linkTimeoutMs?: number;
   proxyAgents?: (proxy: ProxySettings) => ProxyAgents;
   downloadMedia?: MediaDownloader;
+  /** ALLOW_PRIVATE_URLS: proxies on internal networks may be dialled. @default false */
+  allowPrivateUrls?: boolean;
 }
 
 /** TTLs follow Baileys' own defaults for these caches (Defaults/index.ts). */
@@ -45,7 +48,9 @@ export class BaileysDriver implements MsgNetDriver {
       ...(options.backoff ? { backoff: options.backoff } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.linkTimeoutMs ? { linkTimeoutMs: options.linkTimeoutMs } : {}),
-      ...(options.proxyAgents ? { proxyAgents: options.proxyAgents } : {}),
+      proxyAgents:
+        options.proxyAgents ??
+        ((proxy) => buildProxyAgents(proxy, { allowPrivate: options.allowPrivateUrls ?? false })),
       ...(options.downloadMedia ? { downloadMedia: options.downloadMedia } : {}),
     };
   }

@@ -75,8 +75,9 @@ export class BaileysSession implements MsgNetSession {
     const conn = this.#conn;
     conn.assertUsable();
     await conn.ensureLink();
-    if (conn.state === 'connected' && conn.hasSocket && conn.numberJid)
+    if (conn.state === 'connected' && conn.hasSocket && conn.numberJid) {
       return { status: 'connected', numberJid: conn.numberJid };
+    }
     if (!conn.hasSocket && !conn.startSocket()) throw new NotConnectedError();
     const outcome = await conn.waitLink();
     if (outcome.kind === 'open') return { status: 'connected', numberJid: conn.numberJid! };

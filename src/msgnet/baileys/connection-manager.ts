@@ -29,7 +29,7 @@ export interface BaileysSessionDeps {
   random?: () => number;
   /** How long `connect` waits for a QR or the open connection. @default 60000 */
   linkTimeoutMs?: number;
-  /** @default buildProxyAgents */
+  /** @default buildProxyAgents, internal proxy addresses refused */
   proxyAgents?: (proxy: ProxySettings) => ProxyAgents;
   /** @default downloadFromNetwork */
   downloadMedia?: MediaDownloader;
@@ -333,7 +333,9 @@ export class ConnectionManager {
     const key = wanted ? JSON.stringify(wanted) : undefined;
     if (key !== this.#proxyKey) {
       const old = this.#proxy;
-      this.#proxy = wanted ? (this.deps.proxyAgents ?? buildProxyAgents)(wanted) : undefined;
+      this.#proxy = wanted
+        ? (this.deps.proxyAgents ?? ((p: ProxySettings) => buildProxyAgents(p, { allowPrivate: false })))(wanted)
+        : undefined;
       this.#proxyKey = key;
       old?.close().catch((err: unknown) => this.log.warn({ err }, 'could not close the previous proxy agents'));
     }

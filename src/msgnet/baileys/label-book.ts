@@ -32,8 +32,9 @@ export class LabelBook {
       const ids = parseIds(raw);
       if (ids.length) book.#chats.set(key.slice(LABEL_CHAT_PREFIX.length), new Set(ids));
     }
-    for (const [key, name] of await storage.list(LABEL_NAME_PREFIX))
+    for (const [key, name] of await storage.list(LABEL_NAME_PREFIX)) {
       book.#names.set(key.slice(LABEL_NAME_PREFIX.length), name);
+    }
     return book;
   }
 

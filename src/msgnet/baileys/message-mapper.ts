@@ -79,8 +79,9 @@ function bodyOf(content: proto.IMessage, contentType: keyof proto.IMessage): Bod
       },
     };
   }
-  if (content.conversation !== undefined && content.conversation !== null)
+  if (content.conversation !== undefined && content.conversation !== null) {
     return { type: 'text', text: content.conversation };
+  }
   if (content.extendedTextMessage) return { type: 'text', text: content.extendedTextMessage.text ?? '' };
   if (content.buttonsResponseMessage) {
     const reply = content.buttonsResponseMessage;

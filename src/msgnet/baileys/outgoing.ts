@@ -171,8 +171,9 @@ export async function getPrivacy(sock: BaileysSocket): Promise<PrivacySettings> 
   // Baileys caches the settings per socket and its setters do not update that cache: always force.
   const settings = await sock.fetchPrivacySettings(true);
   const out = {} as PrivacySettings;
-  for (const [field, name] of Object.entries(PRIVACY_NAMES) as [PrivacyField, string][])
+  for (const [field, name] of Object.entries(PRIVACY_NAMES) as [PrivacyField, string][]) {
     out[field] = settings[name] ?? '';
+  }
   return out;
 }
 

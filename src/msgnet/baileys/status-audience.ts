@@ -24,8 +24,9 @@ export class StatusAudience {
 
   static async load(storage: SessionStorage, log: Logger): Promise<StatusAudience> {
     const audience = new StatusAudience(storage, log);
-    for (const key of (await storage.list(AUDIENCE_PREFIX)).keys())
+    for (const key of (await storage.list(AUDIENCE_PREFIX)).keys()) {
       audience.#jids.add(key.slice(AUDIENCE_PREFIX.length));
+    }
     return audience;
   }
 

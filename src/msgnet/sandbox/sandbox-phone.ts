@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { AuthStore, ChatLabels, GroupInfo, LabelInfo, OutgoingMedia, PrivacySettings } from '../msgnet-driver.js';
+import { parseAddress } from '../jid.js';
 import type { OutboxMedia, SandboxGroup } from './sandbox-wire.js';
 
 export const USER_DOMAIN = 's.whatsapp.net';
@@ -15,12 +16,13 @@ const DEFAULT_PRIVACY: PrivacySettings = {
   groupAdd: 'all',
 };
 
-/** `5511999998888` or `5511999998888@s.whatsapp.net` → the user JID; groups and broadcast pass through. */
+/** `5511999998888` or a JID → the JID (the shared rule of msgnet/jid.ts); `status@broadcast` passes through. */
 export function toJid(number: string): string {
   const n = number.trim();
-  if (n.includes('@')) return n;
-  if (!/^\d{6,20}$/.test(n)) throw new ValidationError(`Invalid number: ${number}`);
-  return `${n}@${USER_DOMAIN}`;
+  if (n === 'status@broadcast') return n;
+  const jid = parseAddress(n);
+  if (jid === undefined) throw new ValidationError(`Invalid number: ${number}`);
+  return jid;
 }
 
 /** The phone's own profile (GET /api/sandbox/profile). */

@@ -233,8 +233,9 @@ export class SandboxSession implements MsgNetSession {
           mimetype: meta.mimetype,
           ...(meta.fileName ? { fileName: meta.fileName } : {}),
         });
-        if (this.#receivedMedia.size > RECEIVED_MEDIA_KEPT)
+        if (this.#receivedMedia.size > RECEIVED_MEDIA_KEPT) {
           this.#receivedMedia.delete(this.#receivedMedia.keys().next().value!);
+        }
         media = { ...meta, size: meta.size ?? data.length };
       }
     }
@@ -553,7 +554,7 @@ export class SandboxSession implements MsgNetSession {
     this.#requireConnected();
     const jid = toJid(chatJid);
     const { after, changed } = await this.#phone.assignLabels(jid, labelIds, add);
-    if (changed.length)
+    if (changed.length) {
       this.o.emit({
         type: 'labels',
         chatJid: jid,
@@ -561,6 +562,7 @@ export class SandboxSession implements MsgNetSession {
         action: add ? 'add' : 'remove',
         timestamp: Date.now(),
       });
+    }
     return { chatJid: jid, labels: after };
   }
 

@@ -27,8 +27,9 @@ export class SqliteDeliveries implements DeliveryRepository {
     );
     this.db
       .transaction(() => {
-        for (const r of rows)
+        for (const r of rows) {
           stmt.run(r.id, r.instanceId, dueAt, r.attempts, r.payload, r.lastError ?? null, r.createdAt, r.updatedAt);
+        }
       })
       .immediate();
   }

@@ -55,8 +55,9 @@ export class SqliteMessages implements MessageRepository {
         for (const id of ids) {
           const row = read.get(instanceId, id) as { status: MessageStatus | null } | undefined;
           if (!row) continue;
-          if (row.status === null || MESSAGE_STATUS_RANK[row.status] < MESSAGE_STATUS_RANK[status])
+          if (row.status === null || MESSAGE_STATUS_RANK[row.status] < MESSAGE_STATUS_RANK[status]) {
             write.run(status, instanceId, id);
+          }
         }
       })
       .immediate();

@@ -428,8 +428,9 @@ class SqliteOwnedState implements OwnedStateRepository {
     const tx = this.db.transaction(() => {
       this.#checkEpoch(instanceId, epoch);
       if (namespace === undefined) this.db.prepare('DELETE FROM owned_state WHERE instance_id = ?').run(instanceId);
-      else
+      else {
         this.db.prepare('DELETE FROM owned_state WHERE instance_id = ? AND namespace = ?').run(instanceId, namespace);
+      }
     });
     tx.immediate();
   }

@@ -1,0 +1,172 @@
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { connectAndLink } from '../cluster/cluster-fixture.js';
+import { CLUSTER_ADMIN_TOKEN } from '../cluster/node-process.js';
+import { CHAOS_TTL_MS, ChaosCluster } from './chaos-cluster.js';
+import { checkAvailability, checkLostEvents, checkLostWrites, checkSends, checkStaleWrites } from './checkers.js';
+import type { Verdict } from './checkers.js';
+import { History } from './history.js';
+import { Nemesis } from './nemesis.js';
+import { Random } from './random.js';
+import { Workload, request } from './workload.js';
+import type { ChaosInstance } from './workload.js';
+
+export interface ChaosOptions {
+  durationMs: number;
+  seed: number;
+  nodes: number;
+  /** Pause between two faults (each fault also takes its own time to heal). @default 3000 */
+  faultIntervalMs: number;
+  instances: number;
+  /** Client workers. @default 3 */
+  workers: number;
+  /** Quiet time after the last fault before the final checks. @default 6000 */
+  quietMs: number;
+  log: (line: string) => void;
+}
+
+export interface ChaosReport {
+  faults: number;
+  operations: number;
+  anomalies: number;
+  verdicts: Verdict[];
+  seed: number;
+  summary: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(probe: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined || Date.now() > end) return v;
+    await sleep(100);
+  }
+}
+
+/** Creates an account and linked instances whose webhooks go to the receiver. */
+async function setUp(cluster: ChaosCluster, receiver: WebhookReceiver, count: number): Promise<ChaosInstance[]> {
+  const front = cluster.running[0]!.process!;
+  const account = await front.api.post('/api/admin/accounts', { name: 'chaos' }, { token: CLUSTER_ADMIN_TOKEN });
+  const accountToken = account.body.account.token as string;
+  const instances: ChaosInstance[] = [];
+  for (let i = 0; i < count; i++) {
+    const name = `chaos-${i}`;
+    const number = `55980000${String(1000 + i)}`;
+    const created = await front.api.post(
+      '/api/instance/new',
+      { name, webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] },
+      { token: accountToken },
+    );
+    if (created.status !== 201) throw new Error(`create ${name}: ${created.text}`);
+    const token = created.body.instance.token as string;
+    const via = cluster.running[i % cluster.running.length]!.process!.api;
+    await connectAndLink(via, via, name, token, { number });
+    instances.push({ name, id: created.body.instance.id as string, token, number });
+  }
+  return instances;
+}
+
+/**
+ * One run: faults from the nemesis while clients work, then every fault healed, a quiet period, and the
+ * checkers over the whole history.
+ */
+export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
+  const random = new Random(o.seed);
+  const history = new History();
+  const receiver = await WebhookReceiver.start();
+  const cluster = await ChaosCluster.start(o.nodes, {
+    ALLOW_PRIVATE_URLS: 'true',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_CREATE_PER_MINUTE: '1000',
+    WEBHOOK_RETRY_BASE_MS: '50',
+    WEBHOOK_RETRY_MAX_MS: '1000',
+    WEBHOOK_MAX_ATTEMPTS: '100',
+    CALL_TIMEOUT_MS: '5000',
+  });
+  try {
+    const instances = await setUp(cluster, receiver, o.instances);
+    o.log(`chaos: ${cluster.running.length} nodes, ${instances.length} instances, seed ${o.seed}`);
+    const nemesis = new Nemesis(cluster, random, history, { minNodes: Math.min(3, o.nodes), maxNodes: 5 });
+    const workload = new Workload(cluster, instances, random, history);
+    const clients = workload.run(o.workers, 'client');
+    const end = Date.now() + o.durationMs;
+    while (Date.now() < end) {
+      await nemesis.strike();
+      const last = history.operations.filter((op) => op.process === 'nemesis').at(-1);
+      o.log(`chaos: fault ${nemesis.faults}: ${last?.kind} on ${String(last?.fields.node)} (${last?.outcome})`);
+      await sleep(o.faultIntervalMs);
+    }
+    const healedAt = Date.now();
+    // Every node the nemesis left down comes back; the run ends quiet.
+    for (const node of cluster.nodes) if (!node.process) await cluster.startNode(node);
+    workload.stop();
+    await clients;
+
+    // 7. Availability: every instance owned by a live node and answering a call.
+    const limitMs = CHAOS_TTL_MS + 2000;
+    const front = () => random.pick(cluster.running).process!.url;
+    const live = () => new Set(cluster.running.map((n) => n.id));
+    const unavailable = new Set(instances.map((i) => i.name));
+    await until(async () => {
+      const owners = await cluster.owners(instances.map((i) => i.id)).catch(() => []);
+      for (const [k, instance] of instances.entries()) {
+        if (!unavailable.has(instance.name) || !owners[k] || !live().has(owners[k])) continue;
+        const res = await request(front(), 'GET', `/api/instance/getSettings/${instance.name}`, instance.token);
+        const probe = await request(front(), 'POST', `/api/cluster/probe/${instance.name}`, instance.token, {
+          op: 'describe',
+        });
+        if (res?.status === 200 && probe?.status === 200) unavailable.delete(instance.name);
+      }
+      return unavailable.size === 0 ? true : undefined;
+    }, limitMs + 20_000);
+    const tookMs = Date.now() - healedAt;
+    await sleep(o.quietMs);
+
+    // What the network and the receiver saw, and the final settings.
+    const network = new Map<string, string[]>();
+    const finalValues = new Map<string, string | undefined>();
+    for (const instance of instances) {
+      const outbox = await request(front(), 'GET', `/api/sandbox/outbox/${instance.name}`, instance.token);
+      network.set(
+        instance.name,
+        ((outbox?.body?.messages ?? []) as { type: string; text?: string }[])
+          .filter((m) => m.type === 'text')
+          .map((m) => m.text ?? ''),
+      );
+      const settings = await request(front(), 'GET', `/api/instance/getSettings/${instance.name}`, instance.token);
+      finalValues.set(instance.name, settings?.body?.settings?.callRejectMessage ?? undefined);
+    }
+    const received = new Map<string, Set<string>>();
+    for (const r of receiver.events('message.exchange')) {
+      const name = r.body.instanceData.instance as string;
+      const set = received.get(name) ?? new Set<string>();
+      set.add(r.body.data.message.content as string);
+      received.set(name, set);
+    }
+
+    const verdicts = [
+      checkStaleWrites(cluster.probeFile),
+      ...checkSends(history, network),
+      checkLostEvents(history, received),
+      checkLostWrites(history, finalValues),
+      checkAvailability([...unavailable], tookMs, limitMs),
+    ];
+    const clientOps = history.operations.filter((op) => op.process !== 'nemesis');
+    const anomalies = verdicts.reduce((n, v) => n + v.anomalies, 0);
+    for (const v of verdicts) {
+      o.log(`chaos: ${v.checker}: ${v.anomalies}`);
+      for (const line of v.examples) o.log(`chaos:   ${line}`);
+    }
+    const byOutcome = ['ok', 'fail', 'info'].map((k) => `${clientOps.filter((op) => op.outcome === k).length} ${k}`);
+    o.log(`chaos: operations ${byOutcome.join(', ')}; availability after the last fault: ${tookMs} ms`);
+    const summary = `chaos: ${nemesis.faults} faults, ${clientOps.length} operations, ${anomalies} anomalies (seed ${o.seed})`;
+    if (anomalies > 0) {
+      o.log(`chaos: replay with: npm run chaos -- --seed ${o.seed} --duration ${o.durationMs / 1000}s`);
+    }
+    return { faults: nemesis.faults, operations: clientOps.length, anomalies, verdicts, seed: o.seed, summary };
+  } finally {
+    await cluster.stop();
+    await receiver.stop();
+  }
+}

@@ -1,0 +1,144 @@
+import type { ChaosCluster } from './chaos-cluster.js';
+import type { History, Operation } from './history.js';
+import type { Random } from './random.js';
+
+/** An answer, or `undefined` when none came in time (connection refused, reset, or the deadline). */
+export interface Answer {
+  status: number;
+  body: any;
+}
+
+const CLIENT_TIMEOUT_MS = 6000;
+
+/** One HTTP request as a client sends it, bounded in time. */
+export async function request(
+  url: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer | undefined> {
+  try {
+    const res = await fetch(url + path, {
+      method,
+      headers: { token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+    return { status: res.status, body: parsed };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ChaosInstance {
+  name: string;
+  id: string;
+  token: string;
+  /** The sandbox number the instance is linked to. */
+  number: string;
+}
+
+/** Contacts of the sandbox network that write to the instances and receive their sends. */
+const CONTACT = (i: number) => `55990000${String(1000 + i)}`;
+
+/**
+ * The clients: sends with an Idempotency-Key (retried after a timeout or a 5xx with the same key through
+ * another node, as a client would), sandbox contacts writing to the instances, and settings writes (one
+ * writer per instance, so that the last acknowledged value is the expected one).
+ */
+export class Workload {
+  #seq = 0;
+  #stopped = false;
+  readonly #settingsBusy = new Set<string>();
+
+  constructor(
+    private readonly cluster: ChaosCluster,
+    private readonly instances: ChaosInstance[],
+    private readonly random: Random,
+    private readonly history: History,
+  ) {}
+
+  /** A node to send through: any running one, also one that is paused or cut off (clients cannot tell). */
+  #via(): string {
+    return this.random.pick(this.cluster.running).process!.url;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  /** Runs `workers` clients until stop(). */
+  async run(workers: number, process: string): Promise<void> {
+    await Promise.all(
+      Array.from({ length: workers }, async (_, w) => {
+        while (!this.#stopped) {
+          const roll = this.random.next();
+          if (roll < 0.4) await this.send(`${process}-${w}`);
+          else if (roll < 0.8) await this.inbound(`${process}-${w}`);
+          else await this.settings(`${process}-${w}`);
+          await new Promise((r) => setTimeout(r, this.random.int(20, 120)));
+        }
+      }),
+    );
+  }
+
+  async send(process: string): Promise<void> {
+    const instance = this.random.pick(this.instances);
+    const key = `send-${++this.#seq}`;
+    const op = this.history.invoke(process, 'send', { instance: instance.name, key });
+    const body = { number: CONTACT(this.random.int(0, 4)), text: key };
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      const res = await request(this.#via(), 'POST', `/api/message/text/${instance.name}`, instance.token, body, {
+        'idempotency-key': key,
+      });
+      if (res && res.status === 200) return this.history.ok(op, `attempt ${attempt}`);
+      // A 409 is the first attempt still running, or cut off: its outcome is unknown to this client.
+      if (res && res.status < 500 && res.status !== 409) return this.history.fail(op, `${res.status}`);
+      await new Promise((r) => setTimeout(r, 300 * attempt));
+    }
+    this.history.info(op, 'no answer after 4 attempts');
+  }
+
+  async inbound(process: string): Promise<void> {
+    const instance = this.random.pick(this.instances);
+    const text = `inbound-${++this.#seq}`;
+    const op = this.history.invoke(process, 'inbound', { instance: instance.name, text });
+    const res = await request(this.#via(), 'POST', `/api/sandbox/inbound/${instance.name}`, instance.token, {
+      from: CONTACT(this.random.int(0, 4)),
+      text,
+    });
+    if (res?.status === 200) this.history.ok(op);
+    else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
+    else this.history.info(op, res ? `${res.status}` : 'no answer');
+  }
+
+  async settings(process: string): Promise<void> {
+    const free = this.instances.filter((i) => !this.#settingsBusy.has(i.name));
+    if (free.length === 0) return;
+    const instance = this.random.pick(free);
+    this.#settingsBusy.add(instance.name);
+    const value = `settings-${++this.#seq}`;
+    const op = this.history.invoke(process, 'settings', { instance: instance.name, value });
+    try {
+      const res = await request(this.#via(), 'POST', `/api/instance/settings/${instance.name}`, instance.token, {
+        callRejectMessage: value,
+      });
+      if (res?.status === 200) this.history.ok(op);
+      else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
+      else this.history.info(op, res ? `${res.status}` : 'no answer');
+    } finally {
+      this.#settingsBusy.delete(instance.name);
+    }
+  }
+}
+
+export type { Operation };
