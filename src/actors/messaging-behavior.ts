@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { NotOwnerError, UnavailableError, ValidationError } from '../errors.js';
+import { NotOwnerError, UnavailableError, ValidationError, isOwnershipLoss } from '../errors.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
 import { withReceivedMedia } from '../media/received-media.js';
@@ -141,7 +141,7 @@ export class MessagingBehavior {
       e.chain = e.chain
         .then(() => (this.#stopped ? undefined : e.extension.onMessage?.(message, this.#env)))
         .catch((err: unknown) => {
-          if (!(err instanceof NotOwnerError)) {
+          if (!isOwnershipLoss(err)) {
             this.log.error({ err, message: message.id }, 'extension failed on a message');
           }
         });
@@ -176,7 +176,7 @@ export class MessagingBehavior {
       .then(() => this.#handle(event))
       .catch((err: unknown) => {
         this.#unhandled++;
-        if (!(err instanceof NotOwnerError)) this.log.error({ err, event: event.type }, 'event handling failed');
+        if (!isOwnershipLoss(err)) this.log.error({ err, event: event.type }, 'event handling failed');
       });
   }
 

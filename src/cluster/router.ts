@@ -108,7 +108,7 @@ export class Router {
       try {
         return await this.#attempt(instanceId, kind, payload, timeoutMs);
       } catch (err) {
-        if (!(err instanceof AppError && err.code === ErrorCode.NotOwner)) throw err;
+        if (!(err instanceof NotOwnerError)) throw err;
         this.#owners.delete(instanceId);
         await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
         await this.o.membership.refresh().catch(() => undefined);
@@ -219,7 +219,7 @@ export class Router {
 
   #onReply(raw: string): void {
     const msg = JSON.parse(raw) as ReplyMessage;
-    this.#settle(msg.id, (p) => (msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message))));
+    this.#settle(msg.id, (p) => (msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message, p.instanceId))));
   }
 
   #onInbox(raw: string): void {

@@ -11,6 +11,7 @@ import {
   UnavailableError,
   ValidationError,
   isNotConnected,
+  isOwnershipLoss,
 } from '../../errors.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
 import type { ChatbotBotRecord } from '../../store/records.js';
@@ -177,7 +178,7 @@ export class ChatbotExtension implements InstanceExtension {
   /** Queues work on a chat's lane without waiting for it; a failure is logged. */
   #fire(chat: string, job: () => Promise<void>): void {
     this.#lane(chat, job).catch((err: unknown) => {
-      if (!(err instanceof NotOwnerError)) this.#log.error({ err, chat }, 'chatbot step failed');
+      if (!isOwnershipLoss(err)) this.#log.error({ err, chat }, 'chatbot step failed');
     });
   }
 
@@ -439,7 +440,7 @@ export class ChatbotExtension implements InstanceExtension {
       try {
         this.#ownSends.add(await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log, gate));
       } catch (err) {
-        if (err instanceof NotOwnerError) throw err;
+        if (isOwnershipLoss(err)) throw err;
         if (isNotConnected(err) || err instanceof UnavailableError) {
           this.#retryAt.set(chat, Date.now() + SEND_RETRY_MS);
           return;

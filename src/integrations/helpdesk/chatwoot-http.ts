@@ -5,6 +5,7 @@ import { request as httpsRequest } from 'node:https';
 import { pinnedLookup } from '../../security/pinned-lookup.js';
 import { checkUrl } from '../../security/url-policy.js';
 import type { Resolver } from '../../security/url-policy.js';
+import { NamedError } from '../../errors.js';
 
 /**
  * Why a call to Chatwoot failed:
@@ -17,14 +18,13 @@ import type { Resolver } from '../../security/url-policy.js';
  */
 export type ChatwootFailure = 'http' | 'network' | 'timeout' | 'refused' | 'protocol' | 'aborted';
 
-export class ChatwootError extends Error {
+export class ChatwootError extends NamedError {
   constructor(
     readonly failure: ChatwootFailure,
     message: string,
     readonly status?: number,
   ) {
     super(message);
-    this.name = 'ChatwootError';
   }
 
   /** Worth trying again later: Chatwoot may come back. A 4xx will not change by itself. */

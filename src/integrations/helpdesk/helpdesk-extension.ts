@@ -1,7 +1,7 @@
 import type { ActorContext } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { HelpdeskOptions, MediaConfig } from '../../config/config.js';
-import { AppError, ErrorCode, NotFoundError, NotOwnerError, ValidationError } from '../../errors.js';
+import { NotFoundError, NotOwnerError, ValidationError, isOwnershipLoss } from '../../errors.js';
 import type { MsgNetSession } from '../../msgnet/msgnet-driver.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
 import { SecretPurpose } from '../../security/secret-box.js';
@@ -45,8 +45,6 @@ type Handlers = {
 };
 
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const isOwnershipLoss = (err: unknown) =>
-  err instanceof AppError && (err.code === ErrorCode.NotOwner || err.code === ErrorCode.Fenced);
 const aborted = (err: unknown) => err instanceof ChatwootError && err.failure === 'aborted';
 
 /** The WhatsApp ↔ Chatwoot bridge of every instance actor (only when HELPDESK_ENABLED). */
