@@ -219,7 +219,9 @@ export class Router {
 
   #onReply(raw: string): void {
     const msg = JSON.parse(raw) as ReplyMessage;
-    this.#settle(msg.id, (p) => (msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message, p.instanceId))));
+    this.#settle(msg.id, (p) =>
+      msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message, p.instanceId)),
+    );
   }
 
   #onInbox(raw: string): void {
