@@ -171,6 +171,11 @@ export class MediaUploadError extends AppError {
   }
 }
 
+/** What went wrong, in a line: an error's message, or the thrown value as text. */
+export function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /**
  * True when the error means "this node is not (or no longer) the instance's owner": stop, touch nothing,
  * let the caller find the new owner. Errors from other nodes are rebuilt as their classes, so this holds

@@ -8,6 +8,7 @@ import {
   TimeoutError,
   isNotConnected,
   isOwnershipLoss,
+  reasonOf,
 } from '../errors.js';
 import type { MsgNetSession, OutgoingMedia, StatusPost } from '../msgnet/msgnet-driver.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
@@ -30,8 +31,6 @@ export interface NetworkHost {
 /** Errors that mean something other than "the network refused": they reach the client as they are. */
 const passesThrough = (err: unknown): err is AppError =>
   isNotConnected(err) || isOwnershipLoss(err) || err instanceof TimeoutError;
-
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Runs a network call; a refusal becomes the endpoint's 500 message (`failed to set profile name: <reason>`). */
 async function attempt<T>(what: string, fn: () => Promise<T>): Promise<T> {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode, NotOwnerError, TimeoutError, UnavailableError, errorFromWire } from '../errors.js';
@@ -110,7 +111,7 @@ export class Router {
       } catch (err) {
         if (!(err instanceof NotOwnerError)) throw err;
         this.#owners.delete(instanceId);
-        await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
+        await sleep(this.o.retryDelayMs);
         await this.o.membership.refresh().catch(() => undefined);
         const left = deadline - performance.now();
         if (left <= 0) throw new TimeoutError();

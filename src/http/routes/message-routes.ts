@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
@@ -54,8 +55,6 @@ const deleteBody = z.strictObject({
   messageId: z.string().trim().max(128).optional().describe('The message to revoke (required)'),
   chat: z.string().trim().max(128).optional().describe('Its chat, when the message is not in the history'),
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The quoted message of a reply, from the history: the network needs its author and text. */
 async function quoted(store: Store, instanceId: string, id: string | undefined): Promise<QuotedMessage | undefined> {

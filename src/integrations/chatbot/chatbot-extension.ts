@@ -15,7 +15,7 @@ import {
 } from '../../errors.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
 import type { ChatbotBotRecord } from '../../store/records.js';
-import { ChatLanes, RecentIds, sleep } from './chat-lanes.js';
+import { ChatLanes, sleep } from './chat-lanes.js';
 import type { ChatbotService } from './chatbot-service.js';
 import { BOT_NOT_FOUND } from './chatbot-service.js';
 import type { ControlResult, SessionAction } from './chatbot-calls.js';
@@ -28,6 +28,7 @@ import type { ChatInbox, ChatSession, SessionView } from './session-records.js';
 import { TypebotRequestError } from './typebot-client.js';
 import type { TypebotClient, TypebotMessage } from './typebot-client.js';
 import { routeMessage } from './trigger-router.js';
+import { BoundedSet } from '../../util/bounded-map.js';
 
 export interface ChatbotExtensionDeps {
   service: ChatbotService;
@@ -80,7 +81,8 @@ export class ChatbotExtension implements InstanceExtension {
   readonly #controls = new Map<string, number>();
   /** Aborts the flow calls in flight when the actor stops. */
   readonly #stopping = new AbortController();
-  readonly #ownSends = new RecentIds(2000);
+  /** The bot's own recent sends, to tell them from an operator's when they come back. */
+  readonly #ownSends = new BoundedSet<string>(2000);
   /** Chats whose lane already holds a job that sends the next reply. */
   readonly #drainQueued = new Set<string>();
   readonly handlers: Handlers;

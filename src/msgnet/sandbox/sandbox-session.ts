@@ -35,6 +35,7 @@ import type { NormalizedMessage } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
 import type { SandboxProfile } from './sandbox-phone.js';
 import type { OutboxEntry, SandboxGroup, SandboxWire } from './sandbox-wire.js';
+import { BoundedMap } from '../../util/bounded-map.js';
 
 /** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
 const RECEIVED_MEDIA_KEPT = 256;
@@ -56,7 +57,7 @@ export class SandboxSession implements MsgNetSession {
   /** Failures to simulate, by operation, each used once (in memory: a failover forgets them). */
   readonly #faults = new Map<string, string>();
   /** Bytes of recently received media by message id, as a phone keeps them until they are downloaded. */
-  readonly #receivedMedia = new Map<string, ReceivedMedia>();
+  readonly #receivedMedia = new BoundedMap<string, ReceivedMedia>(RECEIVED_MEDIA_KEPT);
   readonly #phone: SandboxPhone;
   #sent = 0;
 
@@ -233,9 +234,6 @@ export class SandboxSession implements MsgNetSession {
           mimetype: meta.mimetype,
           ...(meta.fileName ? { fileName: meta.fileName } : {}),
         });
-        if (this.#receivedMedia.size > RECEIVED_MEDIA_KEPT) {
-          this.#receivedMedia.delete(this.#receivedMedia.keys().next().value!);
-        }
         media = { ...meta, size: meta.size ?? data.length };
       }
     }
