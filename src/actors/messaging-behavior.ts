@@ -81,7 +81,7 @@ export class MessagingBehavior {
       get ctx() {
         return ctx();
       },
-      session: () => this.#session_(),
+      session: () => this.#requireSession(),
       instance: () => this.#instance,
       settings: () => this.#settings,
       emit: (event) => this.#emit(event),
@@ -160,13 +160,13 @@ export class MessagingBehavior {
     };
   }
 
-  #session_(): MsgNetSession {
+  #requireSession(): MsgNetSession {
     if (!this.#session) throw new UnavailableError('Instance session is not open');
     return this.#session;
   }
 
   #sandbox(): SandboxSession {
-    const s = this.#session_();
+    const s = this.#requireSession();
     if (!(s instanceof SandboxSession)) throw new ValidationError('Sandbox operations need MSGNET_DRIVER=sandbox');
     return s;
   }
@@ -232,7 +232,7 @@ export class MessagingBehavior {
 
   async #handle(e: MsgNetEvent): Promise<void> {
     if (this.#stopped) return;
-    const session = this.#session_();
+    const session = this.#requireSession();
     switch (e.type) {
       case 'connection': {
         const before = this.#instance.connection;
@@ -311,27 +311,27 @@ export class MessagingBehavior {
     return {
       ...extensionHandlers,
       ...networkHandlers({
-        session: () => this.#session_(),
+        session: () => this.#requireSession(),
         instance: () => this.#instance,
         setProfileName: (name) => this.#setProfileName(name),
         log: () => this.log,
       }),
       'msgnet.connect': async (_ctx, request) => {
-        const challenge = await this.#session_().connect(request);
+        const challenge = await this.#requireSession().connect(request);
         await this.#drained();
         return challenge;
       },
       'msgnet.logout': async (ctx) => {
-        await this.#session_().logout();
+        await this.#requireSession().logout();
         // The next number linked here has its own profile.
         await ctx.clearOwned(PROFILE_NAMESPACE);
         await this.#drained();
-        return { state: this.#session_().state };
+        return { state: this.#requireSession().state };
       },
       'media.download': async (ctx, { messageId }) => {
         if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
         const file = await this.deps.media.downloadRecorded(
-          this.#session_(),
+          this.#requireSession(),
           await ctx.store.messages.find(ctx.instanceId, messageId),
         );
         return {
@@ -341,16 +341,16 @@ export class MessagingBehavior {
         };
       },
       'msgnet.reconnect': async () => {
-        await this.#session_().reconnect();
+        await this.#requireSession().reconnect();
         await this.#drained();
-        return { state: this.#session_().state };
+        return { state: this.#requireSession().state };
       },
       'settings.apply': async (ctx) => {
         const instance = await ctx.store.instances.findById(ctx.instanceId);
         if (!instance) return { applied: false };
         const before = this.#settings;
         this.#settings = instance.config.settings;
-        const session = this.#session_();
+        const session = this.#requireSession();
         if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
           await session.setPresence(this.#settings.keepOnlineStatus);
         }
