@@ -211,3 +211,6 @@ export function errorFromWire(code: string, message: string, instanceId: string)
   if (known === undefined) return new InternalError(message);
   return FROM_WIRE[known]?.(message, instanceId) ?? new AppError(known, message);
 }
+
+/** What the chatbot and helpdesk endpoints answer (503) when their module is off on this server (spec 7). */
+export const MODULE_UNAVAILABLE = 'integration gateway not configured';

@@ -39,7 +39,7 @@ import { InstanceService } from './instances/instance-service.js';
 import { RedisMediaBlobs, StoreMediaBlobs } from './media/media-blobs.js';
 import { MediaCounters } from './media/media-counters.js';
 import { ObjectStorageClients } from './media/object-storage.js';
-import { ReceivedMediaPipeline } from './media/received-media.js';
+import { ReceivedMediaPipeline } from './events/received-media.js';
 import { helpdeskExtension } from './integrations/helpdesk/helpdesk-extension.js';
 import { HelpdeskService } from './integrations/helpdesk/helpdesk-service.js';
 import { chatbotExtension } from './integrations/chatbot/chatbot-extension.js';

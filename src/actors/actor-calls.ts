@@ -15,15 +15,14 @@ import type {
 import type { SandboxProfile } from '../msgnet/sandbox/sandbox-phone.js';
 import type { OutboxEntry, SandboxGroup } from '../msgnet/sandbox/sandbox-wire.js';
 import type { ConnectionState } from '../store/records.js';
-import type { HelpdeskCallMap } from '../integrations/helpdesk/helpdesk-calls.js';
-import type { ChatbotCallMap } from '../integrations/chatbot/chatbot-calls.js';
-import type { IdempotencyCallMap } from './idempotency-records.js';
 
 /**
  * The calls an instance actor answers, with their payloads and results. A call crosses the wire as JSON
- * when the owner is another node, so payloads and results are plain data.
+ * when the owner is another node, so payloads and results are plain data. Modules above the actors (the
+ * chatbot, the helpdesk) add their calls by augmenting this interface from their own `*-calls.ts`, so the
+ * actor core imports nothing of theirs.
  */
-export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap, IdempotencyCallMap {
+export interface ActorCallMap extends IdempotencyCallMap {
   /** Starts linking (QR or pairing code), or says the instance is already connected. */
   'msgnet.connect': { payload: LinkRequest; result: LinkChallenge };
   'msgnet.logout': { payload: Record<string, never>; result: { state: ConnectionState } };
@@ -81,6 +80,25 @@ export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap, Idempoten
   'probe.write': { payload: Record<string, never>; result: ActorDescription };
   /** Test probe: saves a link (what a linked messaging session leaves), making the instance runnable. */
   'probe.link': { payload: Record<string, never>; result: ActorDescription };
+}
+
+/** What the edge does with a request that carries a key. */
+export type IdempotencyBegin =
+  | { outcome: 'proceed' }
+  | { outcome: 'replay'; status: number; body: unknown }
+  | { outcome: 'reused' }
+  | { outcome: 'in-progress' };
+
+export interface IdempotencyCallMap {
+  /** Looks the key up and, when it is new, records it as started (one actor turn: no race between two). */
+  'idempotency.begin': { payload: { key: string; fingerprint: string }; result: IdempotencyBegin };
+  /** Records the answer that later requests with the key replay. */
+  'idempotency.finish': {
+    payload: { key: string; fingerprint: string; status: number; body: unknown };
+    result: { recorded: true };
+  };
+  /** Forgets a started key whose request surely did nothing (refused before any side effect). */
+  'idempotency.abandon': { payload: { key: string }; result: { forgotten: true } };
 }
 
 /** Media on the wire between nodes: bytes as base64 (payloads are JSON when the owner is another node). */

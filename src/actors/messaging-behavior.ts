@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { NotOwnerError, UnavailableError, ValidationError, isOwnershipLoss } from '../errors.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
-import { withReceivedMedia } from '../media/received-media.js';
-import type { ReceivedMediaPipeline } from '../media/received-media.js';
+import { withReceivedMedia } from '../events/received-media.js';
+import type { ReceivedMediaPipeline } from '../events/received-media.js';
 import type { MsgNetDriver, MsgNetSession, ProxySettings } from '../msgnet/msgnet-driver.js';
 import type { MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
 import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
@@ -18,20 +18,7 @@ import { historyRecord, remember } from './message-history.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
-
-/** Where the actor's API events go: the event bus (WebSockets) and the durable webhook queue. */
-export interface InstanceEventSink {
-  /**
-   * `attachments`: what only some consumers get (a received file's bytes, by value or by reference).
-   * `stillOwner` throws once the actor may no longer act (a durable sink retries until then).
-   */
-  emit(
-    instance: InstanceRecord,
-    event: InstanceEvent,
-    attachments?: EventAttachments,
-    stillOwner?: () => void,
-  ): Promise<void>;
-}
+import type { InstanceEventSink } from '../events/instance-event-sink.js';
 
 export interface MessagingDeps {
   driver: MsgNetDriver;

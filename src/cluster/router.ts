@@ -9,7 +9,7 @@ import type { ActorHost } from './actor-host.js';
 import type { LeaseManager } from './lease-manager.js';
 import type { Membership } from './membership.js';
 import { placeInstance } from './placement.js';
-import type { Transport } from './transport.js';
+import type { Transport } from '../transport/transport.js';
 
 /** A routed call on the wire (node → owner's inbox). */
 interface CallMessage {

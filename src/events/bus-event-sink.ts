@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { InstanceEventSink } from '../actors/messaging-behavior.js';
+import type { InstanceEventSink } from './instance-event-sink.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { EnvelopeBuilder } from './envelope-builder.js';
 import type { EventBus } from './event-bus.js';

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { UnavailableError, ValidationError } from '../../errors.js';
+import { UnavailableError, ValidationError, MODULE_UNAVAILABLE } from '../../errors.js';
 import { createSchema, parseCreateBody, parsePatchBody, patchSchema } from '../../integrations/chatbot/bot-schema.js';
 import type { SessionAction } from '../../integrations/chatbot/chatbot-calls.js';
 import { botView } from '../../integrations/chatbot/chatbot-service.js';
 import type { ChatbotService } from '../../integrations/chatbot/chatbot-service.js';
-import { MODULE_UNAVAILABLE } from '../../integrations/module-unavailable.js';
 import { ApiRouter, queryParam } from '../api-router.js';
 import type { RouteHandler } from '../api-router.js';
 import { requireAccountOrInstance, requireInstance } from '../auth.js';

@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { Transport } from '../../cluster/transport.js';
+import type { Transport } from '../../transport/transport.js';
 import {
   ConflictError,
   MediaUploadError,
