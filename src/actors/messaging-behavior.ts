@@ -11,8 +11,8 @@ import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord, InstanceSettings, MessageStatus } from '../store/records.js';
-import type { ActorCallKind } from './actor-calls.js';
-import type { ActorBehavior, ActorContext, CallHandler } from './instance-actor.js';
+import { mergeHandlers } from './instance-actor.js';
+import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 import { historyRecord, remember } from './message-history.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
@@ -35,8 +35,6 @@ interface RunningExtension {
   /** This extension's message queue: in order, independent of the others. */
   chain: Promise<void>;
 }
-
-type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
 
 /**
  * The messaging part of an instance actor: opens the network session on activation (resuming a saved
@@ -290,89 +288,87 @@ export class MessagingBehavior {
   }
 
   /** The calls this behaviour and its extensions answer (merged into the actor's handler table). */
-  handlers(): Handlers {
-    const extensionHandlers: Handlers = Object.assign(
-      {},
+  handlers(): CallHandlers {
+    return mergeHandlers(
       ...this.#extensions.map((e) => e.extension.handlers ?? {}),
-    ) as Handlers;
-    return {
-      ...extensionHandlers,
-      ...networkHandlers({
+      networkHandlers({
         session: () => this.#requireSession(),
         instance: () => this.#instance,
         setProfileName: (name) => this.#setProfileName(name),
         log: () => this.log,
       }),
-      'msgnet.connect': async (_ctx, request) => {
-        const challenge = await this.#requireSession().connect(request);
-        await this.#drained();
-        return challenge;
+      {
+        'msgnet.connect': async (_ctx, request) => {
+          const challenge = await this.#requireSession().connect(request);
+          await this.#drained();
+          return challenge;
+        },
+        'msgnet.logout': async (ctx) => {
+          await this.#requireSession().logout();
+          // The next number linked here has its own profile.
+          await ctx.clearOwned(PROFILE_NAMESPACE);
+          await this.#drained();
+          return { state: this.#requireSession().state };
+        },
+        'media.download': async (ctx, { messageId }) => {
+          if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
+          const file = await this.deps.media.downloadRecorded(
+            this.#requireSession(),
+            await ctx.store.messages.find(ctx.instanceId, messageId),
+          );
+          return {
+            base64: file.data.toString('base64'),
+            mimetype: file.mimetype,
+            ...(file.fileName ? { fileName: file.fileName } : {}),
+          };
+        },
+        'msgnet.reconnect': async () => {
+          await this.#requireSession().reconnect();
+          await this.#drained();
+          return { state: this.#requireSession().state };
+        },
+        'settings.apply': async (ctx) => {
+          const instance = await ctx.store.instances.findById(ctx.instanceId);
+          if (!instance) return { applied: false };
+          const before = this.#settings;
+          this.#settings = instance.config.settings;
+          const session = this.#requireSession();
+          if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
+            await session.setPresence(this.#settings.keepOnlineStatus);
+          }
+          this.#instance = { ...this.#instance, config: instance.config };
+          for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
+          return { applied: true };
+        },
+        'sandbox.link': async (_ctx, { number }) => {
+          const numberJid = await this.#sandbox().link(number);
+          await this.#drained();
+          return { numberJid };
+        },
+        'sandbox.inbound': async (_ctx, input) => ({
+          messageId: await this.#injected(() => this.#sandbox().injectInbound(input)),
+        }),
+        'sandbox.call': async (_ctx, { from, isVideo }) => ({
+          callId: await this.#injected(() => this.#sandbox().injectCall(from, isVideo)),
+        }),
+        'sandbox.outbox': async (_ctx, { to, after }) => this.#sandbox().outbox(to, after),
+        'sandbox.group': async (_ctx, { subject, description, participants }) => {
+          const group = await this.#sandbox().addGroup(subject, description, participants);
+          await this.#drained();
+          return group;
+        },
+        'sandbox.labels': async (_ctx, { chat, labels }) => {
+          await this.#sandbox().setLabels(chat, labels);
+          await this.#drained();
+          return { chat };
+        },
+        'sandbox.fault': async (_ctx, { operation, message }) => {
+          this.#sandbox().fail(operation, message);
+          return { operation };
+        },
+        'sandbox.profile': async () => this.#sandbox().profile(),
       },
-      'msgnet.logout': async (ctx) => {
-        await this.#requireSession().logout();
-        // The next number linked here has its own profile.
-        await ctx.clearOwned(PROFILE_NAMESPACE);
-        await this.#drained();
-        return { state: this.#requireSession().state };
-      },
-      'media.download': async (ctx, { messageId }) => {
-        if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
-        const file = await this.deps.media.downloadRecorded(
-          this.#requireSession(),
-          await ctx.store.messages.find(ctx.instanceId, messageId),
-        );
-        return {
-          base64: file.data.toString('base64'),
-          mimetype: file.mimetype,
-          ...(file.fileName ? { fileName: file.fileName } : {}),
-        };
-      },
-      'msgnet.reconnect': async () => {
-        await this.#requireSession().reconnect();
-        await this.#drained();
-        return { state: this.#requireSession().state };
-      },
-      'settings.apply': async (ctx) => {
-        const instance = await ctx.store.instances.findById(ctx.instanceId);
-        if (!instance) return { applied: false };
-        const before = this.#settings;
-        this.#settings = instance.config.settings;
-        const session = this.#requireSession();
-        if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
-          await session.setPresence(this.#settings.keepOnlineStatus);
-        }
-        this.#instance = { ...this.#instance, config: instance.config };
-        for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
-        return { applied: true };
-      },
-      'sandbox.link': async (_ctx, { number }) => {
-        const numberJid = await this.#sandbox().link(number);
-        await this.#drained();
-        return { numberJid };
-      },
-      'sandbox.inbound': async (_ctx, input) => ({
-        messageId: await this.#injected(() => this.#sandbox().injectInbound(input)),
-      }),
-      'sandbox.call': async (_ctx, { from, isVideo }) => ({
-        callId: await this.#injected(() => this.#sandbox().injectCall(from, isVideo)),
-      }),
-      'sandbox.outbox': async (_ctx, { to, after }) => this.#sandbox().outbox(to, after),
-      'sandbox.group': async (_ctx, { subject, description, participants }) => {
-        const group = await this.#sandbox().addGroup(subject, description, participants);
-        await this.#drained();
-        return group;
-      },
-      'sandbox.labels': async (_ctx, { chat, labels }) => {
-        await this.#sandbox().setLabels(chat, labels);
-        await this.#drained();
-        return { chat };
-      },
-      'sandbox.fault': async (_ctx, { operation, message }) => {
-        this.#sandbox().fail(operation, message);
-        return { operation };
-      },
-      'sandbox.profile': async () => this.#sandbox().profile(),
-    };
+    );
   }
 }
 
@@ -385,6 +381,6 @@ export function messagingBehavior(deps: MessagingDeps, instanceId: string): Acto
       await messaging.onActivate(ctx);
     },
     onStop: () => messaging.onStop(),
-    handlers: { ...messaging.handlers(), ...idempotencyHandlers() },
+    handlers: mergeHandlers(messaging.handlers(), idempotencyHandlers()),
   };
 }

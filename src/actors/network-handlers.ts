@@ -13,11 +13,9 @@ import {
 import type { MsgNetSession, OutgoingMedia, StatusPost } from '../msgnet/msgnet-driver.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord } from '../store/records.js';
-import type { ActorCallKind, ProfileField, WireMedia } from './actor-calls.js';
-import type { ActorContext, CallHandler } from './instance-actor.js';
+import type { ProfileField, WireMedia } from './actor-calls.js';
+import type { ActorContext, CallHandlers } from './instance-actor.js';
 import { remember } from './message-history.js';
-
-export type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
 
 /** What the network operations need from the messaging behaviour that runs them. */
 export interface NetworkHost {
@@ -84,7 +82,7 @@ async function lastApplied(ctx: ActorContext): Promise<Map<string, string>> {
  * The network operations of spec 4.2 to 4.6 and the message endpoints, as actor calls. Each runs on the
  * owner node as one turn; media arrive already validated and converted by the edge.
  */
-export function networkHandlers(host: NetworkHost): Handlers {
+export function networkHandlers(host: NetworkHost): CallHandlers {
   const sent = async (
     ctx: ActorContext,
     to: string,

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { ActorCallKind } from '../../actors/actor-calls.js';
-import type { CallHandler } from '../../actors/instance-actor.js';
+import type { CallHandlers } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
 import {
@@ -47,8 +46,6 @@ const SEND_RETRY_MS = 3000;
 const OVERDUE_DELAY_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
-
 /** Messages that can talk to a flow: text, a media caption, a clicked button or list item. */
 const ANSWER_TYPES = new Set<NormalizedMessage['type']>(['text', 'media', 'buttons_response', 'interactive']);
 
@@ -85,7 +82,7 @@ export class ChatbotExtension implements InstanceExtension {
   readonly #ownSends = new BoundedSet<string>(2000);
   /** Chats whose lane already holds a job that sends the next reply. */
   readonly #drainQueued = new Set<string>();
-  readonly handlers: Handlers;
+  readonly handlers: CallHandlers;
 
   constructor(
     private readonly deps: ChatbotExtensionDeps,
