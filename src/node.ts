@@ -51,6 +51,7 @@ import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { actorCaller } from './cluster/actor-caller.js';
 
 export interface RunningNode {
   nodeId: string;
@@ -207,9 +208,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     ? new HelpdeskService({
         store,
         secrets,
-        router: runtime.router,
+        actors: actorCaller(runtime.router, config.cluster.callTimeoutMs),
         allowPrivateUrls: config.allowPrivateUrls,
-        callTimeoutMs: config.cluster.callTimeoutMs,
         publicBaseUrl,
         log: logger.child({ module: 'helpdesk' }),
       })
