@@ -52,6 +52,7 @@ import { SecretBox } from './security/secret-box.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { actorCaller } from './cluster/actor-caller.js';
+import { sandboxExtension } from './integrations/sandbox/sandbox-extension.js';
 
 export interface RunningNode {
   nodeId: string;
@@ -197,9 +198,11 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
         log: logger,
       }),
       media: receivedMedia,
+      // Every extension of the instance actors, each only where its module (or driver) is on.
       extensions: [
         ...(chatbot ? [chatbotExtension({ service: chatbot, client: typebot, media: config.media })] : []),
         ...helpdeskExtensions,
+        ...(driver.name === 'sandbox' ? [sandboxExtension()] : []),
       ],
     },
     probe,

@@ -12,8 +12,6 @@ import type {
   QuotedMessage,
   SentMessage,
 } from '../msgnet/msgnet-driver.js';
-import type { SandboxProfile } from '../msgnet/sandbox/sandbox-phone.js';
-import type { OutboxEntry, SandboxGroup } from '../msgnet/sandbox/sandbox-wire.js';
 import type { ConnectionState } from '../store/records.js';
 
 /**
@@ -62,18 +60,6 @@ export interface ActorCallMap extends IdempotencyCallMap {
   'media.download': { payload: { messageId: string }; result: { base64: string; mimetype: string; fileName?: string } };
   /** Re-reads the instance's settings from the store and applies what is live (presence). */
   'settings.apply': { payload: Record<string, never>; result: { applied: boolean } };
-  'sandbox.link': { payload: { number?: string }; result: { numberJid: string } };
-  'sandbox.inbound': { payload: SandboxInbound; result: { messageId: string } };
-  'sandbox.call': { payload: { from: string; isVideo: boolean }; result: { callId: string } };
-  'sandbox.outbox': { payload: { to?: string; after?: string }; result: OutboxEntry[] };
-  'sandbox.group': {
-    payload: { subject: string; description: string; participants: { number: string; admin?: boolean }[] };
-    result: SandboxGroup;
-  };
-  'sandbox.labels': { payload: { chat: string; labels: { id: string; name: string }[] }; result: { chat: string } };
-  /** The next call of `operation` fails with `message` (simulated network failures). */
-  'sandbox.fault': { payload: { operation: string; message: string }; result: { operation: string } };
-  'sandbox.profile': { payload: Record<string, never>; result: SandboxProfile };
   /** Who owns the instance and under which epoch. */
   describe: { payload: Record<string, never>; result: ActorDescription };
   /** Test probe: one owned write, recorded when the store accepts it. */
@@ -128,24 +114,6 @@ export interface ProfileUpdate {
   picture?: string | null;
   name?: string;
   status?: string;
-}
-
-/** A contact's message to a sandbox instance (POST /api/sandbox/inbound). */
-export interface SandboxInbound {
-  from: string;
-  text: string;
-  pushName?: string;
-  groupJid?: string;
-  buttonReplyId?: string;
-  media?: {
-    kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
-    mimetype: string;
-    fileName?: string;
-    caption?: string;
-    size?: number;
-    /** The file's bytes, which the instance can then download. */
-    base64?: string;
-  };
 }
 
 export type ActorCallKind = keyof ActorCallMap;

@@ -14,6 +14,13 @@ export interface ExtensionEnv {
   settings(): InstanceSettings;
   /** Emits an API event for this instance (webhooks, WebSockets). */
   emit(event: InstanceEvent): Promise<void>;
+  /** Resolves once every network event reported so far has been handled. */
+  drained(): Promise<void>;
+  /**
+   * Runs `run`, which makes the network report events, and answers once they are durably handled; an
+   * UnavailableError when one could not be (this node lost the instance meanwhile).
+   */
+  afterEvents<T>(run: () => T): Promise<T>;
 }
 
 /**

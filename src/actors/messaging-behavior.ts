@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
-import { NotOwnerError, UnavailableError, ValidationError, isOwnershipLoss } from '../errors.js';
+import { NotOwnerError, UnavailableError, isOwnershipLoss } from '../errors.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
 import { withReceivedMedia } from '../events/received-media.js';
 import type { ReceivedMediaPipeline } from '../events/received-media.js';
 import type { MsgNetDriver, MsgNetSession, ProxySettings } from '../msgnet/msgnet-driver.js';
 import type { MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
-import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
@@ -70,6 +69,8 @@ export class MessagingBehavior {
       instance: () => this.#instance,
       settings: () => this.#settings,
       emit: (event) => this.#emit(event),
+      drained: () => this.#drained(),
+      afterEvents: (run) => this.#afterEvents(run),
     };
   }
 
@@ -150,12 +151,6 @@ export class MessagingBehavior {
     return this.#session;
   }
 
-  #sandbox(): SandboxSession {
-    const s = this.#requireSession();
-    if (!(s instanceof SandboxSession)) throw new ValidationError('Sandbox operations need MSGNET_DRIVER=sandbox');
-    return s;
-  }
-
   #enqueue(event: MsgNetEvent): void {
     this.#chain = this.#chain
       .then(() => this.#handle(event))
@@ -166,13 +161,14 @@ export class MessagingBehavior {
   }
 
   /**
-   * Runs a sandbox injection and answers only once its events are durably handled: the simulated network
-   * counts a message as delivered when the owner has queued it, so a 200 is never an event this owner lost
-   * (its lease ran out meanwhile). Otherwise 503, which the contact's side sees as "not delivered".
+   * Runs something that makes the network report events (a sandbox injection) and answers only once they
+   * are durably handled: the simulated network counts a message as delivered when the owner has queued it,
+   * so a 200 is never an event this owner lost (its lease ran out meanwhile). Otherwise 503, which the
+   * contact's side sees as "not delivered".
    */
-  async #injected<T>(inject: () => T): Promise<T> {
+  async #afterEvents<T>(run: () => T): Promise<T> {
     const before = this.#unhandled;
-    const result = inject();
+    const result = run();
     await this.#drained();
     if (this.#unhandled > before || this.#stopped) {
       throw new UnavailableError('The network event could not be handled here; the instance is moving to another node');
@@ -340,33 +336,6 @@ export class MessagingBehavior {
           for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
           return { applied: true };
         },
-        'sandbox.link': async (_ctx, { number }) => {
-          const numberJid = await this.#sandbox().link(number);
-          await this.#drained();
-          return { numberJid };
-        },
-        'sandbox.inbound': async (_ctx, input) => ({
-          messageId: await this.#injected(() => this.#sandbox().injectInbound(input)),
-        }),
-        'sandbox.call': async (_ctx, { from, isVideo }) => ({
-          callId: await this.#injected(() => this.#sandbox().injectCall(from, isVideo)),
-        }),
-        'sandbox.outbox': async (_ctx, { to, after }) => this.#sandbox().outbox(to, after),
-        'sandbox.group': async (_ctx, { subject, description, participants }) => {
-          const group = await this.#sandbox().addGroup(subject, description, participants);
-          await this.#drained();
-          return group;
-        },
-        'sandbox.labels': async (_ctx, { chat, labels }) => {
-          await this.#sandbox().setLabels(chat, labels);
-          await this.#drained();
-          return { chat };
-        },
-        'sandbox.fault': async (_ctx, { operation, message }) => {
-          this.#sandbox().fail(operation, message);
-          return { operation };
-        },
-        'sandbox.profile': async () => this.#sandbox().profile(),
       },
     );
   }
