@@ -1,5 +1,5 @@
 // Lint for async safety (no floating promises) and type-only imports. Import cycles are checked by
-// scripts/check-import-cycles.ts (npm run lint runs both).
+// scripts/check-imports.ts (npm run lint runs both).
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(

@@ -31,14 +31,21 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-export class AppError extends Error {
+/** Every error class of the project extends this, so that `err.name` is always the class's own name. */
+export class NamedError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class AppError extends NamedError {
   constructor(
     readonly code: ErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = new.target.name;
   }
 }
 
@@ -117,9 +124,9 @@ export class UnavailableError extends AppError {
 export class FencedError extends AppError {
   constructor(
     readonly instanceId: string,
-    readonly epoch: number,
+    readonly epoch?: number,
   ) {
-    super(ErrorCode.Fenced, `Owner epoch ${epoch} of instance ${instanceId} is stale`);
+    super(ErrorCode.Fenced, `Owner epoch ${epoch ?? '(unknown)'} of instance ${instanceId} is stale`);
   }
 }
 
@@ -144,12 +151,6 @@ export class TimeoutError extends AppError {
   }
 }
 
-/** Rebuilds an error that crossed the wire from another node, keeping its code and message. */
-export function errorFromWire(code: string, message: string): AppError {
-  const known = Object.values(ErrorCode).includes(code as ErrorCode);
-  return new AppError(known ? (code as ErrorCode) : ErrorCode.Internal, message);
-}
-
 export const NOT_CONNECTED_MESSAGE = 'Instance is not connected to WhatsApp';
 
 /** The spec's `Instance is not connected to MsgNet`, with our network's name. */
@@ -159,9 +160,8 @@ export class NotConnectedError extends AppError {
   }
 }
 
-/** True for a NotConnectedError, also one rebuilt from the wire (which keeps only code and message). */
 export function isNotConnected(err: unknown): boolean {
-  return err instanceof AppError && err.code === ErrorCode.NotConnected;
+  return err instanceof NotConnectedError;
 }
 
 /** A driver could not upload a message's media to the network (the status endpoint's `media_upload_failed`). */
@@ -170,3 +170,47 @@ export class MediaUploadError extends AppError {
     super(ErrorCode.MediaUploadFailed, 'Failed to upload media to WhatsApp', options);
   }
 }
+
+/** What went wrong, in a line: an error's message, or the thrown value as text. */
+export function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * True when the error means "this node is not (or no longer) the instance's owner": stop, touch nothing,
+ * let the caller find the new owner. Errors from other nodes are rebuilt as their classes, so this holds
+ * for them too.
+ */
+export function isOwnershipLoss(err: unknown): boolean {
+  return err instanceof NotOwnerError || err instanceof FencedError;
+}
+
+/** How each code crossing the wire is rebuilt; a code missing here keeps a plain AppError. */
+const FROM_WIRE: { [C in ErrorCode]?: (message: string, instanceId: string) => AppError } = {
+  [ErrorCode.InvalidInput]: (m) => new ValidationError(m),
+  [ErrorCode.Unauthenticated]: (m) => new AuthError(m),
+  [ErrorCode.Forbidden]: (m) => new ForbiddenError(m),
+  [ErrorCode.NotFound]: (m) => new NotFoundError(m),
+  [ErrorCode.Conflict]: (m) => new ConflictError(m),
+  [ErrorCode.IdempotencyKeyReused]: () => new IdempotencyKeyReusedError(),
+  [ErrorCode.QuotaExceeded]: (m) => new QuotaExceededError(m),
+  [ErrorCode.RateLimited]: (m) => new RateLimitError(m),
+  [ErrorCode.PayloadTooLarge]: (m) => new PayloadTooLargeError(m),
+  [ErrorCode.Unavailable]: (m) => new UnavailableError(m),
+  [ErrorCode.Fenced]: (_m, id) => new FencedError(id),
+  [ErrorCode.NotOwner]: (_m, id) => new NotOwnerError(id),
+  [ErrorCode.NotConnected]: () => new NotConnectedError(),
+  [ErrorCode.Timeout]: (m) => new TimeoutError(m),
+  [ErrorCode.Internal]: (m) => new InternalError(m),
+  [ErrorCode.MediaUploadFailed]: () => new MediaUploadError(),
+};
+
+/** Rebuilds an error that crossed the wire from another node as its own class, keeping code and message. */
+export function errorFromWire(code: string, message: string, instanceId: string): AppError {
+  const known = Object.values(ErrorCode).includes(code as ErrorCode) ? (code as ErrorCode) : undefined;
+  if (known === undefined) return new InternalError(message);
+  return FROM_WIRE[known]?.(message, instanceId) ?? new AppError(known, message);
+}
+
+/** What the chatbot and helpdesk endpoints answer (503) when their module is off on this server (spec 7). */
+export const MODULE_UNAVAILABLE = 'integration gateway not configured';

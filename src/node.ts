@@ -39,7 +39,7 @@ import { InstanceService } from './instances/instance-service.js';
 import { RedisMediaBlobs, StoreMediaBlobs } from './media/media-blobs.js';
 import { MediaCounters } from './media/media-counters.js';
 import { ObjectStorageClients } from './media/object-storage.js';
-import { ReceivedMediaPipeline } from './media/received-media.js';
+import { ReceivedMediaPipeline } from './events/received-media.js';
 import { helpdeskExtension } from './integrations/helpdesk/helpdesk-extension.js';
 import { HelpdeskService } from './integrations/helpdesk/helpdesk-service.js';
 import { chatbotExtension } from './integrations/chatbot/chatbot-extension.js';
@@ -51,6 +51,8 @@ import { createDriver } from './msgnet/create-driver.js';
 import { SecretBox } from './security/secret-box.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { actorCaller } from './cluster/actor-caller.js';
+import { sandboxExtension } from './integrations/sandbox/sandbox-extension.js';
 
 export interface RunningNode {
   nodeId: string;
@@ -196,9 +198,11 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
         log: logger,
       }),
       media: receivedMedia,
+      // Every extension of the instance actors, each only where its module (or driver) is on.
       extensions: [
         ...(chatbot ? [chatbotExtension({ service: chatbot, client: typebot, media: config.media })] : []),
         ...helpdeskExtensions,
+        ...(driver.name === 'sandbox' ? [sandboxExtension()] : []),
       ],
     },
     probe,
@@ -207,9 +211,8 @@ export async function startNode(config: Config, options: { logger?: Logger } = {
     ? new HelpdeskService({
         store,
         secrets,
-        router: runtime.router,
+        actors: actorCaller(runtime.router, config.cluster.callTimeoutMs),
         allowPrivateUrls: config.allowPrivateUrls,
-        callTimeoutMs: config.cluster.callTimeoutMs,
         publicBaseUrl,
         log: logger.child({ module: 'helpdesk' }),
       })

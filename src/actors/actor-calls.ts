@@ -12,18 +12,15 @@ import type {
   QuotedMessage,
   SentMessage,
 } from '../msgnet/msgnet-driver.js';
-import type { SandboxProfile } from '../msgnet/sandbox/sandbox-phone.js';
-import type { OutboxEntry, SandboxGroup } from '../msgnet/sandbox/sandbox-wire.js';
 import type { ConnectionState } from '../store/records.js';
-import type { HelpdeskCallMap } from '../integrations/helpdesk/helpdesk-calls.js';
-import type { ChatbotCallMap } from '../integrations/chatbot/chatbot-calls.js';
-import type { IdempotencyCallMap } from './idempotency-records.js';
 
 /**
  * The calls an instance actor answers, with their payloads and results. A call crosses the wire as JSON
- * when the owner is another node, so payloads and results are plain data.
+ * when the owner is another node, so payloads and results are plain data. Modules above the actors (the
+ * chatbot, the helpdesk) add their calls by augmenting this interface from their own `*-calls.ts`, so the
+ * actor core imports nothing of theirs.
  */
-export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap, IdempotencyCallMap {
+export interface ActorCallMap extends IdempotencyCallMap {
   /** Starts linking (QR or pairing code), or says the instance is already connected. */
   'msgnet.connect': { payload: LinkRequest; result: LinkChallenge };
   'msgnet.logout': { payload: Record<string, never>; result: { state: ConnectionState } };
@@ -63,24 +60,31 @@ export interface ActorCallMap extends ChatbotCallMap, HelpdeskCallMap, Idempoten
   'media.download': { payload: { messageId: string }; result: { base64: string; mimetype: string; fileName?: string } };
   /** Re-reads the instance's settings from the store and applies what is live (presence). */
   'settings.apply': { payload: Record<string, never>; result: { applied: boolean } };
-  'sandbox.link': { payload: { number?: string }; result: { numberJid: string } };
-  'sandbox.inbound': { payload: SandboxInbound; result: { messageId: string } };
-  'sandbox.call': { payload: { from: string; isVideo: boolean }; result: { callId: string } };
-  'sandbox.outbox': { payload: { to?: string; after?: string }; result: OutboxEntry[] };
-  'sandbox.group': {
-    payload: { subject: string; description: string; participants: { number: string; admin?: boolean }[] };
-    result: SandboxGroup;
-  };
-  'sandbox.labels': { payload: { chat: string; labels: { id: string; name: string }[] }; result: { chat: string } };
-  /** The next call of `operation` fails with `message` (simulated network failures). */
-  'sandbox.fault': { payload: { operation: string; message: string }; result: { operation: string } };
-  'sandbox.profile': { payload: Record<string, never>; result: SandboxProfile };
   /** Who owns the instance and under which epoch. */
   describe: { payload: Record<string, never>; result: ActorDescription };
   /** Test probe: one owned write, recorded when the store accepts it. */
   'probe.write': { payload: Record<string, never>; result: ActorDescription };
   /** Test probe: saves a link (what a linked messaging session leaves), making the instance runnable. */
   'probe.link': { payload: Record<string, never>; result: ActorDescription };
+}
+
+/** What the edge does with a request that carries a key. */
+export type IdempotencyBegin =
+  | { outcome: 'proceed' }
+  | { outcome: 'replay'; status: number; body: unknown }
+  | { outcome: 'reused' }
+  | { outcome: 'in-progress' };
+
+export interface IdempotencyCallMap {
+  /** Looks the key up and, when it is new, records it as started (one actor turn: no race between two). */
+  'idempotency.begin': { payload: { key: string; fingerprint: string }; result: IdempotencyBegin };
+  /** Records the answer that later requests with the key replay. */
+  'idempotency.finish': {
+    payload: { key: string; fingerprint: string; status: number; body: unknown };
+    result: { recorded: true };
+  };
+  /** Forgets a started key whose request surely did nothing (refused before any side effect). */
+  'idempotency.abandon': { payload: { key: string }; result: { forgotten: true } };
 }
 
 /** Media on the wire between nodes: bytes as base64 (payloads are JSON when the owner is another node). */
@@ -110,24 +114,6 @@ export interface ProfileUpdate {
   picture?: string | null;
   name?: string;
   status?: string;
-}
-
-/** A contact's message to a sandbox instance (POST /api/sandbox/inbound). */
-export interface SandboxInbound {
-  from: string;
-  text: string;
-  pushName?: string;
-  groupJid?: string;
-  buttonReplyId?: string;
-  media?: {
-    kind: 'image' | 'video' | 'audio' | 'document' | 'sticker';
-    mimetype: string;
-    fileName?: string;
-    caption?: string;
-    size?: number;
-    /** The file's bytes, which the instance can then download. */
-    base64?: string;
-  };
 }
 
 export type ActorCallKind = keyof ActorCallMap;

@@ -1,3 +1,4 @@
+import type { IdempotencyCallMap } from './actor-calls.js';
 import type { ActorContext } from './instance-actor.js';
 
 /** Owned-state namespace of the Idempotency-Key records (fenced like every owned write). */
@@ -18,25 +19,6 @@ export interface IdempotencyRecord {
   at: number;
   status?: number;
   body?: unknown;
-}
-
-/** What the edge does with a request that carries a key. */
-export type IdempotencyBegin =
-  | { outcome: 'proceed' }
-  | { outcome: 'replay'; status: number; body: unknown }
-  | { outcome: 'reused' }
-  | { outcome: 'in-progress' };
-
-export interface IdempotencyCallMap {
-  /** Looks the key up and, when it is new, records it as started (one actor turn: no race between two). */
-  'idempotency.begin': { payload: { key: string; fingerprint: string }; result: IdempotencyBegin };
-  /** Records the answer that later requests with the key replay. */
-  'idempotency.finish': {
-    payload: { key: string; fingerprint: string; status: number; body: unknown };
-    result: { recorded: true };
-  };
-  /** Forgets a started key whose request surely did nothing (refused before any side effect). */
-  'idempotency.abandon': { payload: { key: string }; result: { forgotten: true } };
 }
 
 type Handlers = {

@@ -25,12 +25,30 @@ export type CallHandler<K extends ActorCallKind> = (
   payload: ActorPayload<K>,
 ) => Promise<ActorResult<K>>;
 
+/** Who answers each call kind; a kind nobody answers is refused as unsupported. */
+export type CallHandlers = { [K in ActorCallKind]?: CallHandler<K> };
+
+/**
+ * The one way handler tables are combined: a kind answered by two tables is a wiring mistake, so it throws
+ * when the actor is built instead of letting one answer silently replace the other.
+ */
+export function mergeHandlers(...tables: CallHandlers[]): CallHandlers {
+  const merged: Record<string, unknown> = {};
+  for (const table of tables) {
+    for (const [kind, handler] of Object.entries(table)) {
+      if (kind in merged) throw new Error(`two handlers for the actor call '${kind}'`);
+      merged[kind] = handler;
+    }
+  }
+  return merged;
+}
+
 /** How an instance behaves on its owner node: start, stop, and the calls it answers. */
 export interface ActorBehavior {
   onActivate?(ctx: ActorContext): Promise<void>;
   /** Must end every side effect (sockets, timers) before it resolves. */
   onStop?(ctx: ActorContext, reason: StopReason): Promise<void>;
-  handlers: { [K in ActorCallKind]?: CallHandler<K> };
+  handlers: CallHandlers;
 }
 
 /** Why an actor left its node. */

@@ -1,5 +1,6 @@
 import { AUTH_NAMESPACE } from '../store/namespaces.js';
 import type { ActorDescription } from './actor-calls.js';
+import { mergeHandlers } from './instance-actor.js';
 import type { ActorBehavior, ActorContext } from './instance-actor.js';
 import { messagingBehavior } from './messaging-behavior.js';
 import type { MessagingDeps } from './messaging-behavior.js';
@@ -57,10 +58,10 @@ export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => Ac
       async onStop(ctx, reason) {
         for (const p of [...parts].reverse()) await p.onStop?.(ctx, reason);
       },
-      handlers: Object.assign(
+      handlers: mergeHandlers(
         { describe: async (ctx: ActorContext) => describe(ctx) },
         ...parts.map((p) => p.handlers),
-      ) as ActorBehavior['handlers'],
+      ),
     };
   };
 }

@@ -2,8 +2,7 @@ import type { InstanceEvent } from '../events/instance-events.js';
 import type { MsgNetSession } from '../msgnet/msgnet-driver.js';
 import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
 import type { InstanceRecord, InstanceSettings } from '../store/records.js';
-import type { ActorCallKind } from './actor-calls.js';
-import type { ActorContext, CallHandler } from './instance-actor.js';
+import type { ActorContext, CallHandlers } from './instance-actor.js';
 
 /** What an extension may use while its actor runs: the owner's context and the open network session. */
 export interface ExtensionEnv {
@@ -15,6 +14,13 @@ export interface ExtensionEnv {
   settings(): InstanceSettings;
   /** Emits an API event for this instance (webhooks, WebSockets). */
   emit(event: InstanceEvent): Promise<void>;
+  /** Resolves once every network event reported so far has been handled. */
+  drained(): Promise<void>;
+  /**
+   * Runs `run`, which makes the network report events, and answers once they are durably handled; an
+   * UnavailableError when one could not be (this node lost the instance meanwhile).
+   */
+  afterEvents<T>(run: () => T): Promise<T>;
 }
 
 /**
@@ -31,7 +37,7 @@ export interface InstanceExtension {
   onConfigChanged?(env: ExtensionEnv): Promise<void>;
   /** Must end every timer and side effect before it resolves; runs before the session closes. */
   onStop?(): Promise<void>;
-  handlers?: { [K in ActorCallKind]?: CallHandler<K> };
+  handlers?: CallHandlers;
 }
 
 /** Creates one extension per actor activation. */

@@ -1,37 +1,23 @@
 import type { Logger } from 'pino';
-import { NotOwnerError, UnavailableError, ValidationError } from '../errors.js';
+import { NotOwnerError, UnavailableError, isOwnershipLoss } from '../errors.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
-import { withReceivedMedia } from '../media/received-media.js';
-import type { ReceivedMediaPipeline } from '../media/received-media.js';
+import { withReceivedMedia } from '../events/received-media.js';
+import type { ReceivedMediaPipeline } from '../events/received-media.js';
 import type { MsgNetDriver, MsgNetSession, ProxySettings } from '../msgnet/msgnet-driver.js';
 import type { MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
-import { SandboxSession } from '../msgnet/sandbox/sandbox-session.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord, InstanceSettings, MessageStatus } from '../store/records.js';
-import type { ActorCallKind } from './actor-calls.js';
-import type { ActorBehavior, ActorContext, CallHandler } from './instance-actor.js';
+import { mergeHandlers } from './instance-actor.js';
+import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 import { historyRecord, remember } from './message-history.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
-
-/** Where the actor's API events go: the event bus (WebSockets) and the durable webhook queue. */
-export interface InstanceEventSink {
-  /**
-   * `attachments`: what only some consumers get (a received file's bytes, by value or by reference).
-   * `stillOwner` throws once the actor may no longer act (a durable sink retries until then).
-   */
-  emit(
-    instance: InstanceRecord,
-    event: InstanceEvent,
-    attachments?: EventAttachments,
-    stillOwner?: () => void,
-  ): Promise<void>;
-}
+import type { InstanceEventSink } from '../events/instance-event-sink.js';
 
 export interface MessagingDeps {
   driver: MsgNetDriver;
@@ -48,8 +34,6 @@ interface RunningExtension {
   /** This extension's message queue: in order, independent of the others. */
   chain: Promise<void>;
 }
-
-type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
 
 /**
  * The messaging part of an instance actor: opens the network session on activation (resuming a saved
@@ -81,10 +65,12 @@ export class MessagingBehavior {
       get ctx() {
         return ctx();
       },
-      session: () => this.#session_(),
+      session: () => this.#requireSession(),
       instance: () => this.#instance,
       settings: () => this.#settings,
       emit: (event) => this.#emit(event),
+      drained: () => this.#drained(),
+      afterEvents: (run) => this.#afterEvents(run),
     };
   }
 
@@ -141,7 +127,7 @@ export class MessagingBehavior {
       e.chain = e.chain
         .then(() => (this.#stopped ? undefined : e.extension.onMessage?.(message, this.#env)))
         .catch((err: unknown) => {
-          if (!(err instanceof NotOwnerError)) {
+          if (!isOwnershipLoss(err)) {
             this.log.error({ err, message: message.id }, 'extension failed on a message');
           }
         });
@@ -160,15 +146,9 @@ export class MessagingBehavior {
     };
   }
 
-  #session_(): MsgNetSession {
+  #requireSession(): MsgNetSession {
     if (!this.#session) throw new UnavailableError('Instance session is not open');
     return this.#session;
-  }
-
-  #sandbox(): SandboxSession {
-    const s = this.#session_();
-    if (!(s instanceof SandboxSession)) throw new ValidationError('Sandbox operations need MSGNET_DRIVER=sandbox');
-    return s;
   }
 
   #enqueue(event: MsgNetEvent): void {
@@ -176,18 +156,19 @@ export class MessagingBehavior {
       .then(() => this.#handle(event))
       .catch((err: unknown) => {
         this.#unhandled++;
-        if (!(err instanceof NotOwnerError)) this.log.error({ err, event: event.type }, 'event handling failed');
+        if (!isOwnershipLoss(err)) this.log.error({ err, event: event.type }, 'event handling failed');
       });
   }
 
   /**
-   * Runs a sandbox injection and answers only once its events are durably handled: the simulated network
-   * counts a message as delivered when the owner has queued it, so a 200 is never an event this owner lost
-   * (its lease ran out meanwhile). Otherwise 503, which the contact's side sees as "not delivered".
+   * Runs something that makes the network report events (a sandbox injection) and answers only once they
+   * are durably handled: the simulated network counts a message as delivered when the owner has queued it,
+   * so a 200 is never an event this owner lost (its lease ran out meanwhile). Otherwise 503, which the
+   * contact's side sees as "not delivered".
    */
-  async #injected<T>(inject: () => T): Promise<T> {
+  async #afterEvents<T>(run: () => T): Promise<T> {
     const before = this.#unhandled;
-    const result = inject();
+    const result = run();
     await this.#drained();
     if (this.#unhandled > before || this.#stopped) {
       throw new UnavailableError('The network event could not be handled here; the instance is moving to another node');
@@ -232,7 +213,7 @@ export class MessagingBehavior {
 
   async #handle(e: MsgNetEvent): Promise<void> {
     if (this.#stopped) return;
-    const session = this.#session_();
+    const session = this.#requireSession();
     switch (e.type) {
       case 'connection': {
         const before = this.#instance.connection;
@@ -303,89 +284,60 @@ export class MessagingBehavior {
   }
 
   /** The calls this behaviour and its extensions answer (merged into the actor's handler table). */
-  handlers(): Handlers {
-    const extensionHandlers: Handlers = Object.assign(
-      {},
+  handlers(): CallHandlers {
+    return mergeHandlers(
       ...this.#extensions.map((e) => e.extension.handlers ?? {}),
-    ) as Handlers;
-    return {
-      ...extensionHandlers,
-      ...networkHandlers({
-        session: () => this.#session_(),
+      networkHandlers({
+        session: () => this.#requireSession(),
         instance: () => this.#instance,
         setProfileName: (name) => this.#setProfileName(name),
         log: () => this.log,
       }),
-      'msgnet.connect': async (_ctx, request) => {
-        const challenge = await this.#session_().connect(request);
-        await this.#drained();
-        return challenge;
+      {
+        'msgnet.connect': async (_ctx, request) => {
+          const challenge = await this.#requireSession().connect(request);
+          await this.#drained();
+          return challenge;
+        },
+        'msgnet.logout': async (ctx) => {
+          await this.#requireSession().logout();
+          // The next number linked here has its own profile.
+          await ctx.clearOwned(PROFILE_NAMESPACE);
+          await this.#drained();
+          return { state: this.#requireSession().state };
+        },
+        'media.download': async (ctx, { messageId }) => {
+          if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
+          const file = await this.deps.media.downloadRecorded(
+            this.#requireSession(),
+            await ctx.store.messages.find(ctx.instanceId, messageId),
+          );
+          return {
+            base64: file.data.toString('base64'),
+            mimetype: file.mimetype,
+            ...(file.fileName ? { fileName: file.fileName } : {}),
+          };
+        },
+        'msgnet.reconnect': async () => {
+          await this.#requireSession().reconnect();
+          await this.#drained();
+          return { state: this.#requireSession().state };
+        },
+        'settings.apply': async (ctx) => {
+          const instance = await ctx.store.instances.findById(ctx.instanceId);
+          if (!instance) return { applied: false };
+          const before = this.#settings;
+          this.#settings = instance.config.settings;
+          const session = this.#requireSession();
+          if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
+            await session.setPresence(this.#settings.keepOnlineStatus);
+          }
+          this.#instance = { ...this.#instance, config: instance.config };
+          for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
+          return { applied: true };
+        },
       },
-      'msgnet.logout': async (ctx) => {
-        await this.#session_().logout();
-        // The next number linked here has its own profile.
-        await ctx.clearOwned(PROFILE_NAMESPACE);
-        await this.#drained();
-        return { state: this.#session_().state };
-      },
-      'media.download': async (ctx, { messageId }) => {
-        if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
-        const file = await this.deps.media.downloadRecorded(
-          this.#session_(),
-          await ctx.store.messages.find(ctx.instanceId, messageId),
-        );
-        return {
-          base64: file.data.toString('base64'),
-          mimetype: file.mimetype,
-          ...(file.fileName ? { fileName: file.fileName } : {}),
-        };
-      },
-      'msgnet.reconnect': async () => {
-        await this.#session_().reconnect();
-        await this.#drained();
-        return { state: this.#session_().state };
-      },
-      'settings.apply': async (ctx) => {
-        const instance = await ctx.store.instances.findById(ctx.instanceId);
-        if (!instance) return { applied: false };
-        const before = this.#settings;
-        this.#settings = instance.config.settings;
-        const session = this.#session_();
-        if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
-          await session.setPresence(this.#settings.keepOnlineStatus);
-        }
-        this.#instance = { ...this.#instance, config: instance.config };
-        for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
-        return { applied: true };
-      },
-      'sandbox.link': async (_ctx, { number }) => {
-        const numberJid = await this.#sandbox().link(number);
-        await this.#drained();
-        return { numberJid };
-      },
-      'sandbox.inbound': async (_ctx, input) => ({
-        messageId: await this.#injected(() => this.#sandbox().injectInbound(input)),
-      }),
-      'sandbox.call': async (_ctx, { from, isVideo }) => ({
-        callId: await this.#injected(() => this.#sandbox().injectCall(from, isVideo)),
-      }),
-      'sandbox.outbox': async (_ctx, { to, after }) => this.#sandbox().outbox(to, after),
-      'sandbox.group': async (_ctx, { subject, description, participants }) => {
-        const group = await this.#sandbox().addGroup(subject, description, participants);
-        await this.#drained();
-        return group;
-      },
-      'sandbox.labels': async (_ctx, { chat, labels }) => {
-        await this.#sandbox().setLabels(chat, labels);
-        await this.#drained();
-        return { chat };
-      },
-      'sandbox.fault': async (_ctx, { operation, message }) => {
-        this.#sandbox().fail(operation, message);
-        return { operation };
-      },
-      'sandbox.profile': async () => this.#sandbox().profile(),
-    };
+    );
   }
 }
 
@@ -398,6 +350,6 @@ export function messagingBehavior(deps: MessagingDeps, instanceId: string): Acto
       await messaging.onActivate(ctx);
     },
     onStop: () => messaging.onStop(),
-    handlers: { ...messaging.handlers(), ...idempotencyHandlers() },
+    handlers: mergeHandlers(messaging.handlers(), idempotencyHandlers()),
   };
 }

@@ -1,14 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode, InternalError, MediaUploadError, isNotConnected } from '../errors.js';
+import {
+  AppError,
+  ErrorCode,
+  InternalError,
+  MediaUploadError,
+  TimeoutError,
+  isNotConnected,
+  isOwnershipLoss,
+  reasonOf,
+} from '../errors.js';
 import type { MsgNetSession, OutgoingMedia, StatusPost } from '../msgnet/msgnet-driver.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord } from '../store/records.js';
-import type { ActorCallKind, ProfileField, WireMedia } from './actor-calls.js';
-import type { ActorContext, CallHandler } from './instance-actor.js';
+import type { ProfileField, WireMedia } from './actor-calls.js';
+import type { ActorContext, CallHandlers } from './instance-actor.js';
 import { remember } from './message-history.js';
-
-export type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
 
 /** What the network operations need from the messaging behaviour that runs them. */
 export interface NetworkHost {
@@ -20,16 +27,15 @@ export interface NetworkHost {
 }
 
 /** Errors that mean something other than "the network refused": they reach the client as they are. */
-const PASS_THROUGH = new Set<string>([ErrorCode.NotConnected, ErrorCode.NotOwner, ErrorCode.Fenced, ErrorCode.Timeout]);
-
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const passesThrough = (err: unknown): err is AppError =>
+  isNotConnected(err) || isOwnershipLoss(err) || err instanceof TimeoutError;
 
 /** Runs a network call; a refusal becomes the endpoint's 500 message (`failed to set profile name: <reason>`). */
 async function attempt<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof AppError && PASS_THROUGH.has(err.code)) throw err;
+    if (passesThrough(err)) throw err;
     throw new InternalError(`${what}: ${reasonOf(err)}`, { cause: err });
   }
 }
@@ -59,8 +65,7 @@ export function outgoingMedia(m: WireMedia): OutgoingMedia {
 
 /** The status table of spec 7: not connected stays as it is (the route answers 503), the rest get their code. */
 function statusFailure(err: unknown, withMedia: boolean): Error {
-  if (isNotConnected(err)) return err as Error;
-  if (err instanceof AppError && (err.code === ErrorCode.MediaUploadFailed || PASS_THROUGH.has(err.code))) return err;
+  if (passesThrough(err) || err instanceof MediaUploadError) return err;
   // Drivers that do not type their upload failures (Baileys: "Media upload failed on all hosts").
   if (withMedia && /upload/i.test(reasonOf(err))) return new MediaUploadError({ cause: err });
   return new AppError(ErrorCode.SendFailed, `Failed to send status: ${reasonOf(err)}`, { cause: err });
@@ -77,7 +82,7 @@ async function lastApplied(ctx: ActorContext): Promise<Map<string, string>> {
  * The network operations of spec 4.2 to 4.6 and the message endpoints, as actor calls. Each runs on the
  * owner node as one turn; media arrive already validated and converted by the edge.
  */
-export function networkHandlers(host: NetworkHost): Handlers {
+export function networkHandlers(host: NetworkHost): CallHandlers {
   const sent = async (
     ctx: ActorContext,
     to: string,

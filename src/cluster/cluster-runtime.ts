@@ -17,12 +17,12 @@ import { Reconciler } from './reconciler.js';
 import { RedisLeaseManager } from './redis-lease-manager.js';
 import { RedisMembership } from './redis-membership.js';
 import { RedisRateLimiter } from './redis-rate-limiter.js';
-import { RedisTransport } from './redis-transport.js';
+import { RedisTransport } from '../transport/redis-transport.js';
 import { Router } from './router.js';
 import { ClusterSingleton } from './singleton.js';
 import type { SingletonRole } from './singleton.js';
-import { LocalTransport } from './transport.js';
-import type { Transport } from './transport.js';
+import { LocalTransport } from '../transport/transport.js';
+import type { Transport } from '../transport/transport.js';
 
 export interface ClusterRuntimeDeps {
   nodeId: string;

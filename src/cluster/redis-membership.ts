@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { channels, keys } from '../redis/keys.js';
 import type { Membership, NodeInfo } from './membership.js';
-import type { Transport } from './transport.js';
+import type { Transport } from '../transport/transport.js';
 
 export interface RedisMembershipOptions {
   nodeId: string;

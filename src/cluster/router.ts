@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError, ErrorCode, NotOwnerError, TimeoutError, UnavailableError, errorFromWire } from '../errors.js';
@@ -8,7 +9,7 @@ import type { ActorHost } from './actor-host.js';
 import type { LeaseManager } from './lease-manager.js';
 import type { Membership } from './membership.js';
 import { placeInstance } from './placement.js';
-import type { Transport } from './transport.js';
+import type { Transport } from '../transport/transport.js';
 
 /** A routed call on the wire (node → owner's inbox). */
 interface CallMessage {
@@ -108,9 +109,9 @@ export class Router {
       try {
         return await this.#attempt(instanceId, kind, payload, timeoutMs);
       } catch (err) {
-        if (!(err instanceof AppError && err.code === ErrorCode.NotOwner)) throw err;
+        if (!(err instanceof NotOwnerError)) throw err;
         this.#owners.delete(instanceId);
-        await new Promise((r) => setTimeout(r, this.o.retryDelayMs));
+        await sleep(this.o.retryDelayMs);
         await this.o.membership.refresh().catch(() => undefined);
         const left = deadline - performance.now();
         if (left <= 0) throw new TimeoutError();
@@ -219,7 +220,9 @@ export class Router {
 
   #onReply(raw: string): void {
     const msg = JSON.parse(raw) as ReplyMessage;
-    this.#settle(msg.id, (p) => (msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message))));
+    this.#settle(msg.id, (p) =>
+      msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message, p.instanceId)),
+    );
   }
 
   #onInbox(raw: string): void {

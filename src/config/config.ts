@@ -2,6 +2,7 @@ import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import type { Duration } from './duration.js';
+import { NamedError } from '../errors.js';
 
 /**
  * Every option of a Switchboard node. This module is the only reader of `process.env`; the README's
@@ -330,9 +331,7 @@ export interface ChatbotConfig {
 /** node-cron's every-minute expression. */
 export const DEFAULT_BILLING_CRON = '* * * * *';
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export class ConfigError extends NamedError {}
 
 function parseKey(raw: string): Buffer {
   if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');

@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { InstanceEventSink } from '../actors/messaging-behavior.js';
+import type { InstanceEventSink } from './instance-event-sink.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { EnvelopeBuilder } from './envelope-builder.js';
 import type { EventBus } from './event-bus.js';
@@ -69,7 +70,7 @@ export class FanOutSink implements InstanceEventSink {
         return;
       } catch (err) {
         this.o.log.warn({ err, event: event.event, attempt }, 'event not queued yet; retrying');
-        await new Promise((r) => setTimeout(r, (this.o.retryDelayMs ?? backoff)(attempt)));
+        await sleep((this.o.retryDelayMs ?? backoff)(attempt));
       }
     }
   }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Transport } from '../cluster/transport.js';
+import type { Transport } from '../transport/transport.js';
 import { channels } from '../redis/keys.js';
 
 /**

@@ -52,6 +52,7 @@ import { instanceRoutes } from './routes/instance-routes.js';
 import { mediaRoutes } from './routes/media-routes.js';
 import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
+import { actorCaller } from '../cluster/actor-caller.js';
 
 export interface AppDeps {
   nodeId: string;
@@ -130,11 +131,12 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
   const common = { auth, maxBodyBytes: deps.maxBodyBytes };
+  const actors = actorCaller(deps.runtime.router, deps.callTimeoutMs);
   const actorRoutes = {
     ...common,
     runtime: deps.runtime,
     store: deps.store,
-    callTimeoutMs: deps.callTimeoutMs,
+    actors,
     media: deps.media,
   };
   // Every route is declared through an ApiRouter, so that GET /openapi.json lists them all (a test checks).
@@ -146,12 +148,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     consoleRoutes(),
     adminRoutes({ ...common, accounts: deps.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
-    instanceRoutes({ ...common, instances: deps.instances, store: deps.store, router: deps.runtime.router }),
+    instanceRoutes({ ...common, instances: deps.instances, store: deps.store, actors }),
     instanceBlockRoutes({
       ...common,
       store: deps.store,
-      router: deps.runtime.router,
-      callTimeoutMs: deps.callTimeoutMs,
+      actors,
       blocks: deps.receivedMedia.blocks,
     }),
     mediaRoutes({

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError, ConflictError, ErrorCode, IdempotencyKeyReusedError, ValidationError } from '../errors.js';
-import type { Router } from '../cluster/router.js';
+import type { ActorCaller } from '../cluster/actor-caller.js';
 import type { AppContext } from './app-state.js';
 import { bodyOf } from './json-body.js';
 
@@ -58,7 +58,7 @@ export type IdempotencyMiddleware = (ctx: AppContext, run: () => Promise<void>) 
  * The same key with another request is 422; a key whose request is still running (or was cut off with
  * an unknown outcome) is 409.
  */
-export function idempotency(router: Router, callTimeoutMs: number): IdempotencyMiddleware {
+export function idempotency(actors: ActorCaller): IdempotencyMiddleware {
   return async (ctx, run) => {
     const key = ctx.get(IDEMPOTENCY_HEADER);
     if (!key) return run();
@@ -67,7 +67,7 @@ export function idempotency(router: Router, callTimeoutMs: number): IdempotencyM
     }
     const instanceId = ctx.state.instance!.id;
     const fingerprint = fingerprintOf(ctx);
-    const begun = await router.call(instanceId, 'idempotency.begin', { key, fingerprint }, callTimeoutMs);
+    const begun = await actors.call(instanceId, 'idempotency.begin', { key, fingerprint });
     if (begun.outcome === 'reused') throw new IdempotencyKeyReusedError();
     if (begun.outcome === 'in-progress') {
       throw new ConflictError(
@@ -84,17 +84,12 @@ export function idempotency(router: Router, callTimeoutMs: number): IdempotencyM
       await run();
     } catch (err) {
       if (err instanceof AppError && NOTHING_HAPPENED.has(err.code)) {
-        await router
-          .call(instanceId, 'idempotency.abandon', { key }, callTimeoutMs)
+        await actors
+          .call(instanceId, 'idempotency.abandon', { key })
           .catch((e: unknown) => ctx.state.log.warn({ err: e }, 'could not forget an idempotency key'));
       }
       throw err;
     }
-    await router.call(
-      instanceId,
-      'idempotency.finish',
-      { key, fingerprint, status: ctx.status, body: ctx.body },
-      callTimeoutMs,
-    );
+    await actors.call(instanceId, 'idempotency.finish', { key, fingerprint, status: ctx.status, body: ctx.body });
   };
 }

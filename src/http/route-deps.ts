@@ -1,3 +1,4 @@
+import type { ActorCaller } from '../cluster/actor-caller.js';
 import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
 import type { MediaConfig } from '../config/config.js';
 import type { Store } from '../store/store.js';
@@ -9,8 +10,8 @@ export interface ActorRouteDeps {
   store: Store;
   auth: Authenticator;
   maxBodyBytes: number;
-  /** Deadline of a routed call to the actor. */
-  callTimeoutMs: number;
+  /** The router with the node's call deadline bound. */
+  actors: ActorCaller;
   /** Limits of what the node downloads for clients (safe fetch). */
   media: MediaConfig;
 }

@@ -15,6 +15,7 @@ import type {
 } from '../store/records.js';
 import type { CreationBody } from './creation-body.js';
 import { checkTriggerPattern } from './trigger-pattern.js';
+import { NamedError } from '../errors.js';
 
 /**
  * Turns each optional block of the creation body into stored configuration. A block whose content is
@@ -23,7 +24,7 @@ import { checkTriggerPattern } from './trigger-pattern.js';
 
 export type BlockResult<T> = { value: T } | { error: string } | undefined;
 
-class BlockError extends Error {}
+class BlockError extends NamedError {}
 
 function fail(message: string): never {
   throw new BlockError(message);

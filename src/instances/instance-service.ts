@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { InternalError, ValidationError } from '../errors.js';
+import { InternalError, ValidationError, MODULE_UNAVAILABLE } from '../errors.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { generateToken, hashToken } from '../security/tokens.js';
 import { DEFAULT_SETTINGS } from '../store/records.js';
-import { MODULE_UNAVAILABLE } from '../integrations/module-unavailable.js';
 import type {
   AccountRecord,
   ChatbotBlock,

@@ -4,16 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveMediaTools } from './media-tools.js';
 import type { MediaTool } from './media-tools.js';
+import { NamedError } from '../errors.js';
 
 /** ffmpeg or ffprobe failed: `missing` when the program is not installed (an operator's problem, not the client's). */
-export class ToolError extends Error {
+export class ToolError extends NamedError {
   constructor(
     readonly tool: string,
     message: string,
     readonly missing = false,
   ) {
     super(message);
-    this.name = 'ToolError';
   }
 }
 

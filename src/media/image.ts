@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { sniffMedia } from './sniff.js';
+import { NamedError } from '../errors.js';
 
 /** Decoded size above which an image is refused before it is decoded (a decompression bomb). */
 export const MAX_INPUT_PIXELS = 40_000_000;
@@ -10,14 +11,13 @@ const DECODABLE = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif']
 export type ImageProblem = 'not_image' | 'unsupported' | 'too_large' | 'corrupt';
 
 /** Why an image was not converted; each caller words it for its endpoint. */
-export class ImageRejectedError extends Error {
+export class ImageRejectedError extends NamedError {
   constructor(
     readonly problem: ImageProblem,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'ImageRejectedError';
   }
 }
 

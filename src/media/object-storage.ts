@@ -8,6 +8,7 @@ import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { isBlockedAddress } from '../security/url-policy.js';
 import type { StorageConfig } from '../store/records.js';
+import { NamedError } from '../errors.js';
 
 /**
  * An instance's object storage (S3 or a compatible store: MinIO, R2, Spaces…) through the official
@@ -38,13 +39,12 @@ export interface ObjectStorageOptions {
 }
 
 /** A failed storage request, with a readable `reason` for the storage status and the event's error. */
-export class StorageError extends Error {
+export class StorageError extends NamedError {
   constructor(
     readonly reason: string,
     options?: { cause?: unknown },
   ) {
     super(reason, options);
-    this.name = 'StorageError';
   }
 }
 

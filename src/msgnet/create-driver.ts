@@ -1,4 +1,4 @@
-import type { Transport } from '../cluster/transport.js';
+import type { Transport } from '../transport/transport.js';
 import type { MsgNetDriverName } from '../config/config.js';
 import type { MsgNetDriver } from './msgnet-driver.js';
 import { SandboxDriver } from './sandbox/sandbox-driver.js';

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { ConnectionState, InstanceSettings, ProxyProtocol } from '../store/records.js';
-import type { MsgNetEvent, NormalizedMessage } from './msgnet-events.js';
+import type { MediaKind, MsgNetEvent, NormalizedMessage } from './msgnet-events.js';
+
+export type { MediaKind } from './msgnet-events.js';
 
 /**
  * The one seam between Switchboard and the messaging network. A driver opens one session per instance on
@@ -56,8 +58,6 @@ export type LinkChallenge =
   | { status: 'qr'; qrCode: string }
   | { status: 'pairing'; pairingCode: string }
   | { status: 'connected'; numberJid: string };
-
-export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 
 /** A received message's media, as downloaded by its owner node. */
 export interface ReceivedMedia {

@@ -1,5 +1,6 @@
 import type { ConnectionState } from '../store/records.js';
-import type { MediaKind } from './msgnet-driver.js';
+
+export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 
 /**
  * What a session reports, in network terms but already normalised (one shape for every driver). The

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { RedisTransport } from '../../src/cluster/redis-transport.js';
-import { LocalTransport } from '../../src/cluster/transport.js';
-import type { Transport } from '../../src/cluster/transport.js';
+import { RedisTransport } from '../../src/transport/redis-transport.js';
+import { LocalTransport } from '../../src/transport/transport.js';
+import type { Transport } from '../../src/transport/transport.js';
 import { EventBus } from '../../src/events/event-bus.js';
 import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
 import type { RedisServer } from '../helpers/redis-server.js';

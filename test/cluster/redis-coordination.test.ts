@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import type { NodeInfo } from '../../src/cluster/membership.js';
 import { RedisMembership } from '../../src/cluster/redis-membership.js';
 import { RedisRateLimiter } from '../../src/cluster/redis-rate-limiter.js';
-import { RedisTransport } from '../../src/cluster/redis-transport.js';
+import { RedisTransport } from '../../src/transport/redis-transport.js';
 import { keys } from '../../src/redis/keys.js';
 import { runScript } from '../../src/redis/scripts.js';
 import { connectRedis, startRedisServer } from '../helpers/redis-server.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
-import type { InstanceEventSink } from '../../src/actors/messaging-behavior.js';
+import type { InstanceEventSink } from '../../src/events/instance-event-sink.js';
 import { NotOwnerError } from '../../src/errors.js';
 import { FanOutSink } from '../../src/events/bus-event-sink.js';
 import type { InstanceEvent } from '../../src/events/instance-events.js';

@@ -20,7 +20,8 @@ describe('media tools: which ffmpeg and ffprobe run', () => {
   afterEach(async () => {
     process.env.PATH = savedPath;
     rmSync(dir, { recursive: true, force: true });
-    await configureMediaTools({});
+    // Chosen again under the real PATH, so that no later test runs a program only this test's PATH had.
+    await chooseAgain();
   });
 
   it('takes the configured paths as given', async () => {

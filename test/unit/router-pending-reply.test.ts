@@ -4,7 +4,7 @@ import type { ActorHost } from '../../src/cluster/actor-host.js';
 import type { LeaseManager } from '../../src/cluster/lease-manager.js';
 import type { Membership, NodeInfo } from '../../src/cluster/membership.js';
 import { Router } from '../../src/cluster/router.js';
-import type { Transport } from '../../src/cluster/transport.js';
+import type { Transport } from '../../src/transport/transport.js';
 
 const node = (nodeId: string) => ({ nodeId }) as NodeInfo;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { InstanceEventSink } from '../../actors/messaging-behavior.js';
+import type { InstanceEventSink } from '../instance-event-sink.js';
 import type { InstanceRecord, WebhookRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { EnvelopeBuilder } from '../envelope-builder.js';

@@ -56,9 +56,9 @@ function callee(number: string): string {
 /** Ring-and-drop calls and scheduled calls (spec 4.6); their own bodies, and `instance not found` in lower case. */
 export function callRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/call', tag: 'Calls', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
+  const idempotent = idempotency(deps.actors);
   const guard = requireInstance(deps.store, deps.auth, { notFound: 'instance not found' });
-  const call = deps.runtime.router;
+  const { actors } = deps;
   nameRequired(api, 'post', '/fake', deps.auth);
   nameRequired(api, 'post', '/schedule', deps.auth);
 
@@ -78,12 +78,10 @@ export function callRoutes(deps: Deps) {
       if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS) {
         throw new ValidationError('Duration must be between 1 and 60 seconds');
       }
-      const { callId } = await call.call(
-        ctx.state.instance!.id,
-        'call.offer',
-        { to: callee(b.number), seconds: duration },
-        deps.callTimeoutMs,
-      );
+      const { callId } = await actors.call(ctx.state.instance!.id, 'call.offer', {
+        to: callee(b.number),
+        seconds: duration,
+      });
       ctx.body = {
         success: true,
         message: 'Call placed; it hangs up automatically',
@@ -125,7 +123,7 @@ export function callRoutes(deps: Deps) {
         ...(b.endTime ? { endTime: b.endTime } : {}),
         ...(b.reminderOffsetSec !== undefined ? { reminderOffsetSec: b.reminderOffsetSec } : {}),
       };
-      const scheduled = await call.call(ctx.state.instance!.id, 'call.schedule', { to, card }, deps.callTimeoutMs);
+      const scheduled = await actors.call(ctx.state.instance!.id, 'call.schedule', { to, card });
       ctx.body = {
         success: true,
         messageId: scheduled.messageId,

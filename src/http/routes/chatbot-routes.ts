@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { UnavailableError, ValidationError } from '../../errors.js';
+import { UnavailableError, ValidationError, MODULE_UNAVAILABLE } from '../../errors.js';
 import { createSchema, parseCreateBody, parsePatchBody, patchSchema } from '../../integrations/chatbot/bot-schema.js';
 import type { SessionAction } from '../../integrations/chatbot/chatbot-calls.js';
 import { botView } from '../../integrations/chatbot/chatbot-service.js';
 import type { ChatbotService } from '../../integrations/chatbot/chatbot-service.js';
-import { MODULE_UNAVAILABLE } from '../../integrations/module-unavailable.js';
 import { ApiRouter, queryParam } from '../api-router.js';
 import type { RouteHandler } from '../api-router.js';
 import { requireAccountOrInstance, requireInstance } from '../auth.js';
@@ -47,7 +46,7 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
  * rows here, then asks the owner to re-sync (best effort, 60 s).
  */
 export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
-  const call = deps.runtime.router;
+  const { actors } = deps;
   const token = requireAccountOrInstance(deps.auth);
   const instanceGuard = requireInstance(deps.store, deps.auth);
   // The token is checked first (401/403), then the module (503), then the instance (404).
@@ -64,7 +63,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
 
   const setBot: RouteHandler<undefined, undefined> = async (ctx, { body }) => {
     const patch = parseCreateBody(body);
-    const bot = await call.call(ctx.state.instance!.id, 'chatbot.createBot', { patch }, deps.callTimeoutMs);
+    const bot = await actors.call(ctx.state.instance!.id, 'chatbot.createBot', { patch });
     ctx.status = 201;
     ctx.body = { success: true, message: 'Chatbot bot created', bot: botView(bot) };
   };
@@ -98,7 +97,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
       },
       async (ctx, { body, query }) => {
         const { botId, patch } = parsePatchBody(body, query.botId);
-        const bot = await call.call(ctx.state.instance!.id, 'chatbot.updateBot', { botId, patch }, deps.callTimeoutMs);
+        const bot = await actors.call(ctx.state.instance!.id, 'chatbot.updateBot', { botId, patch });
         ctx.body = { success: true, message: 'Chatbot bot updated', bot: botView(bot) };
       },
     );
@@ -136,7 +135,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
         const botId = query.botId;
         const { deleted, remaining } = await service().removeBots(instance.id, botId);
         // The removal stands whatever the owner answers (spec 3): a failed re-sync is only logged.
-        await call.callIfOwned(instance.id, 'chatbot.sync', {}, RESYNC_TIMEOUT_MS).catch((err: unknown) => {
+        await actors.callIfOwned(instance.id, 'chatbot.sync', {}, RESYNC_TIMEOUT_MS).catch((err: unknown) => {
           ctx.state.log.warn({ err, instance: instance.name }, 'chatbot bots removed; the re-sync failed');
         });
         ctx.body = {
@@ -169,12 +168,11 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
         const instanceId = ctx.state.instance!.id;
         await service().requireBots(instanceId, b.botId);
         const variables = Object.fromEntries(Object.entries(b.variables ?? {}).map(([k, v]) => [k, String(v)]));
-        const session = await call.call(
-          instanceId,
-          'chatbot.start',
-          { chatJid, ...(b.botId ? { botId: b.botId } : {}), variables },
-          deps.callTimeoutMs,
-        );
+        const session = await actors.call(instanceId, 'chatbot.start', {
+          chatJid,
+          ...(b.botId ? { botId: b.botId } : {}),
+          variables,
+        });
         ctx.body = { success: true, message: 'Chatbot flow started', session };
       },
     );
@@ -224,7 +222,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
         const instanceId = ctx.state.instance!.id;
         // botId is informational (the conversation is found by number); an unknown one is still refused.
         await service().requireBots(instanceId, b.botId);
-        const session = await call.call(instanceId, 'chatbot.control', { chatJid, action }, deps.callTimeoutMs);
+        const session = await actors.call(instanceId, 'chatbot.control', { chatJid, action });
         ctx.body = { success: true, message: ACTION_DONE[action], session };
       },
     );

@@ -16,7 +16,7 @@ const connectQuery = z.object({
 export function connectionRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/instance', tag: 'Instances' });
   const guard = requireInstance(deps.store, deps.auth);
-  const call = deps.runtime.router;
+  const { actors } = deps;
 
   api.route(
     {
@@ -30,11 +30,10 @@ export function connectionRoutes(deps: Deps) {
       },
     },
     async (ctx, { query }) => {
-      const challenge = await call.call(
+      const challenge = await actors.call(
         ctx.state.instance!.id,
         'msgnet.connect',
         query.number ? { method: 'pairing', phoneNumber: query.number.replace(/\D/g, '') } : { method: 'qr' },
-        deps.callTimeoutMs,
       );
       if (challenge.status === 'connected') {
         ctx.body = {
@@ -71,7 +70,7 @@ export function connectionRoutes(deps: Deps) {
       responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
     },
     async (ctx) => {
-      const { state } = await call.call(ctx.state.instance!.id, 'msgnet.logout', {}, deps.callTimeoutMs);
+      const { state } = await actors.call(ctx.state.instance!.id, 'msgnet.logout', {});
       ctx.body = { success: true, message: 'Instance logged out', instance: { name: ctx.state.instance!.name, state } };
     },
   );
@@ -85,7 +84,7 @@ export function connectionRoutes(deps: Deps) {
       responses: { 200: 'Instance reconnected: `{instance: {name, state}}`' },
     },
     async (ctx) => {
-      const { state } = await call.call(ctx.state.instance!.id, 'msgnet.reconnect', {}, deps.callTimeoutMs);
+      const { state } = await actors.call(ctx.state.instance!.id, 'msgnet.reconnect', {});
       ctx.body = {
         success: true,
         message: 'Instance reconnected',

@@ -41,11 +41,11 @@ export function groupRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const includeMembers = query.includeMembers ?? false;
-      const groups = await deps.runtime.router.call(
+      const groups = await deps.actors.call(
         ctx.state.instance!.id,
         'groups.list',
         { includeMembers },
-        includeMembers ? Math.max(GROUP_MEMBERS_TIMEOUT_MS, deps.callTimeoutMs) : deps.callTimeoutMs,
+        includeMembers ? Math.max(GROUP_MEMBERS_TIMEOUT_MS, deps.actors.timeoutMs) : undefined,
       );
       ctx.body = {
         success: true,

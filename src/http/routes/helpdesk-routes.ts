@@ -1,7 +1,6 @@
-import { UnavailableError } from '../../errors.js';
+import { UnavailableError, MODULE_UNAVAILABLE } from '../../errors.js';
 import type { HelpdeskService } from '../../integrations/helpdesk/helpdesk-service.js';
 import { WEBHOOK_PATH, helpdeskPatchSchema } from '../../integrations/helpdesk/helpdesk-settings.js';
-import { MODULE_UNAVAILABLE } from '../../integrations/module-unavailable.js';
 import type { Store } from '../../store/store.js';
 import { z } from 'zod';
 import { ApiRouter } from '../api-router.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Router as ActorRouter } from '../../cluster/router.js';
+import type { ActorCaller } from '../../cluster/actor-caller.js';
 import { ValidationError } from '../../errors.js';
 import type { BlockSettings } from '../../instances/block-settings.js';
 import type { Store } from '../../store/store.js';
@@ -14,8 +14,7 @@ interface Deps {
   store: Store;
   auth: Authenticator;
   maxBodyBytes: number;
-  router: ActorRouter;
-  callTimeoutMs: number;
+  actors: ActorCaller;
 }
 
 /**
@@ -79,17 +78,15 @@ export function instanceBlockRoutes(deps: Deps) {
       const proxy = await deps.blocks.saveProxy(instance, fields);
       const log = ctx.state.log;
       // The running session reads the proxy at its next connection; `reconnect` makes that now.
-      const applied = await deps.router
-        .callIfOwned(instance.id, 'settings.apply', {}, deps.callTimeoutMs)
-        .catch((err: unknown) => {
-          log.warn({ err }, 'proxy saved but not applied live yet');
-          return undefined;
-        });
+      const applied = await deps.actors.callIfOwned(instance.id, 'settings.apply', {}).catch((err: unknown) => {
+        log.warn({ err }, 'proxy saved but not applied live yet');
+        return undefined;
+      });
       let reconnectError: string | undefined;
       let reconnected = false;
       if (reconnect === true && applied !== undefined) {
         try {
-          await deps.router.call(instance.id, 'msgnet.reconnect', {}, deps.callTimeoutMs);
+          await deps.actors.call(instance.id, 'msgnet.reconnect', {});
           reconnected = true;
         } catch (err) {
           reconnectError = (err as Error).message;

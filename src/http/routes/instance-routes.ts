@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Router as ActorRouter } from '../../cluster/router.js';
+import type { ActorCaller } from '../../cluster/actor-caller.js';
 import { creationBodySchema } from '../../instances/creation-body.js';
 import type { InstanceService } from '../../instances/instance-service.js';
 import { settingsSchema } from '../../instances/settings-schema.js';
@@ -16,7 +16,7 @@ interface Deps {
   auth: Authenticator;
   maxBodyBytes: number;
   /** Reaches the instance's actor, where one runs (live settings, logout before deletion). */
-  router: ActorRouter;
+  actors: ActorCaller;
 }
 
 /** How long deletion waits for the owner to unlink the device before deleting anyway. */
@@ -106,7 +106,7 @@ export function instanceRoutes(deps: Deps) {
     async (ctx) => {
       const instance = ctx.state.instance!;
       // Unlink the device first, so that the phone does not keep a dead linked device; best effort.
-      await deps.router.callIfOwned(instance.id, 'msgnet.logout', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
+      await deps.actors.callIfOwned(instance.id, 'msgnet.logout', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
         ctx.state.log.warn({ err, instance: instance.name }, 'could not unlink before deletion');
       });
       await deps.instances.delete(instance);
@@ -131,7 +131,7 @@ export function instanceRoutes(deps: Deps) {
     async (ctx, { body }) => {
       const settings = await deps.instances.updateSettings(ctx.state.instance!, body);
       // The owner (if the instance runs) re-reads the settings; they are already saved whatever it answers.
-      await deps.router
+      await deps.actors
         .callIfOwned(ctx.state.instance!.id, 'settings.apply', {}, UNLINK_TIMEOUT_MS)
         .catch((err: unknown) => {
           ctx.state.log.warn({ err }, 'settings saved but not applied live yet');

@@ -49,9 +49,9 @@ export function chatsByLabel(chats: ChatLabels[], wanted: Set<string> | undefine
 /** Chats by label (spec 4.4) and the label list and assignment it refers to (`tags-list`, `tags-assign`). */
 export function labelRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/chat', tag: 'Labels', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
+  const idempotent = idempotency(deps.actors);
   const guard = requireInstance(deps.store, deps.auth);
-  const call = deps.runtime.router;
+  const { actors } = deps;
   nameRequired(api, 'get', '/contactsByLabel', deps.auth);
   nameRequired(api, 'get', '/tags-list', deps.auth);
   nameRequired(api, 'post', '/tags-assign', deps.auth);
@@ -72,15 +72,13 @@ export function labelRoutes(deps: Deps) {
       const instance = ctx.state.instance!;
       // Refreshing asks the network: 503 when it cannot be reached (spec 7), before anything else.
       if (refresh && instance.connection.state !== 'connected') throw new UnavailableError(NOT_CONNECTED_MESSAGE);
-      const chats = await unavailableWhenDisconnected(() =>
-        call.call(instance.id, 'labels.chats', { refresh }, deps.callTimeoutMs),
-      );
+      const chats = await unavailableWhenDisconnected(() => actors.call(instance.id, 'labels.chats', { refresh }));
       let wanted: Set<string> | undefined;
       if (ids.length || names.length) {
         wanted = new Set(ids);
         if (names.length) {
           // Names resolve against every label the account has, case-insensitively.
-          const labels = await call.call(instance.id, 'labels.list', {}, deps.callTimeoutMs);
+          const labels = await actors.call(instance.id, 'labels.list', {});
           for (const l of labels) if (names.includes(l.name.toLowerCase())) wanted.add(l.id);
         }
       }
@@ -105,8 +103,8 @@ export function labelRoutes(deps: Deps) {
     async (ctx) => {
       const instanceId = ctx.state.instance!.id;
       const [labels, chats] = await Promise.all([
-        call.call(instanceId, 'labels.list', {}, deps.callTimeoutMs),
-        call.call(instanceId, 'labels.chats', { refresh: false }, deps.callTimeoutMs),
+        actors.call(instanceId, 'labels.list', {}),
+        actors.call(instanceId, 'labels.chats', { refresh: false }),
       ]);
       const counts = new Map<string, number>();
       for (const c of chats) for (const l of c.labels) counts.set(l.id, (counts.get(l.id) ?? 0) + 1);
@@ -133,12 +131,11 @@ export function labelRoutes(deps: Deps) {
       if (!b.number) throw new ValidationError('Number is required');
       if (!b.labelIds) throw new ValidationError('labelIds is required');
       const add = (b.action ?? 'add') === 'add';
-      const chat = await call.call(
-        ctx.state.instance!.id,
-        'labels.assign',
-        { chatJid: toRecipient(b.number), labelIds: b.labelIds, add },
-        deps.callTimeoutMs,
-      );
+      const chat = await actors.call(ctx.state.instance!.id, 'labels.assign', {
+        chatJid: toRecipient(b.number),
+        labelIds: b.labelIds,
+        add,
+      });
       ctx.body = {
         success: true,
         message: add ? 'Labels assigned successfully' : 'Labels removed successfully',

@@ -34,12 +34,7 @@ export function lookupRoutes(deps: ActorRouteDeps) {
     async (ctx, { query }) => {
       const raw = query.number;
       if (!raw) throw new ValidationError('Number is required');
-      const contact = await deps.runtime.router.call(
-        ctx.state.instance!.id,
-        'msgnet.lookup',
-        { number: toRecipient(raw) },
-        deps.callTimeoutMs,
-      );
+      const contact = await deps.actors.call(ctx.state.instance!.id, 'msgnet.lookup', { number: toRecipient(raw) });
       ctx.body = {
         success: true,
         message: contact.found ? 'Number is on WhatsApp' : 'Number is not on WhatsApp',

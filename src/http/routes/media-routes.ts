@@ -88,8 +88,8 @@ export function mediaRoutes(deps: Deps) {
       if (kept) {
         base64 = kept.toString('base64');
       } else if (!record.fromMe) {
-        const fromSession = await deps.runtime.router
-          .callIfOwned(instance.id, 'media.download', { messageId }, deps.callTimeoutMs)
+        const fromSession = await deps.actors
+          .callIfOwned(instance.id, 'media.download', { messageId })
           .catch((err: unknown) => {
             if (notFound(err)) return undefined;
             throw err;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
@@ -55,8 +56,6 @@ const deleteBody = z.strictObject({
   chat: z.string().trim().max(128).optional().describe('Its chat, when the message is not in the history'),
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The quoted message of a reply, from the history: the network needs its author and text. */
 async function quoted(store: Store, instanceId: string, id: string | undefined): Promise<QuotedMessage | undefined> {
   if (id === undefined) return undefined;
@@ -86,9 +85,9 @@ function sentBody(sent: SentMessage, messageType: string, content: string, to: s
 /** Sending and revoking messages: text (spec's referenced endpoint), media, delete. */
 export function messageRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
+  const idempotent = idempotency(deps.actors);
   const guard = requireInstance(deps.store, deps.auth);
-  const call = deps.runtime.router;
+  const { actors } = deps;
   for (const path of ['/text', '/media', '/delete']) nameRequired(api, 'post', path, deps.auth);
 
   const sentAnswer = { 200: 'Message sent: `{success, message, status: "sent", data: {messageId, …}}`' };
@@ -117,15 +116,14 @@ export function messageRoutes(deps: Deps) {
       const reply = await quoted(deps.store, instanceId, b.replyTo);
       if (b.delayMs) {
         // The wait happens here, not in the actor, whose mailbox must stay free for other calls.
-        await call.call(instanceId, 'msgnet.presence', { to, state: 'composing' }, deps.callTimeoutMs);
+        await actors.call(instanceId, 'msgnet.presence', { to, state: 'composing' });
         await sleep(b.delayMs);
       }
-      const sent = await call.call(
-        instanceId,
-        'msgnet.sendText',
-        { to, text: content, ...(reply ? { replyTo: reply } : {}) },
-        deps.callTimeoutMs,
-      );
+      const sent = await actors.call(instanceId, 'msgnet.sendText', {
+        to,
+        text: content,
+        ...(reply ? { replyTo: reply } : {}),
+      });
       ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {});
     },
   );
@@ -172,25 +170,20 @@ export function messageRoutes(deps: Deps) {
         maxBytes: limits.maxBytes,
       });
       const caption = type === 'audio' ? undefined : b.caption;
-      const sent = await call.call(
-        instance.id,
-        'msgnet.sendMedia',
-        {
-          to,
-          media: {
-            kind: type,
-            base64: media.data.toString('base64'),
-            mimetype: media.mimetype,
-            ...(media.fileName ? { fileName: media.fileName } : {}),
-            ...(caption ? { caption } : {}),
-            ...(type === 'audio' ? { ptt: b.ptt ?? false } : {}),
-            ...(media.seconds ? { seconds: media.seconds } : {}),
-            ...(media.waveform && b.ptt ? { waveform: [...media.waveform] } : {}),
-          },
-          ...(reply ? { replyTo: reply } : {}),
+      const sent = await actors.call(instance.id, 'msgnet.sendMedia', {
+        to,
+        media: {
+          kind: type,
+          base64: media.data.toString('base64'),
+          mimetype: media.mimetype,
+          ...(media.fileName ? { fileName: media.fileName } : {}),
+          ...(caption ? { caption } : {}),
+          ...(type === 'audio' ? { ptt: b.ptt ?? false } : {}),
+          ...(media.seconds ? { seconds: media.seconds } : {}),
+          ...(media.waveform && b.ptt ? { waveform: [...media.waveform] } : {}),
         },
-        deps.callTimeoutMs,
-      );
+        ...(reply ? { replyTo: reply } : {}),
+      });
       ctx.body = sentBody(sent, type, caption ?? '', to, {
         media: {
           mimetype: media.mimetype,
@@ -219,12 +212,11 @@ export function messageRoutes(deps: Deps) {
       const chatJid = b.chat ? chatAddress(b.chat) : known?.chatJid;
       if (!chatJid) throw new NotFoundError('Message not found in the chat history; give its chat');
       // Only one's own messages can be revoked for everyone (or others' as a group admin): the network decides.
-      await call.call(
-        instance.id,
-        'msgnet.deleteMessage',
-        { chatJid, messageId: b.messageId, fromMe: known?.fromMe ?? true },
-        deps.callTimeoutMs,
-      );
+      await actors.call(instance.id, 'msgnet.deleteMessage', {
+        chatJid,
+        messageId: b.messageId,
+        fromMe: known?.fromMe ?? true,
+      });
       ctx.body = { success: true, message: 'Message deleted', messageId: b.messageId, chat: chatJid };
     },
   );

@@ -123,9 +123,9 @@ async function profilePicture(value: string, deps: Deps): Promise<string> {
 /** Profile and privacy of the linked account (spec 4.3). */
 export function profileRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/profile', tag: 'Profile', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
+  const idempotent = idempotency(deps.actors);
   const guard = requireInstance(deps.store, deps.auth);
-  const call = deps.runtime.router;
+  const { actors } = deps;
   for (const path of ['/account', '/privacy']) nameRequired(api, 'post', path, deps.auth);
   nameRequired(api, 'get', '/getPrivacy', deps.auth);
 
@@ -155,7 +155,7 @@ export function profileRoutes(deps: Deps) {
       if (b.profileName) update.name = b.profileName;
       if (b.profileStatus !== undefined) update.status = b.profileStatus;
       const { updatedFields } = Object.keys(update).length
-        ? await call.call(instance.id, 'profile.update', update, deps.callTimeoutMs)
+        ? await actors.call(instance.id, 'profile.update', update)
         : { updatedFields: [] };
       ctx.body = { success: true, message: PROFILE_UPDATED, updatedFields };
     },
@@ -173,12 +173,7 @@ export function profileRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const raw = query.number;
-      const profile = await call.call(
-        ctx.state.instance!.id,
-        'msgnet.profile',
-        raw ? { jid: toRecipient(raw) } : {},
-        deps.callTimeoutMs,
-      );
+      const profile = await actors.call(ctx.state.instance!.id, 'msgnet.profile', raw ? { jid: toRecipient(raw) } : {});
       if (!profile) throw new NotFoundError('Number is not on WhatsApp');
       ctx.body = { success: true, message: 'Profile found', profile };
     },
@@ -193,7 +188,7 @@ export function profileRoutes(deps: Deps) {
       responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
     },
     async (ctx) => {
-      const settings = await call.call(ctx.state.instance!.id, 'privacy.get', {}, deps.callTimeoutMs);
+      const settings = await actors.call(ctx.state.instance!.id, 'privacy.get', {});
       ctx.body = {
         success: true,
         message: 'Privacy settings retrieved successfully',
@@ -214,7 +209,7 @@ export function profileRoutes(deps: Deps) {
     },
     async (ctx, { body }) => {
       const changes = privacyChanges(body);
-      const settings = await call.call(ctx.state.instance!.id, 'privacy.update', { changes }, deps.callTimeoutMs);
+      const settings = await actors.call(ctx.state.instance!.id, 'privacy.update', { changes });
       ctx.body = { success: true, message: 'Privacy settings updated successfully', settings: settingsView(settings) };
     },
   );

@@ -66,7 +66,7 @@ const digits = (n: string) => n.replace(/^\+/, '').replace(/@s\.whatsapp\.net$/,
 export function sandboxRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/sandbox', tag: 'Sandbox', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
-  const call = deps.runtime.router;
+  const { actors } = deps;
   const id = (ctx: RouteContext) => ctx.state.instance!.id;
 
   api.route(
@@ -79,12 +79,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Instance linked: `{numberJid}`', 409: 'No connect is pending' },
     },
     async (ctx, { body: { number: n } }) => {
-      const { numberJid } = await call.call(
-        id(ctx),
-        'sandbox.link',
-        n ? { number: digits(n) } : {},
-        deps.callTimeoutMs,
-      );
+      const { numberJid } = await actors.call(id(ctx), 'sandbox.link', n ? { number: digits(n) } : {});
       ctx.body = { success: true, message: 'Instance linked', numberJid };
     },
   );
@@ -99,19 +94,14 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Message delivered to the instance: `{messageId}`' },
     },
     async (ctx, { body: b }) => {
-      const { messageId } = await call.call(
-        id(ctx),
-        'sandbox.inbound',
-        {
-          from: `${digits(b.from)}@s.whatsapp.net`,
-          text: b.text ?? b.media?.caption ?? '',
-          ...(b.pushName ? { pushName: b.pushName } : {}),
-          ...(b.groupJid ? { groupJid: b.groupJid } : {}),
-          ...(b.buttonReplyId ? { buttonReplyId: b.buttonReplyId } : {}),
-          ...(b.media ? { media: b.media } : {}),
-        },
-        deps.callTimeoutMs,
-      );
+      const { messageId } = await actors.call(id(ctx), 'sandbox.inbound', {
+        from: `${digits(b.from)}@s.whatsapp.net`,
+        text: b.text ?? b.media?.caption ?? '',
+        ...(b.pushName ? { pushName: b.pushName } : {}),
+        ...(b.groupJid ? { groupJid: b.groupJid } : {}),
+        ...(b.buttonReplyId ? { buttonReplyId: b.buttonReplyId } : {}),
+        ...(b.media ? { media: b.media } : {}),
+      });
       ctx.body = { success: true, message: 'Message delivered to the instance', messageId };
     },
   );
@@ -126,12 +116,10 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Call offered to the instance: `{callId}`' },
     },
     async (ctx, { body: b }) => {
-      const { callId } = await call.call(
-        id(ctx),
-        'sandbox.call',
-        { from: `${digits(b.from)}@s.whatsapp.net`, isVideo: b.isVideo ?? false },
-        deps.callTimeoutMs,
-      );
+      const { callId } = await actors.call(id(ctx), 'sandbox.call', {
+        from: `${digits(b.from)}@s.whatsapp.net`,
+        isVideo: b.isVideo ?? false,
+      });
       ctx.body = { success: true, message: 'Call offered to the instance', callId };
     },
   );
@@ -149,12 +137,10 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: '`{messages: [...], meta: {total}}`' },
     },
     async (ctx, { query: { to, after } }) => {
-      const entries = await call.call(
-        id(ctx),
-        'sandbox.outbox',
-        { ...(to ? { to: to.includes('@') ? to : `${digits(to)}@s.whatsapp.net` } : {}), ...(after ? { after } : {}) },
-        deps.callTimeoutMs,
-      );
+      const entries = await actors.call(id(ctx), 'sandbox.outbox', {
+        ...(to ? { to: to.includes('@') ? to : `${digits(to)}@s.whatsapp.net` } : {}),
+        ...(after ? { after } : {}),
+      });
       ctx.body = {
         success: true,
         message: `${entries.length} ${entries.length === 1 ? 'message' : 'messages'} sent`,
@@ -174,16 +160,11 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 201: 'Group created: `{group}`' },
     },
     async (ctx, { body: b }) => {
-      const group = await call.call(
-        id(ctx),
-        'sandbox.group',
-        {
-          subject: b.subject,
-          description: b.description ?? '',
-          participants: b.participants.map((p) => ({ number: digits(p.number), ...(p.admin ? { admin: true } : {}) })),
-        },
-        deps.callTimeoutMs,
-      );
+      const group = await actors.call(id(ctx), 'sandbox.group', {
+        subject: b.subject,
+        description: b.description ?? '',
+        participants: b.participants.map((p) => ({ number: digits(p.number), ...(p.admin ? { admin: true } : {}) })),
+      });
       ctx.status = 201;
       ctx.body = { success: true, message: 'Group created', group };
     },
@@ -199,12 +180,10 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Labels set: `{chat, labels}`' },
     },
     async (ctx, { body: b }) => {
-      const { chat } = await call.call(
-        id(ctx),
-        'sandbox.labels',
-        { chat: `${digits(b.chat)}@s.whatsapp.net`, labels: b.labels },
-        deps.callTimeoutMs,
-      );
+      const { chat } = await actors.call(id(ctx), 'sandbox.labels', {
+        chat: `${digits(b.chat)}@s.whatsapp.net`,
+        labels: b.labels,
+      });
       ctx.body = { success: true, message: 'Labels set', chat, labels: b.labels };
     },
   );
@@ -219,7 +198,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: '`{operation}`' },
     },
     async (ctx, { body: b }) => {
-      const { operation } = await call.call(id(ctx), 'sandbox.fault', b, deps.callTimeoutMs);
+      const { operation } = await actors.call(id(ctx), 'sandbox.fault', b);
       ctx.body = { success: true, message: `The next ${operation} fails`, operation };
     },
   );
@@ -233,7 +212,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: '`{profile: {name, status, picture}}`' },
     },
     async (ctx) => {
-      const profile = await call.call(id(ctx), 'sandbox.profile', {}, deps.callTimeoutMs);
+      const profile = await actors.call(id(ctx), 'sandbox.profile', {});
       ctx.body = { success: true, message: 'Profile as the network holds it', profile };
     },
   );

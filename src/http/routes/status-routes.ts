@@ -120,7 +120,7 @@ async function statusMedia(
 /** Statuses (24 h stories, spec 4.5), always to `status@broadcast`. */
 export function statusRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.runtime.router, deps.callTimeoutMs);
+  const idempotent = idempotency(deps.actors);
   nameRequired(api, 'post', '/status', deps.auth);
 
   api.route(
@@ -148,7 +148,7 @@ export function statusRoutes(deps: Deps) {
       if (type !== 'text') payload.media = await statusMedia(type, b, deps, ctx.state.log);
       let result;
       try {
-        result = await deps.runtime.router.call(instance.id, 'status.publish', payload, deps.callTimeoutMs);
+        result = await deps.actors.call(instance.id, 'status.publish', payload);
       } catch (err) {
         throw isNotConnected(err) ? disconnected() : err;
       }

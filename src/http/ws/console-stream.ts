@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
 import type { RawData } from 'ws';
 import type { EventBus } from '../../events/event-bus.js';
 import type { EventEnvelope } from '../../events/instance-events.js';
@@ -14,6 +14,7 @@ import type { Heartbeating } from './socket-heartbeat.js';
 import { WsMessage, jsonError, refuseUpgrade } from './upgrade-guard.js';
 import type { UpgradeGuard } from './upgrade-guard.js';
 import { withoutMediaBase64 } from './ws-frames.js';
+import { UpgradeAcceptor } from './upgrade-acceptor.js';
 
 /**
  * `GET /console/stream` (WebSocket): the operator console's live view of every instance of one account.
@@ -104,10 +105,9 @@ interface AccountWatch {
 }
 
 export class ConsoleStream {
-  readonly #wss: WebSocketServer;
+  readonly #acceptor: UpgradeAcceptor;
   readonly #watches = new Map<string, AccountWatch>();
   readonly #clients = new Set<ConsoleClient>();
-  readonly #upgradeHeaders = new WeakMap<IncomingMessage, Record<string, string>>();
   readonly #unsubscribing = new Set<Promise<void>>();
   readonly #log: Logger;
   #heartbeat: NodeJS.Timeout | undefined;
@@ -117,17 +117,7 @@ export class ConsoleStream {
 
   constructor(private readonly o: ConsoleStreamDeps) {
     this.#log = o.logger.child({ stream: 'console' });
-    this.#wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: o.maxClientFrameBytes,
-      perMessageDeflate: false,
-      clientTracking: false,
-    });
-    this.#wss.on('headers', (headers: string[], req: IncomingMessage) => {
-      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {})) {
-        headers.push(`${name}: ${value}`);
-      }
-    });
+    this.#acceptor = new UpgradeAcceptor(o.maxClientFrameBytes);
   }
 
   /** Open console streams on this node. */
@@ -175,28 +165,11 @@ export class ConsoleStream {
       });
       return;
     }
-    if (this.#closed) {
-      this.#release(watch);
-      refuseUpgrade(socket, {
-        status: 503,
-        headers: verdict.headers,
-        body: jsonError(WsMessage.ShuttingDown, 'unavailable'),
-      });
-      return;
-    }
-    let registered = false;
-    socket.once('close', () => {
-      if (!registered) this.#release(watch);
-    });
-    this.#upgradeHeaders.set(req, verdict.headers);
-    this.#wss.handleUpgrade(req, socket, head, (ws) => {
-      registered = true;
-      if (this.#closed) {
-        this.#release(watch);
-        ws.close(1001);
-        return;
-      }
-      this.#register(watch, ws, verdict.account.tokenHash);
+    this.#acceptor.accept(req, socket, head, {
+      headers: verdict.headers,
+      closed: () => this.#closed,
+      release: () => this.#release(watch),
+      register: (ws) => this.#register(watch, ws, verdict.account.tokenHash),
     });
   }
 
@@ -216,7 +189,7 @@ export class ConsoleStream {
       await Promise.race([closed, new Promise((r) => setTimeout(r, this.o.evictGraceMs).unref())]);
       for (const ws of open) ws.terminate();
       await Promise.all([...this.#unsubscribing]);
-      this.#wss.close();
+      this.#acceptor.close();
     })();
     return this.#closing;
   }

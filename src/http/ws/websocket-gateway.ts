@@ -2,7 +2,7 @@ import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { WebSocket, WebSocketServer } from 'ws';
+import { WebSocket } from 'ws';
 import type { RateLimiter } from '../../cluster/rate-limiter.js';
 import type { WebSocketOptions } from '../../config/config.js';
 import type { EventBus } from '../../events/event-bus.js';
@@ -15,6 +15,7 @@ import { beat, heartbeatTickMs, startHeartbeat } from './socket-heartbeat.js';
 import type { Heartbeating } from './socket-heartbeat.js';
 import { frameFor } from './ws-frames.js';
 import { UpgradeGuard, WsMessage, jsonError, refuseUpgrade, wsInstanceName } from './upgrade-guard.js';
+import { UpgradeAcceptor } from './upgrade-acceptor.js';
 
 /**
  * `GET /ws/:instance` (spec sections 4.10, 6, 7, 8) on one node.
@@ -90,14 +91,12 @@ interface InstanceChannel {
 type AnyServer = HttpServer | HttpsServer;
 
 export class WebSocketGateway {
-  readonly #wss: WebSocketServer;
+  readonly #acceptor: UpgradeAcceptor;
   readonly #guard: UpgradeGuard;
   /** `GET /console/stream`: the operator console's account-wide stream, on the same listener. */
   readonly #console: ConsoleStream;
   readonly #channels = new Map<string, InstanceChannel>();
   readonly #clients = new Set<Client>();
-  /** Headers for the 101 of an accepted upgrade (request id, rate limit). */
-  readonly #upgradeHeaders = new WeakMap<IncomingMessage, Record<string, string>>();
   readonly #unsubscribing = new Set<Promise<void>>();
   readonly #servers = new Set<AnyServer>();
   readonly #log: Logger;
@@ -117,17 +116,7 @@ export class WebSocketGateway {
       maxClientFrameBytes: MAX_CLIENT_FRAME_BYTES,
       evictGraceMs: EVICT_GRACE_MS,
     });
-    this.#wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: MAX_CLIENT_FRAME_BYTES,
-      perMessageDeflate: false,
-      clientTracking: false,
-    });
-    this.#wss.on('headers', (headers: string[], req: IncomingMessage) => {
-      for (const [name, value] of Object.entries(this.#upgradeHeaders.get(req) ?? {})) {
-        headers.push(`${name}: ${value}`);
-      }
-    });
+    this.#acceptor = new UpgradeAcceptor(MAX_CLIENT_FRAME_BYTES);
   }
 
   /** Handles `upgrade` requests of this server: `/ws/:instance` and `/console/stream`; any other path gets 404. */
@@ -185,7 +174,7 @@ export class WebSocketGateway {
       await Promise.race([closed, new Promise((r) => setTimeout(r, EVICT_GRACE_MS).unref())]);
       for (const ws of open) ws.terminate();
       await Promise.all([...this.#unsubscribing, consoleClosed]);
-      this.#wss.close();
+      this.#acceptor.close();
     })();
     return this.#closing;
   }
@@ -239,30 +228,11 @@ export class WebSocketGateway {
       });
       return;
     }
-    if (this.#closed) {
-      this.#release(channel);
-      refuseUpgrade(socket, {
-        status: 503,
-        headers: verdict.headers,
-        body: jsonError(WsMessage.ShuttingDown, 'unavailable'),
-      });
-      return;
-    }
-    // `ws` answers a malformed handshake itself (400/405/426) without calling back: the reference taken
-    // above is then returned when the socket closes.
-    let registered = false;
-    socket.once('close', () => {
-      if (!registered) this.#release(channel);
-    });
-    this.#upgradeHeaders.set(req, verdict.headers);
-    this.#wss.handleUpgrade(req, socket, head, (ws) => {
-      registered = true;
-      if (this.#closed) {
-        this.#release(channel);
-        ws.close(1001);
-        return;
-      }
-      this.#register(channel, ws, verdict.instance);
+    this.#acceptor.accept(req, socket, head, {
+      headers: verdict.headers,
+      closed: () => this.#closed,
+      release: () => this.#release(channel),
+      register: (ws) => this.#register(channel, ws, verdict.instance),
     });
   }
 

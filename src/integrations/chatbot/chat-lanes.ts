@@ -1,3 +1,4 @@
+import { setTimeout as wait } from 'node:timers/promises';
 /**
  * One ordered lane of work per chat: a chat's messages, timers, sends and session controls run one after
  * another, while different chats of the instance proceed side by side (a typing delay in one chat never
@@ -29,31 +30,5 @@ export class ChatLanes {
 export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   if (ms <= 0) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** The last `max` ids seen (the bot's own sends, to tell them from an operator's when they come back). */
-export class RecentIds {
-  readonly #ids = new Set<string>();
-
-  constructor(private readonly max: number) {}
-
-  add(id: string): void {
-    this.#ids.add(id);
-    if (this.#ids.size > this.max) this.#ids.delete(this.#ids.values().next().value!);
-  }
-
-  has(id: string): boolean {
-    return this.#ids.has(id);
-  }
+  return wait(ms, true, { signal }).catch(() => false);
 }

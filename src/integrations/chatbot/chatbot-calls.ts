@@ -22,3 +22,8 @@ export interface ChatbotCallMap {
 
 /** The session after the action; `closed` once it has ended. */
 export type ControlResult = Omit<SessionView, 'status'> & { status: SessionStatus | 'closed' };
+
+declare module '../../actors/actor-calls.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the merge adds the calls above
+  interface ActorCallMap extends ChatbotCallMap {}
+}

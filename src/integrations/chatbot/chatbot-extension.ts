@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { ActorCallKind } from '../../actors/actor-calls.js';
-import type { CallHandler } from '../../actors/instance-actor.js';
+import type { CallHandlers } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
 import {
@@ -11,10 +10,11 @@ import {
   UnavailableError,
   ValidationError,
   isNotConnected,
+  isOwnershipLoss,
 } from '../../errors.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
 import type { ChatbotBotRecord } from '../../store/records.js';
-import { ChatLanes, RecentIds, sleep } from './chat-lanes.js';
+import { ChatLanes, sleep } from './chat-lanes.js';
 import type { ChatbotService } from './chatbot-service.js';
 import { BOT_NOT_FOUND } from './chatbot-service.js';
 import type { ControlResult, SessionAction } from './chatbot-calls.js';
@@ -27,6 +27,7 @@ import type { ChatInbox, ChatSession, SessionView } from './session-records.js';
 import { TypebotRequestError } from './typebot-client.js';
 import type { TypebotClient, TypebotMessage } from './typebot-client.js';
 import { routeMessage } from './trigger-router.js';
+import { BoundedSet } from '../../util/bounded-map.js';
 
 export interface ChatbotExtensionDeps {
   service: ChatbotService;
@@ -44,8 +45,6 @@ const SEND_RETRY_MS = 3000;
 /** A deadline found already past (recovery, a failed step) runs after this, so a failing step cannot spin. */
 const OVERDUE_DELAY_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-type Handlers = { [K in ActorCallKind]?: CallHandler<K> };
 
 /** Messages that can talk to a flow: text, a media caption, a clicked button or list item. */
 const ANSWER_TYPES = new Set<NormalizedMessage['type']>(['text', 'media', 'buttons_response', 'interactive']);
@@ -79,10 +78,11 @@ export class ChatbotExtension implements InstanceExtension {
   readonly #controls = new Map<string, number>();
   /** Aborts the flow calls in flight when the actor stops. */
   readonly #stopping = new AbortController();
-  readonly #ownSends = new RecentIds(2000);
+  /** The bot's own recent sends, to tell them from an operator's when they come back. */
+  readonly #ownSends = new BoundedSet<string>(2000);
   /** Chats whose lane already holds a job that sends the next reply. */
   readonly #drainQueued = new Set<string>();
-  readonly handlers: Handlers;
+  readonly handlers: CallHandlers;
 
   constructor(
     private readonly deps: ChatbotExtensionDeps,
@@ -177,7 +177,7 @@ export class ChatbotExtension implements InstanceExtension {
   /** Queues work on a chat's lane without waiting for it; a failure is logged. */
   #fire(chat: string, job: () => Promise<void>): void {
     this.#lane(chat, job).catch((err: unknown) => {
-      if (!(err instanceof NotOwnerError)) this.#log.error({ err, chat }, 'chatbot step failed');
+      if (!isOwnershipLoss(err)) this.#log.error({ err, chat }, 'chatbot step failed');
     });
   }
 
@@ -439,7 +439,7 @@ export class ChatbotExtension implements InstanceExtension {
       try {
         this.#ownSends.add(await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log, gate));
       } catch (err) {
-        if (err instanceof NotOwnerError) throw err;
+        if (isOwnershipLoss(err)) throw err;
         if (isNotConnected(err) || err instanceof UnavailableError) {
           this.#retryAt.set(chat, Date.now() + SEND_RETRY_MS);
           return;

@@ -1,4 +1,5 @@
 import { Script, createContext } from 'node:vm';
+import { BoundedMap } from '../../util/bounded-map.js';
 
 /**
  * Regex triggers run on every incoming message, so their time is bounded: refused shapes are kept out at
@@ -11,7 +12,7 @@ const CACHE_SIZE = 256;
 
 const context = createContext({ pattern: /$^/, input: '' }) as { pattern: RegExp; input: string };
 const script = new Script('pattern.test(input)');
-const compiled = new Map<string, RegExp>();
+const compiled = new BoundedMap<string, RegExp>(CACHE_SIZE);
 
 function compile(pattern: string): RegExp | undefined {
   let re = compiled.get(pattern);
@@ -21,7 +22,6 @@ function compile(pattern: string): RegExp | undefined {
   } catch {
     return undefined;
   }
-  if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
   compiled.set(pattern, re);
   return re;
 }

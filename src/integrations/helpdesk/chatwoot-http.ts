@@ -1,3 +1,4 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
@@ -5,6 +6,7 @@ import { request as httpsRequest } from 'node:https';
 import { pinnedLookup } from '../../security/pinned-lookup.js';
 import { checkUrl } from '../../security/url-policy.js';
 import type { Resolver } from '../../security/url-policy.js';
+import { NamedError } from '../../errors.js';
 
 /**
  * Why a call to Chatwoot failed:
@@ -17,14 +19,13 @@ import type { Resolver } from '../../security/url-policy.js';
  */
 export type ChatwootFailure = 'http' | 'network' | 'timeout' | 'refused' | 'protocol' | 'aborted';
 
-export class ChatwootError extends Error {
+export class ChatwootError extends NamedError {
   constructor(
     readonly failure: ChatwootFailure,
     message: string,
     readonly status?: number,
   ) {
     super(message);
-    this.name = 'ChatwootError';
   }
 
   /** Worth trying again later: Chatwoot may come back. A 4xx will not change by itself. */
@@ -66,22 +67,9 @@ export interface ChatwootHttpOptions {
 
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new ChatwootError('aborted', 'Chatwoot call aborted'));
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new ChatwootError('aborted', 'Chatwoot call aborted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  const done = await wait(ms, true, { signal }).catch(() => false);
+  if (!done) throw new ChatwootError('aborted', 'Chatwoot call aborted');
 }
 
 /** The message Chatwoot put in an error body (`message`, `error`, or `errors[]`), if any. */

@@ -1,5 +1,5 @@
 import type { MediaConfig } from '../../config/config.js';
-import { AppError } from '../../errors.js';
+import { AppError, NamedError } from '../../errors.js';
 import { prepareMedia } from '../../media/outgoing-media.js';
 import type { PreparedMedia } from '../../media/outgoing-media.js';
 import { safeFetch } from '../../media/safe-fetch.js';
@@ -10,9 +10,7 @@ import type { AgentAttachment } from './helpdesk-calls.js';
 import { markdownToWhatsapp, signed } from './message-format.js';
 
 /** An agent's message that cannot be sent; its message is what the private note in Chatwoot says. */
-export class DeliveryError extends Error {
-  override readonly name = 'DeliveryError';
-}
+export class DeliveryError extends NamedError {}
 
 export interface DeliveryContext {
   session: MsgNetSession;

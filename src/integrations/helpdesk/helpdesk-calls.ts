@@ -55,3 +55,8 @@ export interface HelpdeskCallMap {
   /** A Chatwoot webhook, already authenticated by the edge. `accepted: false` when there is nothing to do. */
   'helpdesk.inbound': { payload: HelpdeskInbound; result: { accepted: boolean } };
 }
+
+declare module '../../actors/actor-calls.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the merge adds the calls above
+  interface ActorCallMap extends HelpdeskCallMap {}
+}

@@ -1,7 +1,7 @@
 import type { ActorContext } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { HelpdeskOptions, MediaConfig } from '../../config/config.js';
-import { AppError, ErrorCode, NotFoundError, NotOwnerError, ValidationError } from '../../errors.js';
+import { NotFoundError, NotOwnerError, ValidationError, isOwnershipLoss, reasonOf } from '../../errors.js';
 import type { MsgNetSession } from '../../msgnet/msgnet-driver.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
 import { SecretPurpose } from '../../security/secret-box.js';
@@ -18,6 +18,7 @@ import { helpdeskWebhookUrl, mergeHelpdeskPatch } from './helpdesk-settings.js';
 import { ensureInbox } from './inbox-setup.js';
 import { SerialWorker } from './serial-worker.js';
 import { forwardToChatwoot, forwardable } from './whatsapp-to-chatwoot.js';
+import { BoundedSet } from '../../util/bounded-map.js';
 
 export interface HelpdeskBridgeDeps {
   secrets: SecretBox;
@@ -44,9 +45,6 @@ type Handlers = {
   ) => Promise<HelpdeskCallMap[K]['result']>;
 };
 
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const isOwnershipLoss = (err: unknown) =>
-  err instanceof AppError && (err.code === ErrorCode.NotOwner || err.code === ErrorCode.Fenced);
 const aborted = (err: unknown) => err instanceof ChatwootError && err.failure === 'aborted';
 
 /** The WhatsApp ↔ Chatwoot bridge of every instance actor (only when HELPDESK_ENABLED). */
@@ -74,7 +72,7 @@ class HelpdeskBridge implements InstanceExtension {
   readonly #state: BridgeState;
   #outbound: OutboundEntry[] = [];
   #inbound: InboundEntry[] = [];
-  readonly #ownSends = new Set<string>();
+  readonly #ownSends = new BoundedSet<string>(OWN_SENDS_KEPT);
   readonly #groupNames = new Map<string, string>();
   readonly #worker: SerialWorker;
   /** Cuts short the Chatwoot request of a forward in flight (an operator change preempts it). */
@@ -311,7 +309,6 @@ class HelpdeskBridge implements InstanceExtension {
 
   #rememberOwnSend(id: string): void {
     this.#ownSends.add(id);
-    if (this.#ownSends.size > OWN_SENDS_KEPT) this.#ownSends.delete(this.#ownSends.values().next().value!);
   }
 
   async #deliverNext(): Promise<void> {

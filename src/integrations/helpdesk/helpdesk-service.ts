@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Router } from '../../cluster/router.js';
+import type { ActorCaller } from '../../cluster/actor-caller.js';
 import { NotFoundError } from '../../errors.js';
 import { SecretPurpose } from '../../security/secret-box.js';
 import type { SecretBox } from '../../security/secret-box.js';
@@ -13,9 +13,8 @@ export interface HelpdeskServiceOptions {
   store: Store;
   secrets: SecretBox;
   /** Reaches the instance's actor: every Chatwoot call runs there. */
-  router: Router;
+  actors: ActorCaller;
   allowPrivateUrls: boolean;
-  callTimeoutMs: number;
   publicBaseUrl(): string;
   log: Logger;
 }
@@ -34,7 +33,7 @@ export class HelpdeskService {
   /** Activates a creation block; the block as it then is (a failed call leaves it as stored). */
   async activate(instance: InstanceRecord): Promise<HelpdeskConfig | undefined> {
     try {
-      const { config } = await this.o.router.call(instance.id, 'helpdesk.activate', {}, this.o.callTimeoutMs);
+      const { config } = await this.o.actors.call(instance.id, 'helpdesk.activate', {});
       return config ?? undefined;
     } catch (err) {
       this.o.log.warn(
@@ -47,7 +46,7 @@ export class HelpdeskService {
 
   async set(instance: InstanceRecord, body: unknown) {
     const patch = parseHelpdeskPatch(body, { secrets: this.o.secrets, allowPrivateUrls: this.o.allowPrivateUrls });
-    const { config, warning } = await this.o.router.call(instance.id, 'helpdesk.set', patch, this.o.callTimeoutMs);
+    const { config, warning } = await this.o.actors.call(instance.id, 'helpdesk.set', patch);
     return { view: helpdeskView(config), warning };
   }
 
@@ -70,7 +69,7 @@ export class HelpdeskService {
   /** @throws NotFoundError when there is no integration */
   async remove(instance: InstanceRecord): Promise<{ inboxId: number | null }> {
     if (!instance.config.helpdesk) throw new NotFoundError(INTEGRATION_NOT_FOUND);
-    const { removed, inboxId } = await this.o.router.call(instance.id, 'helpdesk.delete', {}, this.o.callTimeoutMs);
+    const { removed, inboxId } = await this.o.actors.call(instance.id, 'helpdesk.delete', {});
     if (!removed) throw new NotFoundError(INTEGRATION_NOT_FOUND);
     return { inboxId };
   }
@@ -87,6 +86,6 @@ export class HelpdeskService {
     }
     const inbound = parseChatwootWebhook(body);
     if (!inbound) return { accepted: false };
-    return this.o.router.call(instanceId, 'helpdesk.inbound', inbound, this.o.callTimeoutMs);
+    return this.o.actors.call(instanceId, 'helpdesk.inbound', inbound);
   }
 }

@@ -5,7 +5,7 @@ import type {
   SignalDataSet,
   SignalDataTypeMap,
 } from '@whiskeysockets/baileys';
-import { AppError, ErrorCode } from '../../errors.js';
+import { isOwnershipLoss } from '../../errors.js';
 import type { AuthStore } from '../msgnet-driver.js';
 
 export const CREDS_KEY = 'creds';
@@ -34,11 +34,6 @@ export function serialize(value: unknown): string {
 
 export function deserialize<T>(raw: string): T {
   return JSON.parse(raw, BufferJSON.reviver) as T;
-}
-
-/** A stale epoch (or the actor's translation of it) means another node owns the link now. */
-export function isOwnershipLost(err: unknown): boolean {
-  return err instanceof AppError && (err.code === ErrorCode.Fenced || err.code === ErrorCode.NotOwner);
 }
 
 /**
@@ -104,7 +99,7 @@ export class BaileysAuth implements SessionStorage {
       try {
         await this.store.set(entries);
       } catch (err) {
-        if (err instanceof Error && isOwnershipLost(err) && this.#ownershipLost === undefined) {
+        if (err instanceof Error && isOwnershipLoss(err) && this.#ownershipLost === undefined) {
           this.#ownershipLost = err;
           this.hooks.onOwnershipLost?.(err);
         }

@@ -19,6 +19,10 @@ import { bindSocketEvents } from './socket-events.js';
 import type { MediaDownloader } from './media-download.js';
 import type { BaileysSocket, SocketFactory } from './socket-port.js';
 import { TtlCache } from './ttl-cache.js';
+import { BoundedMap } from '../../util/bounded-map.js';
+
+/** Keeps the caller map small: only calls still ringing need their raw address. */
+const MAX_TRACKED_CALLS = 512;
 
 export interface BaileysSessionDeps {
   makeSocket: SocketFactory;
@@ -59,7 +63,7 @@ export class ConnectionManager {
   /** `cachedGroupMetadata` for every socket of the session. */
   readonly groupCache = new TtlCache({ ttlMs: 5 * 60_000, maxEntries: 1_000 });
   /** Raw caller address per ringing call id (events report the phone number). */
-  readonly callers = new Map<string, string>();
+  readonly callers = new BoundedMap<string, string>(MAX_TRACKED_CALLS);
   /** Recent received messages that carry media, by id: downloading needs the raw message's keys. */
   readonly mediaMessages = new TtlCache({ ttlMs: 60 * 60_000, maxEntries: 256 });
 

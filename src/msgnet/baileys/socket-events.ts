@@ -41,9 +41,6 @@ const GROUP_ACTIONS: Partial<Record<string, GroupEvent['action']>> = {
   demote: 'demoted',
 };
 
-/** Keeps the caller map small: only calls still ringing need their raw address. */
-const MAX_TRACKED_CALLS = 512;
-
 type Handlers = { [K in keyof BaileysEventMap]?: (arg: BaileysEventMap[K]) => void };
 
 /** Turns one socket's Baileys events into our normalised events; returns the function that unbinds them. */
@@ -151,7 +148,6 @@ function emitCall(ctx: SocketEventContext, call: WACallEvent): void {
   if (!status) return;
   if (status === 'offer') {
     ctx.callers.set(call.id, call.from);
-    if (ctx.callers.size > MAX_TRACKED_CALLS) ctx.callers.delete(ctx.callers.keys().next().value!);
   } else {
     ctx.callers.delete(call.id);
   }

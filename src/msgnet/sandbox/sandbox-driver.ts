@@ -1,4 +1,4 @@
-import type { Transport } from '../../cluster/transport.js';
+import type { Transport } from '../../transport/transport.js';
 import type { MsgNetDriver, SessionOptions } from '../msgnet-driver.js';
 import { SandboxSession } from './sandbox-session.js';
 

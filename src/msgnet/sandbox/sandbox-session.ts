@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { Transport } from '../../cluster/transport.js';
+import type { Transport } from '../../transport/transport.js';
 import {
   ConflictError,
   MediaUploadError,
@@ -33,13 +33,12 @@ import type {
 } from '../msgnet-driver.js';
 import type { NormalizedMessage } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
-import type { SandboxProfile } from './sandbox-phone.js';
-import type { OutboxEntry, SandboxGroup, SandboxWire } from './sandbox-wire.js';
+import type { OutboxEntry, SandboxWire } from './sandbox-wire.js';
+import { BoundedMap } from '../../util/bounded-map.js';
+import { SandboxControls, newMessageId, registerControls } from './sandbox-controls.js';
 
 /** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
 const RECEIVED_MEDIA_KEPT = 256;
-
-const newMessageId = () => `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
 
 /**
  * One simulated phone. Its link, outbox, groups, labels, profile and privacy live in the session store
@@ -56,7 +55,7 @@ export class SandboxSession implements MsgNetSession {
   /** Failures to simulate, by operation, each used once (in memory: a failover forgets them). */
   readonly #faults = new Map<string, string>();
   /** Bytes of recently received media by message id, as a phone keeps them until they are downloaded. */
-  readonly #receivedMedia = new Map<string, ReceivedMedia>();
+  readonly #receivedMedia = new BoundedMap<string, ReceivedMedia>(RECEIVED_MEDIA_KEPT);
   readonly #phone: SandboxPhone;
   #sent = 0;
 
@@ -65,6 +64,18 @@ export class SandboxSession implements MsgNetSession {
     private readonly transport: Transport,
   ) {
     this.#phone = new SandboxPhone(o.auth);
+    registerControls(
+      this,
+      new SandboxControls({
+        phone: this.#phone,
+        auth: o.auth,
+        faults: this.#faults,
+        emit: (event) => o.emit(event),
+        requireConnected: () => this.#requireConnected(),
+        receive: (wire) => this.#receive(wire),
+        link: (number) => this.#link(number),
+      }),
+    );
   }
 
   get state(): ConnectionState {
@@ -119,8 +130,8 @@ export class SandboxSession implements MsgNetSession {
     return { status: 'qr', qrCode };
   }
 
-  /** What the phone does when it scans the QR or enters the code (POST /api/sandbox/link). */
-  async link(number: string | undefined): Promise<string> {
+  /** What the phone does when it scans the QR or enters the code. */
+  async #link(number: string | undefined): Promise<string> {
     if (this.#state !== 'qr' || !this.#pending) throw new ConflictError('Instance is not waiting for a link');
     const digits =
       number?.replace(/\D/g, '') || this.#pending.pairingPhone || `5599${String(randomInt(10 ** 9)).padStart(9, '0')}`;
@@ -168,11 +179,6 @@ export class SandboxSession implements MsgNetSession {
   #requireConnected(): string {
     if (this.#state !== 'connected' || !this.#numberJid) throw new NotConnectedError();
     return this.#numberJid;
-  }
-
-  /** Makes the next call of `operation` fail with `message`, as the network sometimes does (POST /api/sandbox/fault). */
-  fail(operation: string, message: string): void {
-    this.#faults.set(operation, message);
   }
 
   #failIf(operation: string): void {
@@ -233,9 +239,6 @@ export class SandboxSession implements MsgNetSession {
           mimetype: meta.mimetype,
           ...(meta.fileName ? { fileName: meta.fileName } : {}),
         });
-        if (this.#receivedMedia.size > RECEIVED_MEDIA_KEPT) {
-          this.#receivedMedia.delete(this.#receivedMedia.keys().next().value!);
-        }
         media = { ...meta, size: meta.size ?? data.length };
       }
     }
@@ -255,34 +258,12 @@ export class SandboxSession implements MsgNetSession {
     this.o.emit({ type: 'message', message });
   }
 
-  /** A contact sends this instance a message (POST /api/sandbox/inbound). */
-  injectInbound(input: Omit<Extract<SandboxWire, { t: 'msg' }>, 't' | 'id' | 'timestamp'>): string {
-    this.#requireConnected();
-    const id = newMessageId();
-    this.#receive({ t: 'msg', id, timestamp: Date.now(), ...input });
-    return id;
-  }
-
-  /** A contact calls this instance (POST /api/sandbox/call). */
-  injectCall(from: string, isVideo: boolean): string {
-    this.#requireConnected();
-    const callId = randomBytes(16).toString('hex').toUpperCase();
-    this.o.emit({ type: 'call', callId, from, status: 'offer', isVideo, isGroup: false, timestamp: Date.now() });
-    return callId;
-  }
-
   async #record(entry: Omit<OutboxEntry, 'messageId' | 'timestamp'> & { messageId?: string }): Promise<OutboxEntry> {
     const full: OutboxEntry = { ...entry, messageId: entry.messageId ?? newMessageId(), timestamp: Date.now() };
     // The key sorts by time, then by a per-session sequence (two sends in one millisecond keep their order).
     const key = `outbox:${String(full.timestamp).padStart(15, '0')}:${String(++this.#sent).padStart(9, '0')}:${full.messageId}`;
     await this.o.auth.set({ [key]: JSON.stringify(full) });
     return full;
-  }
-
-  async outbox(to?: string, after?: string): Promise<OutboxEntry[]> {
-    const all = [...(await this.o.auth.list('outbox:')).values()].map((v) => JSON.parse(v) as OutboxEntry);
-    const start = after ? all.findIndex((e) => e.messageId === after) + 1 : 0;
-    return all.slice(start).filter((e) => to === undefined || e.to === to);
   }
 
   async #deliver(to: string, entry: OutboxEntry, wire: Extract<SandboxWire, { t: 'msg' }>): Promise<SentMessage> {
@@ -504,37 +485,10 @@ export class SandboxSession implements MsgNetSession {
 
   // ---- what the phone has: groups, labels, profile, privacy --------------------------------------
 
-  /** Seeds a group the phone is in (POST /api/sandbox/group); emits `joined`. */
-  async addGroup(
-    subject: string,
-    description: string,
-    participants: { number: string; admin?: boolean }[],
-  ): Promise<SandboxGroup> {
-    const me = this.#requireConnected();
-    const group = await this.#phone.addGroup(me, subject, description, participants);
-    this.o.emit({
-      type: 'group',
-      groupJid: group.jid,
-      action: 'joined',
-      participants: group.participants.map((p) => ({ jid: p.jid })),
-      groupName: subject,
-      timestamp: Date.now(),
-    });
-    return group;
-  }
-
   async listGroups(includeMembers: boolean): Promise<GroupInfo[]> {
     this.#requireConnected();
     this.#failIf('listGroups');
     return this.#phone.groups(includeMembers);
-  }
-
-  /** Sets a chat's labels as the phone would (POST /api/sandbox/labels); emits a label event. */
-  async setLabels(chat: string, labels: LabelInfo[]): Promise<void> {
-    this.#requireConnected();
-    const chatJid = toJid(chat);
-    await this.#phone.setChatLabels(chatJid, labels);
-    this.o.emit({ type: 'labels', chatJid, labels, action: labels.length ? 'add' : 'remove', timestamp: Date.now() });
   }
 
   /** What the session stored from label events; a refresh asks the network again, so it needs the connection. */
@@ -602,11 +556,6 @@ export class SandboxSession implements MsgNetSession {
     }
     const found = await this.lookup(jid);
     return found.found ? { jid: found.jid!, name: null, about: null, pictureUrl: null, isBusiness: false } : undefined;
-  }
-
-  /** The profile the network holds (GET /api/sandbox/profile). */
-  async profile(): Promise<SandboxProfile> {
-    return this.#phone.profile();
   }
 
   async getPrivacy(): Promise<PrivacySettings> {

@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
-import { NotFoundError, TimeoutError } from '../errors.js';
-import { wantsEvent } from '../events/event-filter.js';
-import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
-import { matches } from '../events/webhooks/webhook-dispatcher.js';
+import { NotFoundError, TimeoutError, reasonOf } from '../errors.js';
+import { wantsEvent } from './event-filter.js';
+import type { EventAttachments, InstanceEvent } from './instance-events.js';
+import { matches } from './webhooks/webhook-dispatcher.js';
 import type { MediaKind, MsgNetSession, ReceivedMedia } from '../msgnet/msgnet-driver.js';
 import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { InstanceRecord, MessageRecord, StorageStatus, StoredObject, WebhookRecord } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import type { MediaBlobStore } from './media-blobs.js';
-import type { MediaCounters } from './media-counters.js';
-import { StorageError, objectKey, storageTarget } from './object-storage.js';
-import type { ObjectStorageClients } from './object-storage.js';
+import type { MediaBlobStore } from '../media/media-blobs.js';
+import type { MediaCounters } from '../media/media-counters.js';
+import { objectKey, storageTarget } from '../media/object-storage.js';
+import type { ObjectStorageClients } from '../media/object-storage.js';
 
 export interface ReceivedMediaDeps {
   store: Store;
@@ -40,9 +40,6 @@ export interface ReceivedMediaResult {
   /** The bytes for the WebSocket and the kept copy's reference for base64 webhooks. */
   attachments: EventAttachments;
 }
-
-const reasonOf = (err: unknown): string =>
-  err instanceof StorageError ? err.reason : err instanceof Error ? err.message : String(err);
 
 /** Rejects with TimeoutError after `ms`, for drivers that do not honour the abort signal. */
 function withDeadline<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
