@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ActorBehavior } from '../actors/instance-actor.js';
 import type { Config } from '../config/config.js';
 import { EventBus } from '../events/event-bus.js';
+import type { EventEnvelope } from '../events/instance-events.js';
 import type { ActorMetrics, CallMetrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import { ActorHost } from './actor-host.js';
@@ -29,7 +30,6 @@ export interface ClusterRuntimeDeps {
   config: Pick<Config, 'redisUrls' | 'cluster'>;
   store: Store;
   log: Logger;
-  behavior: (instanceId: string) => ActorBehavior;
   /** Where this node's HTTP listener answers; known only once it listens. */
   url: () => string;
   metrics?: ActorMetrics & CallMetrics;
@@ -46,11 +46,12 @@ export class ClusterRuntime {
   readonly leases: LeaseManager;
   readonly transport: Transport;
   readonly rateLimiter: RateLimiter;
-  /** Instance events to every node (WebSocket fan-out); payloads are typed by the events module. */
-  readonly events: EventBus<unknown>;
+  /** Instance events to every node (WebSocket fan-out). */
+  readonly events: EventBus<EventEnvelope>;
   readonly #reconciler: Reconciler;
   readonly #singletons: ClusterSingleton[] = [];
   readonly #redis: Redis[];
+  #behavior: ((instanceId: string) => ActorBehavior) | undefined;
 
   private constructor(
     private readonly deps: ClusterRuntimeDeps,
@@ -81,7 +82,10 @@ export class ClusterRuntime {
       nodeId,
       store,
       leases: this.leases,
-      behavior: deps.behavior,
+      behavior: (instanceId) => {
+        if (!this.#behavior) throw new Error('the cluster runtime has not started');
+        return this.#behavior(instanceId);
+      },
       log,
       maxQueue: c.actorMaxQueue,
       safetyMarginMs: Math.min(250, Math.floor(c.leaseTtlMs / 10)),
@@ -141,7 +145,12 @@ export class ClusterRuntime {
     return this.#redis.length ? 'cluster' : 'embedded';
   }
 
-  async start(): Promise<void> {
+  /**
+   * Starts taking part in the cluster, running instances with `behavior`: given here rather than at
+   * creation, because the behaviour is built from the runtime's own transport and event bus.
+   */
+  async start(behavior: (instanceId: string) => ActorBehavior): Promise<void> {
+    this.#behavior = behavior;
     await this.router.start();
     await this.membership.start();
     this.host.start();
@@ -149,9 +158,17 @@ export class ClusterRuntime {
     for (const s of this.#singletons) s.start();
   }
 
-  /** A role that exactly one node runs at a time; start() begins competing for it. */
-  singleton(name: string, role: SingletonRole): ClusterSingleton {
-    const singleton = new ClusterSingleton(name, this.leases, role, this.deps.log);
+  /**
+   * A role that exactly one node runs at a time; start() begins competing for it. `create` gets the
+   * singleton's `holding`, which the role checks before every side effect.
+   */
+  singleton(name: string, create: (holding: () => boolean) => SingletonRole): ClusterSingleton {
+    const singleton: ClusterSingleton = new ClusterSingleton(
+      name,
+      this.leases,
+      create(() => singleton.holding),
+      this.deps.log,
+    );
     this.#singletons.push(singleton);
     return singleton;
   }

@@ -5,7 +5,6 @@ import type { AccountService } from '../accounts/account-service.js';
 import type { AccountWebhookService } from '../accounts/account-webhook-service.js';
 import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
 import type { MediaConfig } from '../config/config.js';
-import type { RateLimiter } from '../cluster/rate-limiter.js';
 import type { DeliveryQueue } from '../events/webhooks/delivery.js';
 import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
 import type { BlockSettings } from '../instances/block-settings.js';
@@ -54,42 +53,52 @@ import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 import { actorCaller } from '../cluster/actor-caller.js';
 
+/** What the edge needs, grouped by the part of the node that provides it. */
 export interface AppDeps {
-  nodeId: string;
-  mode: 'embedded' | 'cluster';
-  logger: Logger;
+  node: {
+    nodeId: string;
+    mode: 'embedded' | 'cluster';
+    logger: Logger;
+    metrics: NodeMetrics;
+    healthChecks: HealthCheck[];
+    /** TEST_PROBE_FILE is set: the test write probe's endpoint exists. */
+    probeEnabled: boolean;
+    /** The sandbox driver is on: its control endpoints exist. */
+    sandbox: boolean;
+  };
   store: Store;
-  rateLimiter: RateLimiter;
   runtime: ClusterRuntime;
-  accounts: AccountService;
-  instances: InstanceService;
-  adminToken: string | undefined;
-  trustProxy: boolean;
-  /** False when plain HTTP is acceptable (ALLOW_INSECURE_HTTP, or a loopback-only listener). */
-  requireHttps: boolean;
-  maxBodyBytes: number;
-  rateLimitPerMinute: number;
-  rateLimitCreatePerMinute: number;
-  healthChecks: HealthCheck[];
-  callTimeoutMs: number;
-  probeEnabled: boolean;
-  /** The sandbox driver is on: its control endpoints exist. */
-  sandbox: boolean;
-  secrets: SecretBox;
-  allowPrivateUrls: boolean;
-  /** Limits of what the node downloads for clients. */
-  media: MediaConfig;
+  services: {
+    accounts: AccountService;
+    instances: InstanceService;
+    accountWebhooks: AccountWebhookService;
+    /** Undefined when HELPDESK_ENABLED is off (its endpoints answer 503). */
+    helpdesk: HelpdeskService | undefined;
+    /** Undefined when CHATBOT_ENABLED is off (its endpoints answer 503). */
+    chatbot: ChatbotService | undefined;
+  };
+  security: {
+    secrets: SecretBox;
+    adminToken: string | undefined;
+    /** Also accepted by GET /metrics besides the global token. */
+    metricsToken: string | undefined;
+    trustProxy: boolean;
+    /** False when plain HTTP is acceptable (ALLOW_INSECURE_HTTP, or a loopback-only listener). */
+    requireHttps: boolean;
+    allowPrivateUrls: boolean;
+  };
+  limits: {
+    maxBodyBytes: number;
+    rateLimitPerMinute: number;
+    rateLimitCreatePerMinute: number;
+    helpdeskWebhookPerMinute: number;
+    callTimeoutMs: number;
+    /** What the node downloads for clients. */
+    media: MediaConfig;
+  };
   webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
-  accountWebhooks: AccountWebhookService;
   /** Received media: the storage and proxy endpoints, GET /api/chat/media. */
   receivedMedia: { blocks: BlockSettings; blobs: MediaBlobStore; storage: ObjectStorageClients };
-  /** The helpdesk module; undefined when HELPDESK_ENABLED is off (its endpoints answer 503). */
-  helpdesk: { service: HelpdeskService | undefined; webhookRatePerMinute: number };
-  /** The chatbot module; absent when CHATBOT_ENABLED is off (its endpoints answer 503). */
-  chatbot?: ChatbotService;
-  metrics: NodeMetrics;
-  /** Also accepted by GET /metrics besides the global token. */
-  metricsToken: string | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -101,14 +110,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * ownership before it acts.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: deps.trustProxy });
-  const auth = createAuthenticator(deps.store, deps.adminToken);
+  const app = new Koa<AppState>({ proxy: deps.security.trustProxy });
+  const auth = createAuthenticator(deps.store, deps.security.adminToken);
 
   app.use(async (ctx: AppContext, next) => {
     const given = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
-    ctx.state.log = deps.logger.child({ requestId: ctx.state.requestId });
+    ctx.state.log = deps.node.logger.child({ requestId: ctx.state.requestId });
     const started = performance.now();
     await next();
     ctx.state.log.debug(
@@ -117,38 +126,38 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     );
   });
   app.use(errorEnvelope);
-  const health = healthRoutes({ nodeId: deps.nodeId, mode: deps.mode, checks: deps.healthChecks });
+  const health = healthRoutes({ nodeId: deps.node.nodeId, mode: deps.node.mode, checks: deps.node.healthChecks });
   app.use(health.koa.routes());
   app.use(
-    rateLimit(deps.rateLimiter, auth, {
-      perMinute: deps.rateLimitPerMinute,
-      createPerMinute: deps.rateLimitCreatePerMinute,
-      helpdeskWebhookPerMinute: deps.helpdesk.webhookRatePerMinute,
-      metrics: deps.metrics,
+    rateLimit(deps.runtime.rateLimiter, auth, {
+      perMinute: deps.limits.rateLimitPerMinute,
+      createPerMinute: deps.limits.rateLimitCreatePerMinute,
+      helpdeskWebhookPerMinute: deps.limits.helpdeskWebhookPerMinute,
+      metrics: deps.node.metrics,
     }),
   );
-  if (deps.requireHttps) app.use(httpsOnly());
+  if (deps.security.requireHttps) app.use(httpsOnly());
   app.use(cors(cachedKnownOrigins(() => deps.store.accounts.list())));
 
-  const common = { auth, maxBodyBytes: deps.maxBodyBytes };
-  const actors = actorCaller(deps.runtime.router, deps.callTimeoutMs);
+  const common = { auth, maxBodyBytes: deps.limits.maxBodyBytes };
+  const actors = actorCaller(deps.runtime.router, deps.limits.callTimeoutMs);
   const actorRoutes = {
     ...common,
     runtime: deps.runtime,
     store: deps.store,
     actors,
-    media: deps.media,
+    media: deps.limits.media,
   };
   // Every route is declared through an ApiRouter, so that GET /openapi.json lists them all (a test checks).
   let document: OpenApiDocument | undefined;
   const routers: ApiRouter[] = [
     docsRoutes(() => (document ??= openApiDocument([health, ...routers].flatMap((r) => r.routes)))),
-    metricsRoutes({ auth, metricsToken: deps.metricsToken, metrics: deps.metrics }),
+    metricsRoutes({ auth, metricsToken: deps.security.metricsToken, metrics: deps.node.metrics }),
     settingsPanelRoutes(),
     consoleRoutes(),
-    adminRoutes({ ...common, accounts: deps.accounts }),
-    accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.accountWebhooks }),
-    instanceRoutes({ ...common, instances: deps.instances, store: deps.store, actors }),
+    adminRoutes({ ...common, accounts: deps.services.accounts }),
+    accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.services.accountWebhooks }),
+    instanceRoutes({ ...common, instances: deps.services.instances, store: deps.store, actors }),
     instanceBlockRoutes({
       ...common,
       store: deps.store,
@@ -157,7 +166,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     }),
     mediaRoutes({
       ...actorRoutes,
-      secrets: deps.secrets,
+      secrets: deps.security.secrets,
       blobs: deps.receivedMedia.blobs,
       storage: deps.receivedMedia.storage,
     }),
@@ -165,8 +174,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     eventRoutes({
       ...common,
       store: deps.store,
-      secrets: deps.secrets,
-      allowPrivateUrls: deps.allowPrivateUrls,
+      secrets: deps.security.secrets,
+      allowPrivateUrls: deps.security.allowPrivateUrls,
       ...deps.webhooks,
     }),
     messageRoutes(actorRoutes),
@@ -177,11 +186,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     labelRoutes(actorRoutes),
     historyRoutes(actorRoutes),
     callRoutes(actorRoutes),
-    ...helpdeskRoutes({ ...common, store: deps.store, helpdesk: deps.helpdesk.service }),
-    ...chatbotRoutes({ ...actorRoutes, chatbot: deps.chatbot }),
+    ...helpdeskRoutes({ ...common, store: deps.store, helpdesk: deps.services.helpdesk }),
+    ...chatbotRoutes({ ...actorRoutes, chatbot: deps.services.chatbot }),
     websocketRoutes({ ...common, store: deps.store }),
-    clusterRoutes({ ...actorRoutes, probeEnabled: deps.probeEnabled }),
-    ...(deps.sandbox ? [sandboxRoutes(actorRoutes)] : []),
+    clusterRoutes({ ...actorRoutes, probeEnabled: deps.node.probeEnabled }),
+    ...(deps.node.sandbox ? [sandboxRoutes(actorRoutes)] : []),
   ];
   for (const router of routers) {
     app.use(router.koa.routes());

@@ -132,7 +132,7 @@ describe('network operations: chats by label and tags (sandbox, HTTP)', function
           (await n.node.store.accounts.list()).find((a) => a.name.startsWith('acct-'))!.id,
         )
       ).find((i) => i.name === 'tagger')!;
-      await n.node.runtime.events.subscribe(instance.id, (e) => events.push(e as EventEnvelope));
+      await n.node.runtime.events.subscribe(instance.id, (e) => events.push(e));
     });
 
     it('lists the account’s labels with how many chats carry each', async () => {

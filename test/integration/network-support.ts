@@ -50,7 +50,7 @@ export async function startNetworkNode(env: Record<string, string> = {}): Promis
     async record(token) {
       const instance = await node.store.instances.findByTokenHash(hashToken(token));
       const events: EventEnvelope[] = [];
-      await node.runtime.events.subscribe(instance!.id, (e) => events.push(e as EventEnvelope));
+      await node.runtime.events.subscribe(instance!.id, (e) => events.push(e));
       return events;
     },
     stop: () => node.stop(),

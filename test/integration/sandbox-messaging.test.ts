@@ -19,7 +19,7 @@ async function record(node: TestNode, name: string, token: string) {
   ))!;
   expect(list.body.instances[0].name).to.equal(name);
   const events: EventEnvelope[] = [];
-  await node.runtime.events.subscribe(instance.id, (e) => events.push(e as EventEnvelope));
+  await node.runtime.events.subscribe(instance.id, (e) => events.push(e));
   return events;
 }
 

@@ -50,7 +50,7 @@ export interface InstancesFrame {
 
 export interface ConsoleStreamDeps {
   store: Store;
-  events: EventBus<unknown>;
+  events: EventBus<EventEnvelope>;
   guard: UpgradeGuard;
   logger: Logger;
   pingIntervalMs: number;
@@ -318,7 +318,7 @@ export class ConsoleStream {
       if (watch.subs.has(id)) continue;
       const sub: Subscription = {
         name,
-        ready: this.o.events.subscribe(id, (e) => this.#deliver(watch, e as EventEnvelope)),
+        ready: this.o.events.subscribe(id, (e) => this.#deliver(watch, e)),
       };
       sub.ready.catch(() => undefined);
       watch.subs.set(id, sub);

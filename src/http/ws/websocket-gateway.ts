@@ -61,7 +61,7 @@ export interface WebSocketGatewayDeps extends WebSocketOptions {
   auth: Authenticator;
   rateLimiter: RateLimiter;
   /** The runtime's event bus (`runtime.events`): envelopes of each instance, from its owner on any node. */
-  events: EventBus<unknown>;
+  events: EventBus<EventEnvelope>;
   logger: Logger;
   /** Plain HTTP is refused (not TLS, not loopback, not ALLOW_INSECURE_HTTP, no trusted proxy saying https). */
   requireHttps: boolean;
@@ -244,7 +244,7 @@ export class WebSocketGateway {
         sockets: new Set(),
         refs: 0,
         config: instance.config.websocket,
-        subscribed: this.deps.events.subscribe(instance.id, (e) => this.#deliver(created, e as EventEnvelope)),
+        subscribed: this.deps.events.subscribe(instance.id, (e) => this.#deliver(created, e)),
       };
       // A failed subscription is reported to the upgrades that wait for it; never unhandled.
       created.subscribed.catch(() => undefined);
