@@ -1,0 +1,43 @@
+import { MongoServerError } from 'mongodb';
+import type { AccountRecord, InstanceRecord, WebhookRecord } from '../records.js';
+
+// The documents of the accounts, instances, webhooks and owned_state collections, and the helpers their
+// repositories share.
+
+/** `instanceCount` is reserved before an instance insert so the quota check is atomic. */
+export type AccountDoc = Omit<AccountRecord, 'id'> & { _id: string; instanceCount: number };
+export type InstanceDoc = Omit<InstanceRecord, 'id'> & { _id: string };
+export type WebhookDoc = Omit<WebhookRecord, 'authorizationSealed'> & {
+  _id: string;
+  authorizationSealed: string | null;
+};
+
+export interface OwnedStateDoc {
+  instanceId: string;
+  namespace: string;
+  key: string;
+  value: string;
+  /** Owner epoch of the last write; a writer may only touch documents at or below its own epoch. */
+  epoch: number;
+}
+
+/** BSON stores `undefined` as null; records use `undefined` for absent optional fields. */
+export function nullToUndefined<T>(value: T): T {
+  if (value === null) return undefined as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => nullToUndefined(v)) as T;
+  if (typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, nullToUndefined(v as unknown)])) as T;
+  }
+  return value;
+}
+
+export function isDuplicateKey(err: unknown): err is MongoServerError {
+  return err instanceof MongoServerError && err.code === 11000;
+}
+
+/** Names of the fields of the unique index a duplicate-key error hit (keyPattern, else the index name). */
+export function duplicateKeyFields(err: MongoServerError): string[] {
+  const pattern: unknown = err.keyPattern ?? err.errorResponse.keyPattern;
+  if (pattern !== null && typeof pattern === 'object') return Object.keys(pattern);
+  return /index: (\S+)/.exec(err.message)?.[1]?.split('_') ?? [];
+}

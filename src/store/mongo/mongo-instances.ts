@@ -1,0 +1,191 @@
+import type { Collection, Document, Filter, UpdateFilter } from 'mongodb';
+import { ConflictError, FencedError, QuotaExceededError } from '../../errors.js';
+import { DEFAULT_SETTINGS } from '../records.js';
+import type { ConnectionInfo, InstanceConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../records.js';
+import type { ConfigBlock, InstanceRepository } from '../store.js';
+import { AUTH_NAMESPACE } from '../namespaces.js';
+
+import { duplicateKeyFields, isDuplicateKey, nullToUndefined } from './mongo-docs.js';
+import type { AccountDoc, InstanceDoc, OwnedStateDoc, WebhookDoc } from './mongo-docs.js';
+import { webhookUpsert } from './mongo-webhooks.js';
+import type { MongoDeliveries } from './mongo-deliveries.js';
+import type { MongoMessages } from './mongo-messages.js';
+import type { MongoMediaBlobs } from './mongo-media-blobs.js';
+import type { MongoChatbots } from './mongo-chatbots.js';
+
+const RUNNING_STATES = ['connecting', 'qr', 'connected'];
+const SETTING_FIELDS = Object.keys(DEFAULT_SETTINGS) as (keyof InstanceSettings)[];
+
+function toInstance(d: InstanceDoc): InstanceRecord {
+  return {
+    id: d._id,
+    accountId: d.accountId,
+    name: d.name,
+    tokenHash: d.tokenHash,
+    tokenSealed: d.tokenSealed,
+    ownerEpoch: d.ownerEpoch,
+    config: nullToUndefined(d.config),
+    connection: nullToUndefined(d.connection),
+    createdAt: d.createdAt,
+  };
+}
+
+export class MongoInstances implements InstanceRepository {
+  constructor(
+    private readonly accounts: Collection<AccountDoc>,
+    private readonly col: Collection<InstanceDoc>,
+    private readonly webhooks: Collection<WebhookDoc>,
+    private readonly ownedState: Collection<OwnedStateDoc>,
+    private readonly deliveries: MongoDeliveries,
+    private readonly messages: MongoMessages,
+    private readonly mediaBlobs: MongoMediaBlobs,
+    private readonly chatbots: MongoChatbots,
+  ) {}
+
+  async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
+    const slot = await this.accounts.findOneAndUpdate(
+      { _id: i.accountId, instanceCount: { $lt: quota } },
+      { $inc: { instanceCount: 1 } },
+    );
+    if (!slot) throw new QuotaExceededError();
+    const release = async () => {
+      await this.accounts.updateOne({ _id: i.accountId }, { $inc: { instanceCount: -1 } });
+    };
+    try {
+      const { id, ...fields } = i;
+      await this.col.insertOne({ _id: id, ...fields });
+    } catch (err) {
+      await release();
+      if (isDuplicateKey(err)) {
+        const clash = duplicateKeyFields(err);
+        if (clash.includes('tokenHash')) throw new ConflictError('Instance token already in use');
+        if (clash.includes('name')) throw new ConflictError('Instance name already exists');
+      }
+      throw err;
+    }
+    if (webhooks.length === 0) return;
+    try {
+      await this.webhooks.bulkWrite(
+        webhooks.map((w) => ({ updateOne: { ...webhookUpsert(w), upsert: true } })),
+        { ordered: true },
+      );
+    } catch (err) {
+      await this.webhooks.deleteMany({ instanceId: i.id });
+      await this.col.deleteOne({ _id: i.id });
+      await release();
+      throw err;
+    }
+  }
+
+  async #one(filter: Filter<InstanceDoc>): Promise<InstanceRecord | undefined> {
+    const doc = await this.col.findOne(filter);
+    return doc ? toInstance(doc) : undefined;
+  }
+
+  async findById(id: string) {
+    return this.#one({ _id: id });
+  }
+
+  async findByName(accountId: string, name: string) {
+    return this.#one({ accountId, name });
+  }
+
+  async findByTokenHash(tokenHash: string) {
+    return this.#one({ tokenHash });
+  }
+
+  async nameExists(name: string): Promise<boolean> {
+    return (await this.col.findOne({ name }, { projection: { _id: 1 } })) !== null;
+  }
+
+  async listByAccount(accountId: string, names?: string[]): Promise<InstanceRecord[]> {
+    if (names && names.length === 0) return [];
+    const filter: Filter<InstanceDoc> = names ? { accountId, name: { $in: names } } : { accountId };
+    const docs = await this.col.find(filter).sort({ createdAt: 1, name: 1 }).toArray();
+    return docs.map(toInstance);
+  }
+
+  async countByAccount(accountId: string): Promise<number> {
+    return this.col.countDocuments({ accountId });
+  }
+
+  async listRunnable(): Promise<string[]> {
+    // let/$expr form of $lookup: the localField+pipeline form needs MongoDB 5.0, the driver supports 4.4.
+    const pipeline: Document[] = [
+      { $project: { state: '$connection.state' } },
+      {
+        $lookup: {
+          from: this.ownedState.collectionName,
+          let: { id: '$_id' },
+          pipeline: [
+            { $match: { namespace: AUTH_NAMESPACE, $expr: { $eq: ['$instanceId', '$$id'] } } },
+            { $limit: 1 },
+            { $project: { _id: 1 } },
+          ],
+          as: 'auth',
+        },
+      },
+      { $match: { $or: [{ state: { $in: RUNNING_STATES } }, { 'auth.0': { $exists: true } }] } },
+      { $sort: { _id: 1 } },
+      { $project: { _id: 1 } },
+    ];
+    const docs = await this.col.aggregate<{ _id: string }>(pipeline).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    // The instance goes first so its owner is fenced at once; children are always cleared so a retry
+    // after a partial failure still removes them.
+    const doc = await this.col.findOneAndDelete({ _id: id });
+    await this.ownedState.deleteMany({ instanceId: id });
+    await this.webhooks.deleteMany({ instanceId: id });
+    await this.deliveries.forgetDead(id);
+    await this.messages.forgetInstance(id);
+    await this.mediaBlobs.forgetInstance(id);
+    await this.chatbots.forgetInstance(id);
+    if (!doc) return false;
+    await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });
+    return true;
+  }
+
+  async updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined> {
+    const set: Record<string, unknown> = {};
+    for (const field of SETTING_FIELDS) {
+      if (patch[field] !== undefined) set[`config.settings.${field}`] = patch[field];
+    }
+    const projection = { 'config.settings': 1 };
+    // Mongo rejects an empty $set, so an empty patch is a plain read.
+    const doc =
+      Object.keys(set).length === 0
+        ? await this.col.findOne({ _id: id }, { projection })
+        : await this.col.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after', projection });
+    return doc ? nullToUndefined(doc.config.settings) : undefined;
+  }
+
+  async updateConfigBlock<K extends ConfigBlock>(
+    id: string,
+    block: K,
+    value: InstanceConfig[K] | undefined,
+  ): Promise<boolean> {
+    const path = `config.${block}`;
+    const update: UpdateFilter<InstanceDoc> =
+      value === undefined ? { $unset: { [path]: '' } } : { $set: { [path]: value } };
+    const res = await this.col.updateOne({ _id: id }, update);
+    return res.matchedCount === 1;
+  }
+
+  async claim(id: string): Promise<number> {
+    const doc = await this.col.findOneAndUpdate(
+      { _id: id },
+      { $inc: { ownerEpoch: 1 } },
+      { returnDocument: 'after', projection: { ownerEpoch: 1 } },
+    );
+    if (!doc) throw new FencedError(id, 0);
+    return doc.ownerEpoch;
+  }
+
+  async setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void> {
+    const res = await this.col.updateOne({ _id: id, ownerEpoch: epoch }, { $set: { connection } });
+    if (res.matchedCount === 0) throw new FencedError(id, epoch);
+  }
+}

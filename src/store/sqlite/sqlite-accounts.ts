@@ -1,0 +1,68 @@
+import type Database from 'better-sqlite3';
+import { ConflictError } from '../../errors.js';
+import type { AccountRecord } from '../records.js';
+import type { AccountRepository } from '../store.js';
+
+import { isUniqueViolation, str } from './sqlite-rows.js';
+import type { Row } from './sqlite-rows.js';
+
+function toAccount(row: Row): AccountRecord {
+  return {
+    id: str(row, 'id'),
+    name: str(row, 'name'),
+    tokenHash: str(row, 'token_hash'),
+    instanceQuota: row.instance_quota as number,
+    allowedOrigins: JSON.parse(str(row, 'allowed_origins')) as string[],
+    createdAt: str(row, 'created_at'),
+  };
+}
+
+export class SqliteAccounts implements AccountRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  async create(a: AccountRecord): Promise<void> {
+    try {
+      this.db
+        .prepare(
+          `INSERT INTO accounts (id, name, token_hash, instance_quota, allowed_origins, created_at)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+        )
+        .run(a.id, a.name, a.tokenHash, a.instanceQuota, JSON.stringify(a.allowedOrigins), a.createdAt);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError('Account already exists');
+      throw err;
+    }
+  }
+
+  async #one(sql: string, ...args: unknown[]): Promise<AccountRecord | undefined> {
+    const row = this.db.prepare(sql).get(...args) as Row | undefined;
+    return row ? toAccount(row) : undefined;
+  }
+
+  async findById(id: string) {
+    return this.#one('SELECT * FROM accounts WHERE id = ?', id);
+  }
+
+  async findByName(name: string) {
+    return this.#one('SELECT * FROM accounts WHERE name = ?', name);
+  }
+
+  async findByTokenHash(tokenHash: string) {
+    return this.#one('SELECT * FROM accounts WHERE token_hash = ?', tokenHash);
+  }
+
+  async list(): Promise<AccountRecord[]> {
+    const rows = this.db.prepare('SELECT * FROM accounts ORDER BY created_at, name').all() as Row[];
+    return rows.map(toAccount);
+  }
+
+  async replaceTokenHash(name: string, tokenHash: string): Promise<boolean> {
+    const res = this.db.prepare('UPDATE accounts SET token_hash = ? WHERE name = ?').run(tokenHash, name);
+    return res.changes === 1;
+  }
+
+  async count(): Promise<number> {
+    const row = this.db.prepare('SELECT COUNT(*) AS n FROM accounts').get() as { n: number };
+    return row.n;
+  }
+}

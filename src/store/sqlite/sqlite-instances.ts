@@ -1,0 +1,169 @@
+import type Database from 'better-sqlite3';
+import { ConflictError, FencedError, QuotaExceededError } from '../../errors.js';
+import type { ConnectionInfo, InstanceConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../records.js';
+import type { ConfigBlock, InstanceRepository } from '../store.js';
+import { AUTH_NAMESPACE } from '../namespaces.js';
+
+import { str } from './sqlite-rows.js';
+import type { Row } from './sqlite-rows.js';
+import { WEBHOOK_UPSERT, webhookParams } from './sqlite-webhooks.js';
+
+function toInstance(row: Row): InstanceRecord {
+  return {
+    id: str(row, 'id'),
+    accountId: str(row, 'account_id'),
+    name: str(row, 'name'),
+    tokenHash: str(row, 'token_hash'),
+    tokenSealed: str(row, 'token_sealed'),
+    ownerEpoch: row.owner_epoch as number,
+    config: JSON.parse(str(row, 'config')) as InstanceConfig,
+    connection: JSON.parse(str(row, 'connection')) as ConnectionInfo,
+    createdAt: str(row, 'created_at'),
+  };
+}
+
+export class SqliteInstances implements InstanceRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
+    const insertWebhook = this.db.prepare(WEBHOOK_UPSERT);
+    const tx = this.db.transaction(() => {
+      const { n } = this.db.prepare('SELECT COUNT(*) AS n FROM instances WHERE account_id = ?').get(i.accountId) as {
+        n: number;
+      };
+      if (n >= quota) throw new QuotaExceededError();
+      const taken = this.db
+        .prepare('SELECT name = ? AS same_name FROM instances WHERE (account_id = ? AND name = ?) OR token_hash = ?')
+        .get(i.name, i.accountId, i.name, i.tokenHash) as { same_name: number } | undefined;
+      if (taken) {
+        throw new ConflictError(
+          taken.same_name === 1 ? 'Instance name already exists' : 'Instance token already in use',
+        );
+      }
+      this.db
+        .prepare(
+          `INSERT INTO instances (id, account_id, name, token_hash, token_sealed, owner_epoch, config, connection, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          i.id,
+          i.accountId,
+          i.name,
+          i.tokenHash,
+          i.tokenSealed,
+          i.ownerEpoch,
+          JSON.stringify(i.config),
+          JSON.stringify(i.connection),
+          i.createdAt,
+        );
+      for (const w of webhooks) insertWebhook.run(webhookParams(w));
+    });
+    tx.immediate();
+  }
+
+  async #one(sql: string, ...args: unknown[]): Promise<InstanceRecord | undefined> {
+    const row = this.db.prepare(sql).get(...args) as Row | undefined;
+    return row ? toInstance(row) : undefined;
+  }
+
+  async findById(id: string) {
+    return this.#one('SELECT * FROM instances WHERE id = ?', id);
+  }
+
+  async findByName(accountId: string, name: string) {
+    return this.#one('SELECT * FROM instances WHERE account_id = ? AND name = ?', accountId, name);
+  }
+
+  async findByTokenHash(tokenHash: string) {
+    return this.#one('SELECT * FROM instances WHERE token_hash = ?', tokenHash);
+  }
+
+  async nameExists(name: string): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM instances WHERE name = ? LIMIT 1').get(name) !== undefined;
+  }
+
+  async listByAccount(accountId: string, names?: string[]): Promise<InstanceRecord[]> {
+    if (names && names.length === 0) return [];
+    const filter = names ? ` AND name IN (${names.map(() => '?').join(',')})` : '';
+    const rows = this.db
+      .prepare(`SELECT * FROM instances WHERE account_id = ?${filter} ORDER BY created_at, name`)
+      .all(accountId, ...(names ?? [])) as Row[];
+    return rows.map(toInstance);
+  }
+
+  async countByAccount(accountId: string): Promise<number> {
+    const row = this.db.prepare('SELECT COUNT(*) AS n FROM instances WHERE account_id = ?').get(accountId) as {
+      n: number;
+    };
+    return row.n;
+  }
+
+  async listRunnable(): Promise<string[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT id FROM instances
+         WHERE json_extract(connection, '$.state') IN ('connecting', 'qr', 'connected')
+            OR EXISTS (SELECT 1 FROM owned_state s WHERE s.instance_id = instances.id AND s.namespace = ?)
+         ORDER BY id`,
+      )
+      .all(AUTH_NAMESPACE) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const tx = this.db.transaction(() => {
+      this.db.prepare('DELETE FROM owned_state WHERE instance_id = ?').run(id);
+      this.db.prepare('DELETE FROM webhooks WHERE instance_id = ?').run(id);
+      this.db.prepare('DELETE FROM messages WHERE instance_id = ?').run(id);
+      // Pending deliveries still go out (the events happened); dead letters die with the instance.
+      this.db.prepare("DELETE FROM webhook_deliveries WHERE instance_id = ? AND status = 'dead'").run(id);
+      return this.db.prepare('DELETE FROM instances WHERE id = ?').run(id).changes === 1;
+    });
+    return tx.immediate();
+  }
+
+  async updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined> {
+    const tx = this.db.transaction(() => {
+      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as
+        { config: string } | undefined;
+      if (!row) return undefined;
+      const config = JSON.parse(row.config) as InstanceConfig;
+      config.settings = { ...config.settings, ...patch };
+      this.db.prepare('UPDATE instances SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
+      return config.settings;
+    });
+    return tx.immediate();
+  }
+
+  async updateConfigBlock<K extends ConfigBlock>(
+    id: string,
+    block: K,
+    value: InstanceConfig[K] | undefined,
+  ): Promise<boolean> {
+    const tx = this.db.transaction(() => {
+      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as
+        { config: string } | undefined;
+      if (!row) return false;
+      const config = JSON.parse(row.config) as InstanceConfig;
+      config[block] = value;
+      this.db.prepare('UPDATE instances SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
+      return true;
+    });
+    return tx.immediate();
+  }
+
+  async claim(id: string): Promise<number> {
+    const row = this.db
+      .prepare('UPDATE instances SET owner_epoch = owner_epoch + 1 WHERE id = ? RETURNING owner_epoch')
+      .get(id) as { owner_epoch: number } | undefined;
+    if (!row) throw new FencedError(id, 0);
+    return row.owner_epoch;
+  }
+
+  async setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void> {
+    const res = this.db
+      .prepare('UPDATE instances SET connection = ? WHERE id = ? AND owner_epoch = ?')
+      .run(JSON.stringify(connection), id, epoch);
+    if (res.changes !== 1) throw new FencedError(id, epoch);
+  }
+}

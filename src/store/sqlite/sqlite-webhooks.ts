@@ -1,0 +1,63 @@
+import type Database from 'better-sqlite3';
+import type { WebhookRecord } from '../records.js';
+import type { WebhookRepository } from '../store.js';
+
+import { str } from './sqlite-rows.js';
+import type { Row } from './sqlite-rows.js';
+
+function toWebhook(row: Row): WebhookRecord {
+  return {
+    instanceId: str(row, 'instance_id'),
+    label: str(row, 'label'),
+    enabled: row.enabled === 1,
+    url: str(row, 'url'),
+    authorizationSealed: (row.authorization_sealed as string | null) ?? undefined,
+    byEvents: row.by_events === 1,
+    events: JSON.parse(str(row, 'events')) as string[],
+    base64: row.base64 === 1,
+    createdAt: str(row, 'created_at'),
+    updatedAt: str(row, 'updated_at'),
+  };
+}
+
+export const WEBHOOK_UPSERT = `INSERT INTO webhooks
+  (instance_id, label, enabled, url, authorization_sealed, by_events, events, base64, created_at, updated_at)
+  VALUES (@instanceId, @label, @enabled, @url, @authorizationSealed, @byEvents, @events, @base64, @createdAt, @updatedAt)
+  ON CONFLICT (instance_id, label) DO UPDATE SET enabled = excluded.enabled, url = excluded.url,
+    authorization_sealed = excluded.authorization_sealed, by_events = excluded.by_events,
+    events = excluded.events, base64 = excluded.base64, updated_at = excluded.updated_at`;
+
+export function webhookParams(w: WebhookRecord) {
+  return {
+    instanceId: w.instanceId,
+    label: w.label,
+    enabled: w.enabled ? 1 : 0,
+    url: w.url,
+    authorizationSealed: w.authorizationSealed ?? null,
+    byEvents: w.byEvents ? 1 : 0,
+    events: JSON.stringify(w.events),
+    base64: w.base64 ? 1 : 0,
+    createdAt: w.createdAt,
+    updatedAt: w.updatedAt,
+  };
+}
+
+export class SqliteWebhooks implements WebhookRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  async upsert(w: WebhookRecord): Promise<void> {
+    this.db.prepare(WEBHOOK_UPSERT).run(webhookParams(w));
+  }
+
+  async list(instanceId: string): Promise<WebhookRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM webhooks WHERE instance_id = ? ORDER BY created_at, label')
+      .all(instanceId) as Row[];
+    return rows.map(toWebhook);
+  }
+
+  async delete(instanceId: string, label: string): Promise<boolean> {
+    const res = this.db.prepare('DELETE FROM webhooks WHERE instance_id = ? AND label = ?').run(instanceId, label);
+    return res.changes === 1;
+  }
+}
