@@ -42,7 +42,7 @@ const newSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64
  */
 export class AccountWebhookService {
   constructor(
-    private readonly o: {
+    private readonly options: {
       store: Store;
       secrets: SecretBox;
       dispatcher: AccountWebhookDispatcher;
@@ -52,12 +52,12 @@ export class AccountWebhookService {
 
   #view(w: AccountWebhookRecord | undefined): AccountWebhookView {
     if (!w) return { url: '', events: [...DEFAULT_ENTERPRISE_EVENTS], enabled: false, secretMasked: '' };
-    const secret = this.o.secrets.open(w.secretSealed, SecretPurpose.AccountWebhookSecret);
+    const secret = this.options.secrets.open(w.secretSealed, SecretPurpose.AccountWebhookSecret);
     return { url: w.url, events: w.events, enabled: w.enabled, secretMasked: maskSecret(secret, SECRET_PREFIX) };
   }
 
   async get(accountId: string): Promise<AccountWebhookView> {
-    return this.#view(await this.o.store.accountWebhooks.get(accountId));
+    return this.#view(await this.options.store.accountWebhooks.get(accountId));
   }
 
   /** Applies the patch; `secret` is present only when this call created the secret. */
@@ -66,10 +66,10 @@ export class AccountWebhookService {
     const parsed = patchBody.safeParse(raw);
     if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
     const b = parsed.data;
-    const existing = await this.o.store.accountWebhooks.get(accountId);
+    const existing = await this.options.store.accountWebhooks.get(accountId);
     let url = existing?.url ?? '';
     if (b.url !== undefined) {
-      const checked = checkUrlSyntax(b.url.trim(), { allowPrivate: this.o.allowPrivateUrls, requireHttps: true });
+      const checked = checkUrlSyntax(b.url.trim(), { allowPrivate: this.options.allowPrivateUrls, requireHttps: true });
       if ('reason' in checked) throw new ValidationError(`Invalid webhook url: ${checked.reason}`);
       url = checked.url.toString();
     }
@@ -82,22 +82,22 @@ export class AccountWebhookService {
       // Omitted: what was set before, the four defaults on a new configuration.
       events: b.events ? [...new Set(b.events)] : (existing?.events ?? [...DEFAULT_ENTERPRISE_EVENTS]),
       enabled: b.enabled ?? existing?.enabled ?? true,
-      secretSealed: existing?.secretSealed ?? this.o.secrets.seal(secret!, SecretPurpose.AccountWebhookSecret),
+      secretSealed: existing?.secretSealed ?? this.options.secrets.seal(secret!, SecretPurpose.AccountWebhookSecret),
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
-    await this.o.store.accountWebhooks.save(record);
+    await this.options.store.accountWebhooks.save(record);
     return { ...this.#view(record), ...(secret ? { secret } : {}) };
   }
 
   async rotateSecret(accountId: string): Promise<{ secret: string; secretMasked: string }> {
-    const existing = await this.o.store.accountWebhooks.get(accountId);
+    const existing = await this.options.store.accountWebhooks.get(accountId);
     if (!existing) throw new ValidationError('No account webhook configured');
     const secret = newSecret();
     const now = new Date().toISOString();
-    await this.o.store.accountWebhooks.save({
+    await this.options.store.accountWebhooks.save({
       ...existing,
-      secretSealed: this.o.secrets.seal(secret, SecretPurpose.AccountWebhookSecret),
+      secretSealed: this.options.secrets.seal(secret, SecretPurpose.AccountWebhookSecret),
       updatedAt: now,
     });
     return { secret, secretMasked: maskSecret(secret, SECRET_PREFIX) };
@@ -105,22 +105,22 @@ export class AccountWebhookService {
 
   /** Queues `enterprise.webhook.test`, even when the webhook is disabled. */
   async sendTest(accountId: string): Promise<void> {
-    const existing = await this.o.store.accountWebhooks.get(accountId);
+    const existing = await this.options.store.accountWebhooks.get(accountId);
     if (!existing?.url) throw new ValidationError('No account webhook URL configured');
-    await this.o.dispatcher.dispatch(
+    await this.options.dispatcher.dispatch(
       { accountId, event: EnterpriseEvent.WebhookTest, description: 'Test delivery of the account webhook', data: {} },
       { force: true },
     );
   }
 
   deadLetters(accountId: string): Promise<DeadLetter[]> {
-    return this.o.dispatcher.deadLetters(accountId);
+    return this.options.dispatcher.deadLetters(accountId);
   }
 
   /** Replays the account's dead letters (`ids`, or all); the count queued again. */
   async redeliver(accountId: string, raw: unknown): Promise<number> {
     const parsed = redeliverBody.safeParse(raw ?? {});
     if (!parsed.success) throw new ValidationError(`Invalid request body: ${describeIssue(parsed.error)}`);
-    return this.o.dispatcher.redeliver(accountId, parsed.data.ids);
+    return this.options.dispatcher.redeliver(accountId, parsed.data.ids);
   }
 }

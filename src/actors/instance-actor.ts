@@ -94,25 +94,25 @@ export class InstanceActor {
   lastActivity = performance.now();
   readonly ctx: ActorContext;
 
-  constructor(private readonly o: InstanceActorOptions) {
+  constructor(private readonly options: InstanceActorOptions) {
     this.ctx = {
-      instanceId: o.instanceId,
-      nodeId: o.nodeId,
-      epoch: o.epoch,
-      store: o.store,
-      log: o.log,
+      instanceId: options.instanceId,
+      nodeId: options.nodeId,
+      epoch: options.epoch,
+      store: options.store,
+      log: options.log,
       assertOwner: () => this.#assertOwner(),
       writeOwned: async (ops) => {
         this.#assertOwner();
-        await this.#fenced(o.store.ownedState.write(o.instanceId, o.epoch, ops));
+        await this.#fenced(options.store.ownedState.write(options.instanceId, options.epoch, ops));
       },
       clearOwned: async (namespace) => {
         this.#assertOwner();
-        await this.#fenced(o.store.ownedState.clear(o.instanceId, o.epoch, namespace));
+        await this.#fenced(options.store.ownedState.clear(options.instanceId, options.epoch, namespace));
       },
       setConnection: async (connection) => {
         this.#assertOwner();
-        await this.#fenced(o.store.instances.setConnection(o.instanceId, o.epoch, connection));
+        await this.#fenced(options.store.instances.setConnection(options.instanceId, options.epoch, connection));
       },
     };
   }
@@ -122,7 +122,7 @@ export class InstanceActor {
   }
 
   get epoch(): number {
-    return this.o.epoch;
+    return this.options.epoch;
   }
 
   get queueLength(): number {
@@ -131,20 +131,20 @@ export class InstanceActor {
 
   /** True while the lease is surely ours, with the safety margin. */
   leaseValid(): boolean {
-    return performance.now() < this.o.leaseValidUntil() - this.o.safetyMarginMs;
+    return performance.now() < this.options.leaseValidUntil() - this.options.safetyMarginMs;
   }
 
   /** Runs the behaviour's start, then opens the mailbox (also when a drain began meanwhile). */
   async activate(): Promise<void> {
-    await this.o.behavior.onActivate?.(this.ctx);
+    await this.options.behavior.onActivate?.(this.ctx);
     if (this.#state === 'stopped') return;
     if (this.#state === 'activating') this.#state = 'active';
     this.#pump();
   }
 
   call<K extends ActorCallKind>(kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
-    if (this.#state === 'stopped') return Promise.reject(new NotOwnerError(this.o.instanceId));
-    if (this.#queue.length >= this.o.maxQueue) {
+    if (this.#state === 'stopped') return Promise.reject(new NotOwnerError(this.options.instanceId));
+    if (this.#queue.length >= this.options.maxQueue) {
       return Promise.reject(new UnavailableError('Instance is busy; try again later'));
     }
     return new Promise<ActorResult<K>>((resolve, reject) => {
@@ -185,7 +185,7 @@ export class InstanceActor {
   async #run(job: Job): Promise<void> {
     try {
       this.#assertOwner();
-      const handler = this.o.behavior.handlers[job.kind] as CallHandler<ActorCallKind> | undefined;
+      const handler = this.options.behavior.handlers[job.kind] as CallHandler<ActorCallKind> | undefined;
       if (!handler) throw new UnavailableError(`Operation ${job.kind} is not available`);
       const result = await handler(this.ctx, job.payload as never);
       settle(job, () => job.resolve(result));
@@ -195,10 +195,10 @@ export class InstanceActor {
   }
 
   #assertOwner(): void {
-    if (this.#state === 'stopped') throw new NotOwnerError(this.o.instanceId);
+    if (this.#state === 'stopped') throw new NotOwnerError(this.options.instanceId);
     if (!this.leaseValid()) {
       this.selfStop('lease-lost');
-      throw new NotOwnerError(this.o.instanceId);
+      throw new NotOwnerError(this.options.instanceId);
     }
   }
 
@@ -208,7 +208,7 @@ export class InstanceActor {
     } catch (err) {
       if (err instanceof FencedError) {
         this.selfStop('fenced');
-        throw new NotOwnerError(this.o.instanceId);
+        throw new NotOwnerError(this.options.instanceId);
       }
       throw err;
     }
@@ -217,9 +217,12 @@ export class InstanceActor {
   /** Stops because ownership is gone (not asked by the host): no draining, side effects end now. */
   selfStop(reason: StopReason): void {
     if (this.#state === 'stopped') return;
-    this.o.log.warn({ instanceId: this.o.instanceId, epoch: this.o.epoch, reason }, 'actor stopped itself');
+    this.options.log.warn(
+      { instanceId: this.options.instanceId, epoch: this.options.epoch, reason },
+      'actor stopped itself',
+    );
     void this.stop(reason);
-    this.o.onSelfStop(reason);
+    this.options.onSelfStop(reason);
   }
 
   /**
@@ -243,12 +246,14 @@ export class InstanceActor {
   stop(reason: StopReason): Promise<void> {
     this.#stopping ??= (async () => {
       this.#state = 'stopped';
-      for (const job of this.#queue.splice(0)) settle(job, () => job.reject(new NotOwnerError(this.o.instanceId)));
+      for (const job of this.#queue.splice(0)) {
+        settle(job, () => job.reject(new NotOwnerError(this.options.instanceId)));
+      }
       for (const w of this.#idleWaiters.splice(0)) w();
       try {
-        await this.o.behavior.onStop?.(this.ctx, reason);
+        await this.options.behavior.onStop?.(this.ctx, reason);
       } catch (err) {
-        this.o.log.error({ err, instanceId: this.o.instanceId }, 'actor stop hook failed');
+        this.options.log.error({ err, instanceId: this.options.instanceId }, 'actor stop hook failed');
       }
     })();
     return this.#stopping;

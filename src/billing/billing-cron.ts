@@ -35,11 +35,11 @@ export class BillingCron {
   /** Keys this process knows are in the ledger: spares the store an insert per tick. */
   readonly #known = new Set<string>();
 
-  constructor(private readonly o: BillingCronOptions) {}
+  constructor(private readonly options: BillingCronOptions) {}
 
   start(): void {
-    if (this.o.tickMs !== undefined) this.#timer = setInterval(() => this.#schedule(), this.o.tickMs);
-    else this.#task = schedule(this.o.cron, () => this.#schedule(), { name: 'billing-cron' });
+    if (this.options.tickMs !== undefined) this.#timer = setInterval(() => this.#schedule(), this.options.tickMs);
+    else this.#task = schedule(this.options.cron, () => this.#schedule(), { name: 'billing-cron' });
     // At once too: a node taking over the role catches up without waiting for the next tick.
     this.#schedule();
   }
@@ -55,43 +55,43 @@ export class BillingCron {
   #schedule(): void {
     if (this.#running) return;
     this.#running = this.tick()
-      .catch((err: unknown) => this.o.log.error({ err }, 'billing tick failed'))
+      .catch((err: unknown) => this.options.log.error({ err }, 'billing tick failed'))
       .finally(() => (this.#running = undefined));
   }
 
   /** One pass; public so tests can drive two holders by hand. */
   async tick(now = Date.now()): Promise<void> {
-    const recoverAfterMs = this.o.recoverAfterMs ?? 30_000;
-    for (const account of await this.o.store.accounts.list()) {
-      const instances = await this.o.store.instances.listByAccount(account.id);
-      for (const due of dueEvents(account, instances, now, this.o.terms)) {
+    const recoverAfterMs = this.options.recoverAfterMs ?? 30_000;
+    for (const account of await this.options.store.accounts.list()) {
+      const instances = await this.options.store.instances.listByAccount(account.id);
+      for (const due of dueEvents(account, instances, now, this.options.terms)) {
         if (this.#known.has(due.key)) continue;
-        if (!this.o.holding()) return;
+        if (!this.options.holding()) return;
         const entry: BillingLedgerEntry = {
           ...due,
           data: JSON.stringify(due.data),
           createdAt: new Date(now).toISOString(),
           sentAt: undefined,
         };
-        const recorded = await this.o.store.billingLedger.record(entry, Date.now() + recoverAfterMs);
+        const recorded = await this.options.store.billingLedger.record(entry, Date.now() + recoverAfterMs);
         this.#known.add(due.key);
         if (recorded) await this.#publish(entry);
       }
     }
-    if (!this.o.holding()) return;
-    for (const entry of await this.o.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs)) {
+    if (!this.options.holding()) return;
+    for (const entry of await this.options.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs)) {
       await this.#publish(entry);
     }
   }
 
   async #publish(entry: BillingLedgerEntry): Promise<void> {
-    if (!this.o.holding()) return;
-    await this.o.dispatcher.dispatch({
+    if (!this.options.holding()) return;
+    await this.options.dispatcher.dispatch({
       accountId: entry.accountId,
       event: entry.event,
       description: entry.description,
       data: JSON.parse(entry.data) as Record<string, unknown>,
     });
-    await this.o.store.billingLedger.markSent(entry.key, new Date().toISOString());
+    await this.options.store.billingLedger.markSent(entry.key, new Date().toISOString());
   }
 }

@@ -43,10 +43,13 @@ export class ActorHost {
   #renewing = false;
   #closed = false;
 
-  constructor(private readonly o: ActorHostOptions) {}
+  constructor(private readonly options: ActorHostOptions) {}
 
   start(): void {
-    this.#renewTimer = setInterval(() => void this.#renewAll(), Math.max(50, Math.floor(this.o.leases.ttlMs / 3)));
+    this.#renewTimer = setInterval(
+      () => void this.#renewAll(),
+      Math.max(50, Math.floor(this.options.leases.ttlMs / 3)),
+    );
     // Timers can be late (a busy loop, a paused process): this check and the one before every turn and
     // write make sure that no side effect happens on an expired lease.
     this.#watchdog = setInterval(() => this.#expireLapsed(), 100);
@@ -96,34 +99,34 @@ export class ActorHost {
   }
 
   async #activate(instanceId: string): Promise<InstanceActor | undefined> {
-    const lease = await this.o.leases.acquire(instanceId);
+    const lease = await this.options.leases.acquire(instanceId);
     if (!lease) return undefined;
     let epoch: number;
     try {
-      epoch = await this.o.store.instances.claim(instanceId);
+      epoch = await this.options.store.instances.claim(instanceId);
     } catch (err) {
-      await this.o.leases.release([lease]);
+      await this.options.leases.release([lease]);
       if (err instanceof FencedError) return undefined; // the instance was deleted
       throw err;
     }
     // A claim slower than the lease (a paused process, a slow store): the lease may have lapsed and
     // another node may own the instance now. Nothing may run on it; the next placement round decides.
-    if (performance.now() >= lease.validUntil - this.o.safetyMarginMs) {
-      this.o.log.warn({ instanceId, epoch }, 'claim outlasted the lease; not activating');
-      await this.o.leases.release([lease]).catch(() => undefined);
+    if (performance.now() >= lease.validUntil - this.options.safetyMarginMs) {
+      this.options.log.warn({ instanceId, epoch }, 'claim outlasted the lease; not activating');
+      await this.options.leases.release([lease]).catch(() => undefined);
       return undefined;
     }
     const entry = { lease, actor: undefined as unknown as InstanceActor };
     const actor = new InstanceActor({
       instanceId,
-      nodeId: this.o.nodeId,
+      nodeId: this.options.nodeId,
       epoch,
-      store: this.o.store,
-      behavior: this.o.behavior(instanceId),
-      log: this.o.log.child({ instanceId, epoch }),
+      store: this.options.store,
+      behavior: this.options.behavior(instanceId),
+      log: this.options.log.child({ instanceId, epoch }),
       leaseValidUntil: () => entry.lease.validUntil,
-      safetyMarginMs: this.o.safetyMarginMs,
-      maxQueue: this.o.maxQueue,
+      safetyMarginMs: this.options.safetyMarginMs,
+      maxQueue: this.options.maxQueue,
       onSelfStop: (reason) => void this.#forget(instanceId, actor, reason, true),
     });
     entry.actor = actor;
@@ -131,13 +134,13 @@ export class ActorHost {
     try {
       await actor.activate();
     } catch (err) {
-      this.o.log.error({ err, instanceId }, 'activation failed');
+      this.options.log.error({ err, instanceId }, 'activation failed');
       await this.#forget(instanceId, actor, 'activation-failed', true);
       return undefined;
     }
     if (actor.state !== 'active') return undefined;
-    this.o.log.debug({ instanceId, epoch }, 'actor activated');
-    this.o.metrics?.activated();
+    this.options.log.debug({ instanceId, epoch }, 'actor activated');
+    this.options.metrics?.activated();
     for (const l of this.#listeners) l.activated?.(instanceId, epoch);
     return actor;
   }
@@ -146,7 +149,7 @@ export class ActorHost {
   async deactivate(instanceId: string, reason: StopReason): Promise<void> {
     const entry = this.#actors.get(instanceId);
     if (!entry) return;
-    await entry.actor.drain(this.o.drainTimeoutMs);
+    await entry.actor.drain(this.options.drainTimeoutMs);
     await this.#forget(instanceId, entry.actor, reason, true);
   }
 
@@ -157,11 +160,11 @@ export class ActorHost {
     await actor.stop(reason);
     // A lease lost or fenced is someone else's now: releasing it is harmless (token-checked) but useless.
     if (release && reason !== 'lease-lost' && reason !== 'fenced') {
-      await this.o.leases
+      await this.options.leases
         .release([entry.lease])
-        .catch((err: unknown) => this.o.log.warn({ err, instanceId }, 'lease release failed'));
+        .catch((err: unknown) => this.options.log.warn({ err, instanceId }, 'lease release failed'));
     }
-    this.o.metrics?.stopped(reason);
+    this.options.metrics?.stopped(reason);
     for (const l of this.#listeners) l.stopped?.(instanceId, reason);
   }
 
@@ -177,8 +180,8 @@ export class ActorHost {
     try {
       const entries = [...this.#actors.values()];
       const started = performance.now();
-      const { renewed, lost } = await this.o.leases.renew(entries.map((e) => e.lease));
-      this.o.metrics?.leaseRenewal((performance.now() - started) / 1000, entries.length - renewed.length);
+      const { renewed, lost } = await this.options.leases.renew(entries.map((e) => e.lease));
+      this.options.metrics?.leaseRenewal((performance.now() - started) / 1000, entries.length - renewed.length);
       const fresh = new Map(renewed.map((l) => [l.token, l]));
       const gone = new Set(lost.map((l) => l.token));
       for (const e of entries) {
@@ -188,8 +191,8 @@ export class ActorHost {
         else undecided++;
       }
       if (undecided > 0) {
-        this.o.metrics?.leaseRenewalFailed();
-        this.o.log.warn({ undecided }, "lease renewal undecided; retrying within the leases' validity");
+        this.options.metrics?.leaseRenewalFailed();
+        this.options.log.warn({ undecided }, "lease renewal undecided; retrying within the leases' validity");
       }
     } finally {
       this.#renewing = false;
@@ -205,7 +208,7 @@ export class ActorHost {
         this.#retryTimer = undefined;
         void this.#renewAll();
       },
-      Math.max(50, Math.floor(this.o.leases.ttlMs / 10)),
+      Math.max(50, Math.floor(this.options.leases.ttlMs / 10)),
     );
   }
 

@@ -39,11 +39,11 @@ export class Reconciler {
   #moves: number[] = [];
   #fastPoll: NodeJS.Timeout | undefined;
 
-  constructor(private readonly o: ReconcilerOptions) {}
+  constructor(private readonly options: ReconcilerOptions) {}
 
   start(): void {
-    this.#timer = setInterval(() => this.kick(), this.o.intervalMs);
-    this.o.membership.onChange(() => this.kick());
+    this.#timer = setInterval(() => this.kick(), this.options.intervalMs);
+    this.options.membership.onChange(() => this.kick());
     this.kick();
   }
 
@@ -61,7 +61,7 @@ export class Reconciler {
     }
     this.#running = true;
     void this.#pass()
-      .catch((err: unknown) => this.o.log.warn({ err }, 'reconcile pass failed'))
+      .catch((err: unknown) => this.options.log.warn({ err }, 'reconcile pass failed'))
       .finally(() => {
         this.#running = false;
         if (this.#again && this.#timer) {
@@ -72,33 +72,33 @@ export class Reconciler {
   }
 
   async #pass(): Promise<void> {
-    const live = this.o.membership.liveNodes().map((n) => n.nodeId);
-    if (!live.includes(this.o.nodeId)) return; // not registered (yet, or any more): own nothing new
-    const runnable = await this.o.store.instances.listRunnable();
+    const live = this.options.membership.liveNodes().map((n) => n.nodeId);
+    if (!live.includes(this.options.nodeId)) return; // not registered (yet, or any more): own nothing new
+    const runnable = await this.options.store.instances.listRunnable();
     const runnableSet = new Set(runnable);
 
-    const mine = runnable.filter((id) => !this.o.host.get(id) && placeInstance(id, live) === this.o.nodeId);
+    const mine = runnable.filter((id) => !this.options.host.get(id) && placeInstance(id, live) === this.options.nodeId);
     if (mine.length) {
-      const owners = await this.o.leases.owners(mine);
+      const owners = await this.options.leases.owners(mine);
       const free = mine.filter((_, i) => owners[i] === undefined);
-      await this.#inParallel(free, (id) => this.o.host.activate(id));
+      await this.#inParallel(free, (id) => this.options.host.activate(id));
       // Leases of a departed node run out any moment now: look again soon rather than a period later.
       const liveSet = new Set(live);
       if (owners.some((o) => o !== undefined && !liveSet.has(o))) this.#soon();
     }
 
-    for (const id of this.o.host.ids()) {
+    for (const id of this.options.host.ids()) {
       const target = placeInstance(id, live);
-      if (target !== this.o.nodeId && target !== undefined && runnableSet.has(id)) {
+      if (target !== this.options.nodeId && target !== undefined && runnableSet.has(id)) {
         if (!this.#takeMove()) continue;
-        await this.o.host.deactivate(id, 'handoff');
-        await this.o.router.handOff(id, target).catch(() => undefined);
-        this.o.log.info({ instanceId: id, to: target }, 'handed off');
+        await this.options.host.deactivate(id, 'handoff');
+        await this.options.router.handOff(id, target).catch(() => undefined);
+        this.options.log.info({ instanceId: id, to: target }, 'handed off');
       } else if (!runnableSet.has(id)) {
-        const actor = this.o.host.get(id);
-        if (actor && performance.now() - actor.lastActivity > this.o.idleMs && actor.queueLength === 0) {
-          const exists = await this.o.store.instances.findById(id);
-          await this.o.host.deactivate(id, exists ? 'idle' : 'deleted');
+        const actor = this.options.host.get(id);
+        if (actor && performance.now() - actor.lastActivity > this.options.idleMs && actor.queueLength === 0) {
+          const exists = await this.options.store.instances.findById(id);
+          await this.options.host.deactivate(id, exists ? 'idle' : 'deleted');
         }
       }
     }
@@ -111,14 +111,14 @@ export class Reconciler {
         this.#fastPoll = undefined;
         this.kick();
       },
-      Math.min(250, this.o.intervalMs),
+      Math.min(250, this.options.intervalMs),
     );
   }
 
   #takeMove(): boolean {
     const now = performance.now();
-    this.#moves = this.#moves.filter((t) => now - t < this.o.moveWindowMs);
-    if (this.#moves.length >= this.o.movesPerWindow) return false;
+    this.#moves = this.#moves.filter((t) => now - t < this.options.moveWindowMs);
+    if (this.#moves.length >= this.options.movesPerWindow) return false;
     this.#moves.push(now);
     return true;
   }
@@ -127,9 +127,9 @@ export class Reconciler {
     const queue = [...ids];
     const worker = async () => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        await fn(id).catch((err: unknown) => this.o.log.warn({ err, instanceId: id }, 'activation failed'));
+        await fn(id).catch((err: unknown) => this.options.log.warn({ err, instanceId: id }, 'activation failed'));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.o.activationConcurrency, ids.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.options.activationConcurrency, ids.length) }, worker));
   }
 }

@@ -30,36 +30,36 @@ export class RedisMembership implements Membership {
   constructor(
     private readonly redis: Redis,
     private readonly transport: Transport,
-    private readonly o: RedisMembershipOptions,
+    private readonly options: RedisMembershipOptions,
     private readonly logger: Logger,
   ) {}
 
   async start(): Promise<void> {
     this.#unsubscribe = await this.transport.subscribe(channels.cluster(), (raw) => {
       const msg = JSON.parse(raw) as { t: string; nodeId: string };
-      if (msg.t === 'leaving' && msg.nodeId !== this.o.nodeId) {
+      if (msg.t === 'leaving' && msg.nodeId !== this.options.nodeId) {
         this.#set(this.#live.filter((n) => n.nodeId !== msg.nodeId));
       }
     });
     await this.#beat();
     this.#timer = setInterval(() => {
       this.#beat().catch((err: unknown) => this.logger.warn({ err }, 'heartbeat failed'));
-    }, this.o.heartbeatMs);
+    }, this.options.heartbeatMs);
   }
 
   async #beat(): Promise<void> {
     if (this.#stopped) return;
     const info: NodeInfo = {
-      nodeId: this.o.nodeId,
-      url: this.o.url(),
+      nodeId: this.options.nodeId,
+      url: this.options.url(),
       startedAt: this.#startedAt,
-      actors: this.o.actors(),
+      actors: this.options.actors(),
       heartbeatAt: new Date().toISOString(),
     };
     await this.redis
       .multi()
-      .set(keys.node(this.o.nodeId), JSON.stringify(info), 'PX', this.o.timeoutMs)
-      .zadd(keys.nodes(), 0, this.o.nodeId)
+      .set(keys.node(this.options.nodeId), JSON.stringify(info), 'PX', this.options.timeoutMs)
+      .zadd(keys.nodes(), 0, this.options.nodeId)
       .exec();
     await this.refresh();
   }
@@ -94,8 +94,8 @@ export class RedisMembership implements Membership {
     this.#stopped = true;
     clearInterval(this.#timer);
     try {
-      await this.redis.multi().del(keys.node(this.o.nodeId)).zrem(keys.nodes(), this.o.nodeId).exec();
-      await this.transport.publish(channels.cluster(), JSON.stringify({ t: 'leaving', nodeId: this.o.nodeId }));
+      await this.redis.multi().del(keys.node(this.options.nodeId)).zrem(keys.nodes(), this.options.nodeId).exec();
+      await this.transport.publish(channels.cluster(), JSON.stringify({ t: 'leaving', nodeId: this.options.nodeId }));
     } catch (err) {
       this.logger.warn({ err }, 'could not announce departure; peers will notice the silence');
     }

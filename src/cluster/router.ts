@@ -76,13 +76,13 @@ export class Router {
    * it accepted until it has released each lease, so its departure fails nothing here. The one retry is
    * kept for answers that prove the call did not run: "not owner" from the owner, or nobody listening.
    */
-  constructor(private readonly o: RouterOptions) {}
+  constructor(private readonly options: RouterOptions) {}
 
   async start(): Promise<void> {
-    this.#unsubscribeInbox = await this.o.transport.subscribe(channels.inbox(this.o.nodeId), (raw) =>
+    this.#unsubscribeInbox = await this.options.transport.subscribe(channels.inbox(this.options.nodeId), (raw) =>
       this.#onInbox(raw),
     );
-    this.#unsubscribeReply = await this.o.transport.subscribe(channels.reply(this.o.nodeId), (raw) =>
+    this.#unsubscribeReply = await this.options.transport.subscribe(channels.reply(this.options.nodeId), (raw) =>
       this.#onReply(raw),
     );
   }
@@ -111,8 +111,8 @@ export class Router {
       } catch (err) {
         if (!(err instanceof NotOwnerError)) throw err;
         this.#owners.delete(instanceId);
-        await sleep(this.o.retryDelayMs);
-        await this.o.membership.refresh().catch(() => undefined);
+        await sleep(this.options.retryDelayMs);
+        await this.options.membership.refresh().catch(() => undefined);
         const left = deadline - performance.now();
         if (left <= 0) throw new TimeoutError();
         return await this.#attempt(instanceId, kind, payload, left);
@@ -122,8 +122,8 @@ export class Router {
       throw err;
     } finally {
       // Where the actor is now is where the call ran (a move in the middle of a call is rare enough).
-      this.o.metrics?.routedCall(
-        this.o.host.get(instanceId) ? 'local' : 'remote',
+      this.options.metrics?.routedCall(
+        this.options.host.get(instanceId) ? 'local' : 'remote',
         outcome,
         (performance.now() - started) / 1000,
       );
@@ -137,7 +137,7 @@ export class Router {
     payload: ActorPayload<K>,
     timeoutMs = 30_000,
   ): Promise<ActorResult<K> | undefined> {
-    if (!this.o.host.get(instanceId) && (await this.#ownerOf(instanceId)) === undefined) return undefined;
+    if (!this.options.host.get(instanceId) && (await this.#ownerOf(instanceId)) === undefined) return undefined;
     return this.call(instanceId, kind, payload, timeoutMs);
   }
 
@@ -147,27 +147,27 @@ export class Router {
     payload: ActorPayload<K>,
     timeoutMs: number,
   ): Promise<ActorResult<K>> {
-    const local = this.o.host.get(instanceId);
+    const local = this.options.host.get(instanceId);
     if (local) return local.call(kind, payload, timeoutMs);
     let owner = await this.#ownerOf(instanceId);
     let activate = false;
-    if (owner === undefined || owner === this.o.nodeId) {
+    if (owner === undefined || owner === this.options.nodeId) {
       owner =
         placeInstance(
           instanceId,
-          this.o.membership.liveNodes().map((n) => n.nodeId),
-        ) ?? this.o.nodeId;
+          this.options.membership.liveNodes().map((n) => n.nodeId),
+        ) ?? this.options.nodeId;
       activate = true;
     }
-    if (owner === this.o.nodeId) {
-      const actor = await this.o.host.activate(instanceId);
+    if (owner === this.options.nodeId) {
+      const actor = await this.options.host.activate(instanceId);
       if (!actor) throw new NotOwnerError(instanceId);
       return actor.call(kind, payload, timeoutMs);
     }
     return (await this.#send(owner, {
       t: 'call',
       id: randomUUID(),
-      from: this.o.nodeId,
+      from: this.options.nodeId,
       instanceId,
       kind,
       payload,
@@ -178,8 +178,8 @@ export class Router {
 
   async #ownerOf(instanceId: string): Promise<string | undefined> {
     const cached = this.#owners.get(instanceId);
-    if (cached && performance.now() - cached.at < this.o.ownerCacheMs) return cached.node;
-    const [node] = await this.o.leases.owners([instanceId]);
+    if (cached && performance.now() - cached.at < this.options.ownerCacheMs) return cached.node;
+    const [node] = await this.options.leases.owners([instanceId]);
     if (node) this.#owners.set(instanceId, { node, at: performance.now() });
     else this.#owners.delete(instanceId);
     return node;
@@ -196,7 +196,7 @@ export class Router {
     // The reply can fail while the publish below is awaited (the owner's node leaves, the deadline
     // passes): handled from now on, or that rejection would be unhandled and end the process.
     reply.catch(() => undefined);
-    const receivers = await this.o.transport
+    const receivers = await this.options.transport
       .publish(channels.inbox(node), JSON.stringify(msg))
       .catch((err: unknown) => {
         // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
@@ -228,9 +228,11 @@ export class Router {
   #onInbox(raw: string): void {
     const msg = JSON.parse(raw) as CallMessage | ActivateMessage;
     if (msg.t === 'activate') {
-      this.o.host
+      this.options.host
         .activate(msg.instanceId)
-        .catch((err: unknown) => this.o.log.warn({ err, instanceId: msg.instanceId }, 'handoff activation failed'));
+        .catch((err: unknown) =>
+          this.options.log.warn({ err, instanceId: msg.instanceId }, 'handoff activation failed'),
+        );
       return;
     }
     const serving = this.#serve(msg).finally(() => this.#serving.delete(serving));
@@ -241,7 +243,8 @@ export class Router {
     let reply: ReplyMessage;
     try {
       const actor =
-        this.o.host.get(msg.instanceId) ?? (msg.activate ? await this.o.host.activate(msg.instanceId) : undefined);
+        this.options.host.get(msg.instanceId) ??
+        (msg.activate ? await this.options.host.activate(msg.instanceId) : undefined);
       if (!actor) throw new NotOwnerError(msg.instanceId);
       reply = {
         t: 'reply',
@@ -251,7 +254,7 @@ export class Router {
       };
     } catch (err) {
       const known = err instanceof AppError;
-      if (!known) this.o.log.error({ err, instanceId: msg.instanceId, kind: msg.kind }, 'routed call failed');
+      if (!known) this.options.log.error({ err, instanceId: msg.instanceId, kind: msg.kind }, 'routed call failed');
       reply = {
         t: 'reply',
         id: msg.id,
@@ -260,14 +263,14 @@ export class Router {
         message: known ? err.message : 'Internal server error',
       };
     }
-    await this.o.transport.publish(channels.reply(msg.from), JSON.stringify(reply)).catch((err: unknown) => {
-      this.o.log.warn({ err, to: msg.from }, 'could not send a reply');
+    await this.options.transport.publish(channels.reply(msg.from), JSON.stringify(reply)).catch((err: unknown) => {
+      this.options.log.warn({ err, to: msg.from }, 'could not send a reply');
     });
   }
 
   /** Tells the node that should own an instance to take it now (after this node released it). */
   async handOff(instanceId: string, target: string): Promise<void> {
     const msg: ActivateMessage = { t: 'activate', instanceId };
-    await this.o.transport.publish(channels.inbox(target), JSON.stringify(msg));
+    await this.options.transport.publish(channels.inbox(target), JSON.stringify(msg));
   }
 }

@@ -48,7 +48,7 @@ const backoff = (attempt: number) => Math.min(5000, 100 * 2 ** attempt);
  * for as long as `stillOwner` allows; only losing the instance ends the retries, with its error.
  */
 export class FanOutSink implements InstanceEventSink {
-  constructor(private readonly o: FanOutOptions) {}
+  constructor(private readonly options: FanOutOptions) {}
 
   async emit(
     instance: InstanceRecord,
@@ -56,21 +56,23 @@ export class FanOutSink implements InstanceEventSink {
     attachments?: EventAttachments,
     stillOwner: () => void = () => undefined,
   ): Promise<void> {
-    const results = await Promise.allSettled(this.o.bestEffort.map((s) => s.emit(instance, event, attachments)));
+    const results = await Promise.allSettled(this.options.bestEffort.map((s) => s.emit(instance, event, attachments)));
     for (const r of results) {
       if (r.status === 'rejected') {
-        this.o.log.warn({ err: r.reason as unknown, event: event.event }, 'event not published');
+        this.options.log.warn({ err: r.reason as unknown, event: event.event }, 'event not published');
       }
     }
     for (let attempt = 0; ; attempt++) {
       stillOwner();
       try {
-        await this.o.durable.emit(instance, event, attachments);
-        if (attempt > 0) this.o.log.info({ event: event.event, attempts: attempt + 1 }, 'event queued after retries');
+        await this.options.durable.emit(instance, event, attachments);
+        if (attempt > 0) {
+          this.options.log.info({ event: event.event, attempts: attempt + 1 }, 'event queued after retries');
+        }
         return;
       } catch (err) {
-        this.o.log.warn({ err, event: event.event, attempt }, 'event not queued yet; retrying');
-        await sleep((this.o.retryDelayMs ?? backoff)(attempt));
+        this.options.log.warn({ err, event: event.event, attempt }, 'event not queued yet; retrying');
+        await sleep((this.options.retryDelayMs ?? backoff)(attempt));
       }
     }
   }

@@ -117,8 +117,8 @@ export class ApiRouter {
   readonly koa: Router<AppState>;
   readonly routes: DeclaredRoute[] = [];
 
-  constructor(private readonly o: ApiRouterOptions) {
-    this.koa = new Router<AppState>(o.prefix ? { prefix: o.prefix } : {});
+  constructor(private readonly options: ApiRouterOptions) {
+    this.koa = new Router<AppState>(options.prefix ? { prefix: options.prefix } : {});
   }
 
   route<B extends ObjectSchema | undefined = undefined, Q extends ObjectSchema | undefined = undefined>(
@@ -130,10 +130,10 @@ export class ApiRouter {
     if (spec.auth !== 'public') chain.push(spec.auth);
     const invalid = spec.invalidBody ?? detailedInvalidBody;
     if (spec.body || spec.rawBody) {
-      if (this.o.maxBodyBytes === undefined) {
+      if (this.options.maxBodyBytes === undefined) {
         throw new Error(`${spec.method} ${spec.path}: the router has no maxBodyBytes`);
       }
-      chain.push(jsonBody(this.o.maxBodyBytes, invalid));
+      chain.push(jsonBody(this.options.maxBodyBytes, invalid));
     }
     const { body, query } = spec;
     chain.push(async (ctx) => {
@@ -156,8 +156,8 @@ export class ApiRouter {
       else await handler(ctx, input);
     });
     this.koa[spec.method](spec.path, ...chain);
-    const fullPath = `${this.o.prefix ?? ''}${spec.path === '/' ? '' : spec.path}` || '/';
-    this.routes.push({ tag: this.o.tag, fullPath, spec });
+    const fullPath = `${this.options.prefix ?? ''}${spec.path === '/' ? '' : spec.path}` || '/';
+    this.routes.push({ tag: this.options.tag, fullPath, spec });
   }
 }
 

@@ -31,10 +31,10 @@ function valueOrThrow<T>(result: BlockResult<T>): T {
  * left out keep their values; secrets are kept unless sent and are never returned.
  */
 export class BlockSettings {
-  constructor(private readonly o: BlockSettingsOptions) {}
+  constructor(private readonly options: BlockSettingsOptions) {}
 
   #ctx() {
-    return { secrets: this.o.secrets, allowPrivateUrls: this.o.allowPrivateUrls };
+    return { secrets: this.options.secrets, allowPrivateUrls: this.options.allowPrivateUrls };
   }
 
   /** Saves the storage block, then checks an enabled one by writing the check object; returns its summary. */
@@ -72,21 +72,24 @@ export class BlockSettings {
     block: K,
     value: InstanceConfig[K],
   ): Promise<void> {
-    if (!(await this.o.store.instances.updateConfigBlock(instance.id, block, value))) {
+    if (!(await this.options.store.instances.updateConfigBlock(instance.id, block, value))) {
       throw new NotFoundError('Instance not found');
     }
-    this.o.logger.info({ instance: instance.name, block }, 'configuration block saved');
+    this.options.logger.info({ instance: instance.name, block }, 'configuration block saved');
   }
 
   /** The credentials check: the status it records says what to fix when it fails. */
   async #check(instance: InstanceRecord, storage: StorageConfig): Promise<StorageStatus> {
-    const target = storageTarget(storage, this.o.secrets);
+    const target = storageTarget(storage, this.options.secrets);
     let error: string | undefined;
     try {
-      await this.o.storage.for(target).check();
+      await this.options.storage.for(target).check();
     } catch (err) {
       error = (err as Error).message;
-      this.o.logger.warn({ instance: instance.name, bucket: storage.bucket, reason: error }, 'storage check failed');
+      this.options.logger.warn(
+        { instance: instance.name, bucket: storage.bucket, reason: error },
+        'storage check failed',
+      );
     }
     const status: StorageStatus = {
       revision: storage.revision ?? '',
@@ -94,7 +97,7 @@ export class BlockSettings {
       error,
       checkedAt: new Date().toISOString(),
     };
-    await this.o.store.instances.updateConfigBlock(instance.id, 'storageStatus', status);
+    await this.options.store.instances.updateConfigBlock(instance.id, 'storageStatus', status);
     return status;
   }
 }

@@ -73,22 +73,22 @@ const failed = (r: BlockResult<unknown>, integration = false) =>
 
 /** Accounts' instances: creation with its blocks, listing, deletion and settings. */
 export class InstanceService {
-  constructor(private readonly o: InstanceServiceOptions) {}
+  constructor(private readonly options: InstanceServiceOptions) {}
 
   async create(account: AccountRecord, rawBody: unknown) {
     const body = parseCreationBody(rawBody);
-    const ctx = { secrets: this.o.secrets, allowPrivateUrls: this.o.allowPrivateUrls };
+    const ctx = { secrets: this.options.secrets, allowPrivateUrls: this.options.allowPrivateUrls };
     const blocks = {
       proxy: await checkProxyAddress(proxyBlock(body, ctx), ctx),
       webhook: webhookBlock(body, ctx),
       websocket: websocketBlock(body),
-      helpdesk: this.o.helpdesk ? helpdeskBlock(body, ctx) : undefined,
+      helpdesk: this.options.helpdesk ? helpdeskBlock(body, ctx) : undefined,
       chatbot: chatbotBlock(body, ctx),
       storage: storageBlock(body, ctx),
     };
     for (const [name, result] of Object.entries(blocks)) {
       if (result && 'error' in result) {
-        this.o.logger.warn(
+        this.options.logger.warn(
           { account: account.name, instance: body.name, block: name, reason: result.error },
           'creation block skipped',
         );
@@ -102,7 +102,7 @@ export class InstanceService {
       accountId: account.id,
       name: body.name,
       tokenHash: hashToken(token),
-      tokenSealed: this.o.secrets.seal(token, SecretPurpose.InstanceToken),
+      tokenSealed: this.options.secrets.seal(token, SecretPurpose.InstanceToken),
       ownerEpoch: 0,
       config: {
         settings: { ...DEFAULT_SETTINGS, ...body.settingsPatch },
@@ -110,7 +110,7 @@ export class InstanceService {
         websocket: valueOf(blocks.websocket),
         helpdesk: valueOf(blocks.helpdesk),
         // With the module on, the block becomes a bot (the bot store holds it); without, it is kept as given.
-        chatbot: this.o.chatbot ? undefined : valueOf(blocks.chatbot),
+        chatbot: this.options.chatbot ? undefined : valueOf(blocks.chatbot),
         storage: valueOf(blocks.storage),
       },
       connection: { state: 'disconnected', numberJid: undefined, updatedAt: now },
@@ -120,8 +120,11 @@ export class InstanceService {
     const webhooks: WebhookRecord[] = hook
       ? [{ instanceId: instance.id, label: 'default', ...hook, createdAt: now, updatedAt: now }]
       : [];
-    await this.o.store.instances.create(instance, webhooks, account.instanceQuota);
-    this.o.logger.info({ account: account.name, instance: instance.name, instanceId: instance.id }, 'instance created');
+    await this.options.store.instances.create(instance, webhooks, account.instanceQuota);
+    this.options.logger.info(
+      { account: account.name, instance: instance.name, instanceId: instance.id },
+      'instance created',
+    );
 
     const { config } = instance;
     return {
@@ -144,33 +147,33 @@ export class InstanceService {
 
   /** The creation block once the module has activated it (inbox created: `active`, or `error`). */
   async #activateHelpdesk(instance: InstanceRecord) {
-    if (!this.o.helpdesk || !instance.config.helpdesk) return helpdeskSummary(instance.config);
-    return helpdeskSummary({ ...instance.config, helpdesk: await this.o.helpdesk.activate(instance) });
+    if (!this.options.helpdesk || !instance.config.helpdesk) return helpdeskSummary(instance.config);
+    return helpdeskSummary({ ...instance.config, helpdesk: await this.options.helpdesk.activate(instance) });
   }
 
   async #chatbotBlock(instance: InstanceRecord, block: ChatbotBlock | undefined) {
     if (!block?.enabled) return chatbotSummary(instance.config);
-    if (!this.o.chatbot) return CHATBOT_UNAVAILABLE;
-    return this.o.chatbot.createFromBlock(instance, block);
+    if (!this.options.chatbot) return CHATBOT_UNAVAILABLE;
+    return this.options.chatbot.createFromBlock(instance, block);
   }
 
   /** The account's instances (or only `own` for a TokenInstance); `names` filters and never widens. */
   async list(account: AccountRecord, names: string[] | undefined, own?: InstanceRecord) {
     let instances: InstanceRecord[];
     if (own) instances = !names || names.includes(own.name) ? [own] : [];
-    else instances = await this.o.store.instances.listByAccount(account.id, names);
-    const chatbot = this.o.chatbot;
+    else instances = await this.options.store.instances.listByAccount(account.id, names);
+    const chatbot = this.options.chatbot;
     return Promise.all(
       instances.map(async (i) => {
-        const view = instanceView(i, await this.o.store.webhooks.list(i.id));
+        const view = instanceView(i, await this.options.store.webhooks.list(i.id));
         return chatbot ? { ...view, chatbot: await chatbot.summary(i.id) } : view;
       }),
     );
   }
 
   async delete(instance: InstanceRecord): Promise<void> {
-    await this.o.store.instances.delete(instance.id);
-    this.o.logger.info({ instance: instance.name, instanceId: instance.id }, 'instance deleted');
+    await this.options.store.instances.delete(instance.id);
+    this.options.logger.info({ instance: instance.name, instanceId: instance.id }, 'instance deleted');
   }
 
   /**
@@ -181,16 +184,19 @@ export class InstanceService {
     if (!isPlainObject(rawBody)) throw new ValidationError('Invalid request body');
     const parsed = settingsSchema.safeParse(rawBody);
     if (!parsed.success) {
-      this.o.logger.debug({ instance: instance.name, reason: describeIssue(parsed.error) }, 'settings body refused');
+      this.options.logger.debug(
+        { instance: instance.name, reason: describeIssue(parsed.error) },
+        'settings body refused',
+      );
       throw new ValidationError('Invalid request body');
     }
     const patch = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined));
     if (Object.keys(patch).length === 0) throw new ValidationError('At least one setting must be provided');
     let settings: InstanceSettings | undefined;
     try {
-      settings = await this.o.store.instances.updateSettings(instance.id, patch);
+      settings = await this.options.store.instances.updateSettings(instance.id, patch);
     } catch (err) {
-      this.o.logger.error({ err, instance: instance.name }, 'settings update failed');
+      this.options.logger.error({ err, instance: instance.name }, 'settings update failed');
       throw new InternalError('Failed to update settings configuration', { cause: err });
     }
     if (!settings) throw new InternalError('Failed to update settings configuration');

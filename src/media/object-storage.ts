@@ -180,7 +180,7 @@ export class ObjectStorage {
   constructor(
     private readonly client: S3Client,
     readonly target: StorageTarget,
-    private readonly o: ObjectStorageOptions,
+    private readonly options: ObjectStorageOptions,
   ) {}
 
   /** Uploads `data` under `key`. @throws StorageError with a readable reason */
@@ -194,9 +194,9 @@ export class ObjectStorage {
       ...(fileName ? { ContentDisposition: contentDisposition(fileName) } : {}),
     });
     try {
-      await this.client.send(command, { abortSignal: AbortSignal.timeout(this.o.timeoutMs) });
+      await this.client.send(command, { abortSignal: AbortSignal.timeout(this.options.timeoutMs) });
     } catch (err) {
-      throw new StorageError(describeStorageError(err, this.target, this.o.timeoutMs), { cause: err });
+      throw new StorageError(describeStorageError(err, this.target, this.options.timeoutMs), { cause: err });
     }
   }
 
@@ -207,9 +207,9 @@ export class ObjectStorage {
 
   /** Where a client downloads the object: presigned (computed locally) or plain, as configured. */
   async url(key: string): Promise<string> {
-    if (this.o.publicUrls) return this.publicUrl(key);
+    if (this.options.publicUrls) return this.publicUrl(key);
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.target.bucket, Key: key }), {
-      expiresIn: this.o.urlExpirySeconds,
+      expiresIn: this.options.urlExpirySeconds,
     });
   }
 
@@ -235,11 +235,7 @@ const MAX_CLIENTS = 64;
 export class ObjectStorageClients {
   readonly #clients = new Map<string, CachedClient>();
 
-  constructor(private readonly o: ObjectStorageOptions) {}
-
-  get options(): ObjectStorageOptions {
-    return this.o;
-  }
+  constructor(readonly options: ObjectStorageOptions) {}
 
   for(target: StorageTarget): ObjectStorage {
     const key = JSON.stringify([target.region, target.endpoint ?? '', target.accessKey, target.secretKey]);
@@ -255,11 +251,11 @@ export class ObjectStorageClients {
       }
     }
     this.#clients.set(key, cached);
-    return new ObjectStorage(cached.client, target, this.o);
+    return new ObjectStorage(cached.client, target, this.options);
   }
 
   #create(target: StorageTarget): CachedClient {
-    const lookup = policyLookup(this.o.allowPrivateUrls);
+    const lookup = policyLookup(this.options.allowPrivateUrls);
     const agents: [HttpAgent, HttpsAgent] = [
       new HttpAgent({ keepAlive: true, lookup }),
       new HttpsAgent({ keepAlive: true, lookup }),
@@ -280,8 +276,8 @@ export class ObjectStorageClients {
       requestHandler: {
         httpAgent: agents[0],
         httpsAgent: agents[1],
-        connectionTimeout: Math.min(this.o.timeoutMs, 10_000),
-        requestTimeout: this.o.timeoutMs,
+        connectionTimeout: Math.min(this.options.timeoutMs, 10_000),
+        requestTimeout: this.options.timeoutMs,
       },
     });
     return { client, agents };

@@ -53,7 +53,7 @@ export class DeliveryWorker {
   readonly #listeners: Partial<DeliveryListener>[] = [];
   readonly #pending = new Set<Promise<void>>();
 
-  constructor(private readonly o: DeliveryWorkerOptions) {}
+  constructor(private readonly options: DeliveryWorkerOptions) {}
 
   on(listener: Partial<DeliveryListener>): void {
     this.#listeners.push(listener);
@@ -72,12 +72,12 @@ export class DeliveryWorker {
   async #run(): Promise<void> {
     while (this.#running) {
       let taken: Delivery[] = [];
-      const room = this.o.concurrency - this.#inFlight;
+      const room = this.options.concurrency - this.#inFlight;
       if (room > 0) {
         try {
-          taken = await this.o.queue.take(room, this.o.leaseMs);
+          taken = await this.options.queue.take(room, this.options.leaseMs);
         } catch (err) {
-          this.o.log.warn({ err }, 'could not take webhook deliveries; retrying');
+          this.options.log.warn({ err }, 'could not take webhook deliveries; retrying');
         }
       }
       for (const d of taken) {
@@ -89,9 +89,9 @@ export class DeliveryWorker {
         });
         this.#pending.add(p);
       }
-      if (taken.length === 0 || this.#inFlight >= this.o.concurrency) {
+      if (taken.length === 0 || this.#inFlight >= this.options.concurrency) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.o.pollMs);
+          const timer = setTimeout(resolve, this.options.pollMs);
           this.#wake = () => {
             clearTimeout(timer);
             resolve();
@@ -105,11 +105,11 @@ export class DeliveryWorker {
   async #headers(d: Delivery): Promise<Record<string, string> | string> {
     const headers: Record<string, string> = { 'x-switchboard-event': d.event, 'x-switchboard-delivery': d.id };
     if (d.authorizationSealed) {
-      headers.authorization = this.o.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
+      headers.authorization = this.options.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
     }
     if (d.signAccountId !== undefined) {
       // Read at every attempt, so a rotation also re-signs retries.
-      const secret = await this.o.accountSecrets?.secretFor(d.signAccountId);
+      const secret = await this.options.accountSecrets?.secretFor(d.signAccountId);
       if (secret === undefined) return 'no signing secret for the account';
       headers['x-service-signature'] = signatureHeader(secret, d.body);
     }
@@ -118,14 +118,14 @@ export class DeliveryWorker {
 
   /** The body to POST: a base64 delivery gets its file from the kept copy, read at every attempt. */
   async #body(d: Delivery): Promise<string> {
-    if (d.mediaBlob === undefined || !this.o.mediaBlobs) return d.body;
+    if (d.mediaBlob === undefined || !this.options.mediaBlobs) return d.body;
     let file: Buffer | undefined;
     try {
-      file = await this.o.mediaBlobs.get(d.instanceId, d.mediaBlob);
+      file = await this.options.mediaBlobs.get(d.instanceId, d.mediaBlob);
     } catch (err) {
       throw new Error(`could not read the kept media: ${(err as Error).message}`, { cause: err });
     }
-    if (!file) this.o.mediaCounters?.add('blobExpired');
+    if (!file) this.options.mediaCounters?.add('blobExpired');
     return withMediaBase64(d.body, file);
   }
 
@@ -138,23 +138,23 @@ export class DeliveryWorker {
         ? { ok: false, retryable: true, error: headers }
         : body instanceof Error || body === undefined
           ? { ok: false, retryable: true, error: body?.message ?? 'no body' }
-          : await this.o.sender.send(d.url, body, headers);
+          : await this.options.sender.send(d.url, body, headers);
     const attempted: Delivery = { ...d, attempts: d.attempts + 1 };
     try {
       const seconds = (performance.now() - started) / 1000;
       if (result.ok) {
-        this.o.metrics?.deliveryAttempt('delivered', seconds);
-        await this.o.queue.complete(attempted);
+        this.options.metrics?.deliveryAttempt('delivered', seconds);
+        await this.options.queue.complete(attempted);
         for (const l of this.#listeners) l.delivered?.(attempted, performance.now() - started);
-      } else if (result.retryable && attempted.attempts < this.o.policy.maxAttempts) {
-        this.o.metrics?.deliveryAttempt('retried', seconds);
-        const dueAt = Date.now() + nextDelayMs(this.o.policy, attempted.attempts, result.retryAfterMs);
-        await this.o.queue.retry({ ...attempted, lastError: result.error }, dueAt);
+      } else if (result.retryable && attempted.attempts < this.options.policy.maxAttempts) {
+        this.options.metrics?.deliveryAttempt('retried', seconds);
+        const dueAt = Date.now() + nextDelayMs(this.options.policy, attempted.attempts, result.retryAfterMs);
+        await this.options.queue.retry({ ...attempted, lastError: result.error }, dueAt);
         for (const l of this.#listeners) l.retried?.(attempted, result.error, dueAt);
       } else {
-        this.o.metrics?.deliveryAttempt('buried', seconds);
-        await this.o.queue.bury({ ...attempted, lastError: result.error });
-        this.o.log.warn(
+        this.options.metrics?.deliveryAttempt('buried', seconds);
+        await this.options.queue.bury({ ...attempted, lastError: result.error });
+        this.options.log.warn(
           { instanceId: d.instanceId, label: d.label, event: d.event, error: result.error },
           'webhook delivery given up',
         );
@@ -162,7 +162,7 @@ export class DeliveryWorker {
       }
     } catch (err) {
       // Left unsettled, the delivery is taken again when its lease runs out: nothing is lost.
-      this.o.log.error({ err, deliveryId: d.id }, 'could not settle a webhook delivery');
+      this.options.log.error({ err, deliveryId: d.id }, 'could not settle a webhook delivery');
     }
   }
 

@@ -28,10 +28,10 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
  * change) and the connection is pinned to the checked addresses; redirects are not followed.
  */
 export class WebhookSender {
-  constructor(private readonly o: WebhookSenderOptions) {}
+  constructor(private readonly options: WebhookSenderOptions) {}
 
   async send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
-    const checked = await checkUrl(url, { allowPrivate: this.o.allowPrivateUrls }, this.o.resolve);
+    const checked = await checkUrl(url, { allowPrivate: this.options.allowPrivateUrls }, this.options.resolve);
     if ('reason' in checked) {
       // An unresolvable host may come back; a refused address will not.
       return {
@@ -54,7 +54,7 @@ export class WebhookSender {
             'user-agent': 'Switchboard-Webhook/1',
             ...headers,
           },
-          timeout: this.o.timeoutMs,
+          timeout: this.options.timeoutMs,
         },
         (res) => {
           // Read (and drop) the body so the socket can be reused; receivers' answers are not kept.
@@ -76,10 +76,10 @@ export class WebhookSender {
         },
       );
       const deadline = setTimeout(
-        () => req.destroy(new Error(`timed out after ${this.o.timeoutMs} ms`)),
-        this.o.timeoutMs,
+        () => req.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`)),
+        this.options.timeoutMs,
       );
-      req.on('timeout', () => req.destroy(new Error(`timed out after ${this.o.timeoutMs} ms`)));
+      req.on('timeout', () => req.destroy(new Error(`timed out after ${this.options.timeoutMs} ms`)));
       req.on('error', (err) => resolve({ ok: false, retryable: true, error: err.message }));
       req.on('close', () => clearTimeout(deadline));
       req.end(body);

@@ -115,9 +115,9 @@ export class ConsoleStream {
   #closed = false;
   #closing: Promise<void> | undefined;
 
-  constructor(private readonly o: ConsoleStreamDeps) {
-    this.#log = o.logger.child({ stream: 'console' });
-    this.#acceptor = new UpgradeAcceptor(o.maxClientFrameBytes);
+  constructor(private readonly options: ConsoleStreamDeps) {
+    this.#log = options.logger.child({ stream: 'console' });
+    this.#acceptor = new UpgradeAcceptor(options.maxClientFrameBytes);
   }
 
   /** Open console streams on this node. */
@@ -137,7 +137,7 @@ export class ConsoleStream {
       refuseUpgrade(socket, { status: 503, headers: {}, body: jsonError(WsMessage.ShuttingDown, 'unavailable') });
       return;
     }
-    const verdict = await this.o.guard.checkAccount(req);
+    const verdict = await this.options.guard.checkAccount(req);
     if (!verdict.ok) {
       refuseUpgrade(socket, verdict);
       return;
@@ -186,7 +186,7 @@ export class ConsoleStream {
         ),
       );
       for (const client of [...this.#clients]) this.#closeClient(client, 1001, 'server shutting down');
-      await Promise.race([closed, new Promise((r) => setTimeout(r, this.o.evictGraceMs).unref())]);
+      await Promise.race([closed, new Promise((r) => setTimeout(r, this.options.evictGraceMs).unref())]);
       for (const ws of open) ws.terminate();
       await Promise.all([...this.#unsubscribing]);
       this.#acceptor.close();
@@ -231,7 +231,7 @@ export class ConsoleStream {
   }
 
   #register(watch: AccountWatch, ws: WebSocket, tokenHash: string): void {
-    const client: ConsoleClient = startHeartbeat(ws, this.o, { watch, tokenHash });
+    const client: ConsoleClient = startHeartbeat(ws, this.options, { watch, tokenHash });
     watch.clients.add(client);
     this.#clients.add(client);
     this.#startTimers();
@@ -271,7 +271,7 @@ export class ConsoleStream {
     if (ws.readyState === WebSocket.CLOSED) return;
     this.#log.debug({ account: client.watch.accountName, code, reason }, 'closing console stream');
     ws.close(code, reason);
-    setTimeout(() => ws.terminate(), this.o.evictGraceMs).unref();
+    setTimeout(() => ws.terminate(), this.options.evictGraceMs).unref();
   }
 
   /** Lists the account's instances and subscribes to the new ones; concurrent asks share one run. */
@@ -296,8 +296,8 @@ export class ConsoleStream {
 
   async #syncOnce(watch: AccountWatch): Promise<void> {
     const [account, instances] = await Promise.all([
-      this.o.store.accounts.findById(watch.accountId),
-      this.o.store.instances.listByAccount(watch.accountId),
+      this.options.store.accounts.findById(watch.accountId),
+      this.options.store.instances.listByAccount(watch.accountId),
     ]);
     if (watch.dropped) return;
     for (const client of [...watch.clients]) {
@@ -318,7 +318,7 @@ export class ConsoleStream {
       if (watch.subs.has(id)) continue;
       const sub: Subscription = {
         name,
-        ready: this.o.events.subscribe(id, (e) => this.#deliver(watch, e)),
+        ready: this.options.events.subscribe(id, (e) => this.#deliver(watch, e)),
       };
       sub.ready.catch(() => undefined);
       watch.subs.set(id, sub);
@@ -346,7 +346,7 @@ export class ConsoleStream {
   #send(client: ConsoleClient, frame: Buffer | string): void {
     const { ws } = client;
     if (ws.readyState !== WebSocket.OPEN) return;
-    if (ws.bufferedAmount > this.o.maxBufferedBytes) {
+    if (ws.bufferedAmount > this.options.maxBufferedBytes) {
       this.#closeClient(client, 1011, 'send buffer full');
       return;
     }
@@ -356,11 +356,11 @@ export class ConsoleStream {
   #startTimers(): void {
     if (this.#heartbeat || this.#closed) return;
     this.#heartbeat = setInterval(() => {
-      beat(this.#clients, this.o, (client) => {
+      beat(this.#clients, this.options, (client) => {
         this.#unregister(client);
         client.ws.terminate();
       });
-    }, heartbeatTickMs(this.o)).unref();
+    }, heartbeatTickMs(this.options)).unref();
     this.#refresher = setInterval(() => {
       for (const watch of this.#watches.values()) {
         if (watch.syncing) continue;
@@ -368,6 +368,6 @@ export class ConsoleStream {
           this.#log.warn({ err, account: watch.accountName }, 'console re-list failed'),
         );
       }
-    }, this.o.configRefreshMs).unref();
+    }, this.options.configRefreshMs).unref();
   }
 }

@@ -131,14 +131,14 @@ export class UpgradeGuard {
   readonly #limit: ReturnType<typeof rateLimit>;
   readonly #origins: ReadonlySet<string>;
 
-  constructor(private readonly o: UpgradeGuardOptions) {
-    this.#koa = new Koa<AppState>({ proxy: o.trustProxy });
+  constructor(private readonly options: UpgradeGuardOptions) {
+    this.#koa = new Koa<AppState>({ proxy: options.trustProxy });
     // The upgrade counts against the Global limit: the HTTP API's own middleware, with its bucket rules.
-    this.#limit = rateLimit(o.rateLimiter, o.auth, {
-      perMinute: o.rateLimitPerMinute,
-      createPerMinute: o.rateLimitPerMinute,
+    this.#limit = rateLimit(options.rateLimiter, options.auth, {
+      perMinute: options.rateLimitPerMinute,
+      createPerMinute: options.rateLimitPerMinute,
     });
-    this.#origins = new Set(o.allowedOrigins.map(normalizeOrigin));
+    this.#origins = new Set(options.allowedOrigins.map(normalizeOrigin));
   }
 
   /** Runs every check of an upgrade request for instance `name`. Never throws for a client error. */
@@ -157,7 +157,7 @@ export class UpgradeGuard {
    */
   async checkAccount(req: IncomingMessage): Promise<AccountVerdict> {
     return this.#run(req, async (ctx) => {
-      const { token, principal } = await resolvePresented(ctx, this.o.auth);
+      const { token, principal } = await resolvePresented(ctx, this.options.auth);
       if (token === undefined) throw new AuthError(AuthMessage.Missing);
       if (!principal) throw new AuthError(AuthMessage.Invalid);
       if (principal.kind !== 'account') throw new ForbiddenError(AuthMessage.AccountTokenRequired);
@@ -180,13 +180,13 @@ export class UpgradeGuard {
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.upgrade = true;
     ctx.set('X-Request-Id', ctx.state.requestId);
-    ctx.state.log = this.o.logger.child({ requestId: ctx.state.requestId });
+    ctx.state.log = this.options.logger.child({ requestId: ctx.state.requestId });
 
     let accepted: T | undefined;
     let originBlocked = false;
     await errorEnvelope(ctx, () =>
       this.#limit(ctx, async () => {
-        if (this.o.requireHttps && !ctx.secure) throw new ForbiddenError(WsMessage.HttpsRequired);
+        if (this.options.requireHttps && !ctx.secure) throw new ForbiddenError(WsMessage.HttpsRequired);
         const outcome = await decide(ctx);
         if (outcome === 'origin-blocked') originBlocked = true;
         else accepted = outcome;
@@ -217,12 +217,12 @@ export class UpgradeGuard {
 
   /** `requireInstance`'s decisions (spec section 7), without the account CORS check. */
   async #authorize(ctx: AppContext, name: string): Promise<InstanceRecord> {
-    const { token, principal } = await resolvePresented(ctx, this.o.auth);
+    const { token, principal } = await resolvePresented(ctx, this.options.auth);
     if (token === undefined) throw new AuthError(AuthMessage.Missing);
     if (!principal) throw new AuthError(AuthMessage.Invalid);
     if (principal.kind === 'global') throw new ForbiddenError(AuthMessage.InstanceTokenRequired);
     ctx.state.principal = principal;
-    const { store } = this.o;
+    const { store } = this.options;
     if (principal.kind === 'instance') {
       if (principal.instance.name === name) return principal.instance;
       if (await store.instances.findByName(principal.account.id, name)) {

@@ -64,7 +64,7 @@ const settingsOf = (b: ChatbotBotRecord): BotSettings => {
  * recomputed from the full bot list after every change, and the views with live enrichment.
  */
 export class ChatbotService {
-  constructor(private readonly o: ChatbotServiceOptions) {}
+  constructor(private readonly options: ChatbotServiceOptions) {}
 
   /** Spec 2: one enabled `all` bot; keyword bots unique per (operator, value); one fallback bot. */
   #assertUnique(bots: ChatbotBotRecord[], bot: BotSettings, self: string | undefined): void {
@@ -83,24 +83,24 @@ export class ChatbotService {
   }
 
   async createBot(instanceId: string, patch: BotPatch): Promise<ChatbotBotRecord> {
-    const settings = checkBot(undefined, patch, this.o.allowPrivateUrls);
-    const bots = await this.o.store.chatbots.listBots(instanceId);
+    const settings = checkBot(undefined, patch, this.options.allowPrivateUrls);
+    const bots = await this.options.store.chatbots.listBots(instanceId);
     this.#assertUnique(bots, settings, undefined);
     const now = new Date().toISOString();
     const bot: ChatbotBotRecord = { instanceId, botId: randomUUID(), ...settings, createdAt: now, updatedAt: now };
-    await this.o.store.chatbots.insertBot(bot);
+    await this.options.store.chatbots.insertBot(bot);
     await this.recomputeLink(instanceId, [...bots, bot]);
     return bot;
   }
 
   async updateBot(instanceId: string, botId: string, patch: BotPatch): Promise<ChatbotBotRecord> {
-    const bots = await this.o.store.chatbots.listBots(instanceId);
+    const bots = await this.options.store.chatbots.listBots(instanceId);
     const existing = bots.find((b) => b.botId === botId);
     if (!existing) throw new NotFoundError(BOT_NOT_FOUND);
-    const settings = checkBot(settingsOf(existing), patch, this.o.allowPrivateUrls);
+    const settings = checkBot(settingsOf(existing), patch, this.options.allowPrivateUrls);
     this.#assertUnique(bots, settings, botId);
     const bot: ChatbotBotRecord = { ...existing, ...settings, updatedAt: new Date().toISOString() };
-    if (!(await this.o.store.chatbots.updateBot(bot))) throw new NotFoundError(BOT_NOT_FOUND);
+    if (!(await this.options.store.chatbots.updateBot(bot))) throw new NotFoundError(BOT_NOT_FOUND);
     await this.recomputeLink(
       instanceId,
       bots.map((b) => (b.botId === botId ? bot : b)),
@@ -111,22 +111,22 @@ export class ChatbotService {
   /** Removes one bot, or all of them (the link goes with the last one). Idempotent. */
   async removeBots(instanceId: string, botId: string | undefined): Promise<{ deleted: number; remaining: number }> {
     const deleted = botId
-      ? Number(await this.o.store.chatbots.deleteBot(instanceId, botId))
-      : await this.o.store.chatbots.deleteAllBots(instanceId);
-    const bots = await this.o.store.chatbots.listBots(instanceId);
+      ? Number(await this.options.store.chatbots.deleteBot(instanceId, botId))
+      : await this.options.store.chatbots.deleteAllBots(instanceId);
+    const bots = await this.options.store.chatbots.listBots(instanceId);
     await this.recomputeLink(instanceId, bots);
     return { deleted, remaining: bots.length };
   }
 
   /** The link from the full bot list: re-activated, fallback re-derived; deleted when no bot is left. */
   async recomputeLink(instanceId: string, bots?: ChatbotBotRecord[]): Promise<void> {
-    const list = bots ?? (await this.o.store.chatbots.listBots(instanceId));
+    const list = bots ?? (await this.options.store.chatbots.listBots(instanceId));
     if (list.length === 0) {
-      await this.o.store.chatbots.deleteLink(instanceId);
+      await this.options.store.chatbots.deleteLink(instanceId);
       return;
     }
-    const previous = await this.o.store.chatbots.getLink(instanceId);
-    await this.o.store.chatbots.saveLink({
+    const previous = await this.options.store.chatbots.getLink(instanceId);
+    await this.options.store.chatbots.saveLink({
       instanceId,
       status: 'active',
       lastError: previous?.lastError,
@@ -137,9 +137,9 @@ export class ChatbotService {
 
   /** A flow call failed (`error`) or worked again: the link's status follows; the last error is kept. */
   async recordFlowHealth(instanceId: string, error: string | undefined): Promise<void> {
-    const link = await this.o.store.chatbots.getLink(instanceId);
+    const link = await this.options.store.chatbots.getLink(instanceId);
     if (!link || (error === undefined && link.status === 'active')) return;
-    await this.o.store.chatbots.saveLink({
+    await this.options.store.chatbots.saveLink({
       ...link,
       status: error === undefined ? 'active' : 'error',
       lastError: error ?? link.lastError,
@@ -149,7 +149,7 @@ export class ChatbotService {
 
   /** The instance's bots. @throws NotFoundError without any bot (no integration), or when `botId` is not one of them. */
   async requireBots(instanceId: string, botId?: string): Promise<ChatbotBotRecord[]> {
-    const bots = await this.o.store.chatbots.listBots(instanceId);
+    const bots = await this.options.store.chatbots.listBots(instanceId);
     if (bots.length === 0) throw new NotFoundError(INTEGRATION_NOT_FOUND);
     if (botId !== undefined && !bots.some((b) => b.botId === botId)) throw new NotFoundError(BOT_NOT_FOUND);
     return bots;
@@ -159,8 +159,8 @@ export class ChatbotService {
   async list(instanceId: string, botId: string | undefined) {
     const bots = await this.requireBots(instanceId, botId);
     const selected = botId === undefined ? bots : bots.filter((b) => b.botId === botId);
-    const link = linkView(await this.o.store.chatbots.getLink(instanceId), bots);
-    const state = readChatState(await this.o.store.ownedState.list(instanceId, CHATBOT_NAMESPACE));
+    const link = linkView(await this.options.store.chatbots.getLink(instanceId), bots);
+    const state = readChatState(await this.options.store.ownedState.list(instanceId, CHATBOT_NAMESPACE));
     const active = new Map<string, number>();
     for (const s of state.sessions.values()) {
       if (s.status === 'opened' || s.status === 'paused') active.set(s.botId, (active.get(s.botId) ?? 0) + 1);
@@ -182,7 +182,7 @@ export class ChatbotService {
   /** GET /api/chatbot/sessions: the live sessions (opened, paused, held), of one bot or all. */
   async sessions(instanceId: string, botId: string | undefined) {
     await this.requireBots(instanceId, botId);
-    const { sessions } = readChatState(await this.o.store.ownedState.list(instanceId, CHATBOT_NAMESPACE));
+    const { sessions } = readChatState(await this.options.store.ownedState.list(instanceId, CHATBOT_NAMESPACE));
     return [...sessions.values()]
       .filter((s) => botId === undefined || s.botId === botId)
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
@@ -205,7 +205,7 @@ export class ChatbotService {
       return { status: 'active' as const, ...botView(bot) };
     } catch (err) {
       if (!(err instanceof ValidationError || err instanceof ConflictError)) {
-        this.o.log.error({ err, instance: instance.name }, 'chatbot block failed');
+        this.options.log.error({ err, instance: instance.name }, 'chatbot block failed');
       }
       return { enabled: false, status: 'error' as const, error: (err as Error).message };
     }
@@ -213,9 +213,9 @@ export class ChatbotService {
 
   /** What GET /api/instance/list shows of an instance's chatbot integration. */
   async summary(instanceId: string) {
-    const bots = await this.o.store.chatbots.listBots(instanceId);
+    const bots = await this.options.store.chatbots.listBots(instanceId);
     if (bots.length === 0) return { enabled: false };
-    const link = linkView(await this.o.store.chatbots.getLink(instanceId), bots);
+    const link = linkView(await this.options.store.chatbots.getLink(instanceId), bots);
     return {
       enabled: bots.some((b) => b.enabled),
       status: link.status,

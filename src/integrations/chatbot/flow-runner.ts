@@ -28,7 +28,7 @@ export interface FlowRunnerOptions {
 export class FlowRunner {
   #healthy: boolean | undefined;
 
-  constructor(private readonly o: FlowRunnerOptions) {}
+  constructor(private readonly options: FlowRunnerOptions) {}
 
   /** startChat; when the flow opens on an input with nothing to say, the contact's text answers it. */
   async start(
@@ -38,15 +38,15 @@ export class FlowRunner {
     input: TypebotMessage | undefined,
   ): Promise<Step> {
     return this.#tracked(async () => {
-      const signal = this.o.stopping;
-      const started = await this.o.client.startChat(
+      const signal = this.options.stopping;
+      const started = await this.options.client.startChat(
         bot.url,
-        { prefilledVariables: { ...this.o.variables(session), ...extra } },
+        { prefilledVariables: { ...this.options.variables(session), ...extra } },
         signal,
       );
       if (input !== undefined && started.messages.length === 0 && started.input) {
         return {
-          ...flowStep(await this.o.client.continueChat(bot.url, started.sessionId, input, signal)),
+          ...flowStep(await this.options.client.continueChat(bot.url, started.sessionId, input, signal)),
           sessionId: started.sessionId,
         };
       }
@@ -59,12 +59,14 @@ export class FlowRunner {
     const sessionId = session.flowSessionId!;
     try {
       return await this.#tracked(async () => ({
-        ...flowStep(await this.o.client.continueChat(bot.url, sessionId, input, this.o.stopping)),
+        ...flowStep(await this.options.client.continueChat(bot.url, sessionId, input, this.options.stopping)),
         sessionId,
       }));
     } catch (err) {
       if (!(err instanceof TypebotSessionGoneError)) throw err;
-      this.o.log().info({ chat: session.chatJid, botId: bot.botId }, 'the flow forgot the session; starting it again');
+      this.options
+        .log()
+        .info({ chat: session.chatJid, botId: bot.botId }, 'the flow forgot the session; starting it again');
       return this.start(session, bot, {}, undefined);
     }
   }
@@ -73,7 +75,9 @@ export class FlowRunner {
   async afterWait(session: ChatSession, bot: ChatbotBotRecord): Promise<ChatSession> {
     try {
       const step = await this.#tracked(async () =>
-        flowStep(await this.o.client.continueChat(bot.url, session.flowSessionId!, undefined, this.o.stopping)),
+        flowStep(
+          await this.options.client.continueChat(bot.url, session.flowSessionId!, undefined, this.options.stopping),
+        ),
       );
       return { ...session, pending: [...step.replies, ...session.pending], choices: step.choices, ended: step.ended };
     } catch (err) {
@@ -97,12 +101,12 @@ export class FlowRunner {
   }
 
   async #health(err: TypebotRequestError | undefined): Promise<void> {
-    if (this.o.stopping.aborted) throw new NotOwnerError(this.o.instanceId);
-    if (err) this.o.log().warn({ err: err.message }, 'chatbot flow call failed');
+    if (this.options.stopping.aborted) throw new NotOwnerError(this.options.instanceId);
+    if (err) this.options.log().warn({ err: err.message }, 'chatbot flow call failed');
     if (err === undefined && this.#healthy === true) return;
     this.#healthy = err === undefined;
-    await this.o.service
-      .recordFlowHealth(this.o.instanceId, err?.message)
-      .catch((e: unknown) => this.o.log().warn({ err: e }, 'could not record the chatbot link status'));
+    await this.options.service
+      .recordFlowHealth(this.options.instanceId, err?.message)
+      .catch((e: unknown) => this.options.log().warn({ err: e }, 'could not record the chatbot link status'));
   }
 }

@@ -104,7 +104,7 @@ export function checkFlowUrl(raw: string, allowPrivateUrls: boolean): string {
 }
 
 export class TypebotClient {
-  constructor(private readonly o: TypebotClientOptions) {}
+  constructor(private readonly options: TypebotClientOptions) {}
 
   /** Starts the flow; Typebot answers with the new session's id and the first bubbles. */
   async startChat(
@@ -145,7 +145,7 @@ export class TypebotClient {
     continuing: boolean,
     signal: AbortSignal | undefined,
   ): Promise<TypebotResponse> {
-    const checked = await checkUrl(target, { allowPrivate: this.o.allowPrivateUrls }, this.o.resolve);
+    const checked = await checkUrl(target, { allowPrivate: this.options.allowPrivateUrls }, this.options.resolve);
     if ('reason' in checked) throw new TypebotRequestError(`URL refused: ${checked.reason}`);
     const payload = JSON.stringify(body);
     const { status, text } = await this.#send(checked.url, checked.addresses, payload, signal);
@@ -173,7 +173,7 @@ export class TypebotClient {
     payload: string,
     signal: AbortSignal | undefined,
   ): Promise<{ status: number; text: string }> {
-    const limit = this.o.maxResponseBytes ?? 2 * 1024 * 1024;
+    const limit = this.options.maxResponseBytes ?? 2 * 1024 * 1024;
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = request(
@@ -206,8 +206,8 @@ export class TypebotClient {
         },
       );
       const deadline = setTimeout(
-        () => req.destroy(new Error(`no answer within ${this.o.timeoutMs} ms`)),
-        this.o.timeoutMs,
+        () => req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)),
+        this.options.timeoutMs,
       );
       req.on('error', (err) => reject(new TypebotRequestError(err.message)));
       req.on('close', () => clearTimeout(deadline));

@@ -117,8 +117,8 @@ function encodeMultipart(parts: (readonly [string, string] | FilePart)[]): { bod
 export class ChatwootHttp {
   readonly #base: string;
 
-  constructor(private readonly o: ChatwootHttpOptions) {
-    this.#base = o.baseUrl.replace(/\/+$/, '');
+  constructor(private readonly options: ChatwootHttpOptions) {
+    this.#base = options.baseUrl.replace(/\/+$/, '');
   }
 
   /**
@@ -127,12 +127,12 @@ export class ChatwootHttp {
    * so that a non-idempotent operation can first look for what an attempt that timed out may have done.
    */
   async retrying<T>(op: (attempt: number) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const base = this.o.retryBaseMs ?? 250;
+    const base = this.options.retryBaseMs ?? 250;
     for (let attempt = 0; ; attempt++) {
       try {
         return await op(attempt);
       } catch (err) {
-        if (!(err instanceof ChatwootError) || !err.retryable || attempt >= this.o.retries) throw err;
+        if (!(err instanceof ChatwootError) || !err.retryable || attempt >= this.options.retries) throw err;
         await sleep(base * 2 ** attempt * (0.5 + Math.random() / 2), signal);
       }
     }
@@ -143,13 +143,14 @@ export class ChatwootHttp {
     if (signal?.aborted) throw new ChatwootError('aborted', 'Chatwoot call aborted');
     const what = `${method} ${path.replace(/^\/api\/v1\/accounts\/\d+/, '').split('?')[0]}`;
     // One deadline for the whole request, name resolution included.
-    const deadlineAt = Date.now() + this.o.timeoutMs;
-    const tooLate = () => new ChatwootError('timeout', `Chatwoot ${what}: no answer within ${this.o.timeoutMs} ms`);
+    const deadlineAt = Date.now() + this.options.timeoutMs;
+    const tooLate = () =>
+      new ChatwootError('timeout', `Chatwoot ${what}: no answer within ${this.options.timeoutMs} ms`);
     let resolveTimer: NodeJS.Timeout | undefined;
     const checked = await Promise.race([
-      checkUrl(this.#base + path, { allowPrivate: this.o.allowPrivateUrls }, this.o.resolve),
+      checkUrl(this.#base + path, { allowPrivate: this.options.allowPrivateUrls }, this.options.resolve),
       new Promise<never>((_, reject) => {
-        resolveTimer = setTimeout(() => reject(tooLate()), this.o.timeoutMs);
+        resolveTimer = setTimeout(() => reject(tooLate()), this.options.timeoutMs);
       }),
     ]).finally(() => clearTimeout(resolveTimer));
     if ('reason' in checked) {
@@ -158,7 +159,7 @@ export class ChatwootHttp {
     }
     let payload: Buffer | undefined;
     const headers: Record<string, string> = {
-      api_access_token: this.o.apiToken,
+      api_access_token: this.options.apiToken,
       accept: 'application/json',
       'user-agent': 'Switchboard-Helpdesk/1',
     };

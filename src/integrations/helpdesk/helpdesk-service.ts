@@ -28,25 +28,28 @@ const WEBHOOK_REFUSED = 'Not found';
  * instance's actor (set, delete, creation blocks, Chatwoot webhooks); reads are served from the store.
  */
 export class HelpdeskService {
-  constructor(private readonly o: HelpdeskServiceOptions) {}
+  constructor(private readonly options: HelpdeskServiceOptions) {}
 
   /** Activates a creation block; the block as it then is (a failed call leaves it as stored). */
   async activate(instance: InstanceRecord): Promise<HelpdeskConfig | undefined> {
     try {
-      const { config } = await this.o.actors.call(instance.id, 'helpdesk.activate', {});
+      const { config } = await this.options.actors.call(instance.id, 'helpdesk.activate', {});
       return config ?? undefined;
     } catch (err) {
-      this.o.log.warn(
+      this.options.log.warn(
         { err, instance: instance.name },
         'helpdesk block not activated at creation; its actor activates it later',
       );
-      return (await this.o.store.instances.findById(instance.id))?.config.helpdesk;
+      return (await this.options.store.instances.findById(instance.id))?.config.helpdesk;
     }
   }
 
   async set(instance: InstanceRecord, body: unknown) {
-    const patch = parseHelpdeskPatch(body, { secrets: this.o.secrets, allowPrivateUrls: this.o.allowPrivateUrls });
-    const { config, warning } = await this.o.actors.call(instance.id, 'helpdesk.set', patch);
+    const patch = parseHelpdeskPatch(body, {
+      secrets: this.options.secrets,
+      allowPrivateUrls: this.options.allowPrivateUrls,
+    });
+    const { config, warning } = await this.options.actors.call(instance.id, 'helpdesk.set', patch);
     return { view: helpdeskView(config), warning };
   }
 
@@ -55,21 +58,21 @@ export class HelpdeskService {
     const config = instance.config.helpdesk;
     if (!config) throw new NotFoundError(INTEGRATION_NOT_FOUND);
     const apiToken = config.apiTokenSealed
-      ? this.o.secrets.open(config.apiTokenSealed, SecretPurpose.HelpdeskApiToken)
+      ? this.options.secrets.open(config.apiTokenSealed, SecretPurpose.HelpdeskApiToken)
       : '';
     const secret = config.webhookSecretSealed
-      ? this.o.secrets.open(config.webhookSecretSealed, SecretPurpose.HelpdeskWebhookSecret)
+      ? this.options.secrets.open(config.webhookSecretSealed, SecretPurpose.HelpdeskWebhookSecret)
       : undefined;
     return helpdeskView(config, {
       apiToken,
-      webhookUrl: secret ? helpdeskWebhookUrl(this.o.publicBaseUrl(), instance.id, secret) : null,
+      webhookUrl: secret ? helpdeskWebhookUrl(this.options.publicBaseUrl(), instance.id, secret) : null,
     });
   }
 
   /** @throws NotFoundError when there is no integration */
   async remove(instance: InstanceRecord): Promise<{ inboxId: number | null }> {
     if (!instance.config.helpdesk) throw new NotFoundError(INTEGRATION_NOT_FOUND);
-    const { removed, inboxId } = await this.o.actors.call(instance.id, 'helpdesk.delete', {});
+    const { removed, inboxId } = await this.options.actors.call(instance.id, 'helpdesk.delete', {});
     if (!removed) throw new NotFoundError(INTEGRATION_NOT_FOUND);
     return { inboxId };
   }
@@ -79,13 +82,15 @@ export class HelpdeskService {
    * is a plain 404). What concerns WhatsApp goes to the owner; the rest is acknowledged and dropped.
    */
   async webhook(instanceId: string, secret: string, body: unknown): Promise<{ accepted: boolean }> {
-    const instance = /^[\w-]{1,64}$/.test(instanceId) ? await this.o.store.instances.findById(instanceId) : undefined;
+    const instance = /^[\w-]{1,64}$/.test(instanceId)
+      ? await this.options.store.instances.findById(instanceId)
+      : undefined;
     const sealed = instance?.config.helpdesk?.webhookSecretSealed;
-    if (!sealed || !safeEqual(secret, this.o.secrets.open(sealed, SecretPurpose.HelpdeskWebhookSecret))) {
+    if (!sealed || !safeEqual(secret, this.options.secrets.open(sealed, SecretPurpose.HelpdeskWebhookSecret))) {
       throw new NotFoundError(WEBHOOK_REFUSED);
     }
     const inbound = parseChatwootWebhook(body);
     if (!inbound) return { accepted: false };
-    return this.o.actors.call(instanceId, 'helpdesk.inbound', inbound);
+    return this.options.actors.call(instanceId, 'helpdesk.inbound', inbound);
   }
 }

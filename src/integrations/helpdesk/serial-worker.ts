@@ -24,7 +24,7 @@ export class SerialWorker {
   #loop: Promise<void> | undefined;
   #stopped = false;
 
-  constructor(private readonly o: SerialWorkerOptions) {}
+  constructor(private readonly options: SerialWorkerOptions) {}
 
   get stopped(): boolean {
     return this.#stopped;
@@ -33,7 +33,7 @@ export class SerialWorker {
   control<T>(run: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#stopped) {
-        reject(this.o.stoppedError());
+        reject(this.options.stoppedError());
         return;
       }
       this.#controls.push({ run, resolve: resolve as (v: unknown) => void, reject });
@@ -42,11 +42,11 @@ export class SerialWorker {
   }
 
   kick(): void {
-    if (this.#loop || this.#stopped || (this.#controls.length === 0 && !this.o.next())) return;
+    if (this.#loop || this.#stopped || (this.#controls.length === 0 && !this.options.next())) return;
     this.#loop = this.#drain()
       .catch((err: unknown) => {
-        if (this.o.fatal(err)) this.#stopped = true;
-        else this.o.onError(err);
+        if (this.options.fatal(err)) this.#stopped = true;
+        else this.options.onError(err);
       })
       .finally(() => {
         this.#loop = undefined;
@@ -57,7 +57,7 @@ export class SerialWorker {
   /** Refuses what waits and resolves once the job in progress has ended. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const job of this.#controls.splice(0)) job.reject(this.o.stoppedError());
+    for (const job of this.#controls.splice(0)) job.reject(this.options.stoppedError());
     await this.#loop;
   }
 
@@ -69,11 +69,11 @@ export class SerialWorker {
           control.resolve(await control.run());
         } catch (err) {
           control.reject(err);
-          if (this.o.fatal(err)) throw err;
+          if (this.options.fatal(err)) throw err;
         }
         continue;
       }
-      const job = this.o.next();
+      const job = this.options.next();
       if (!job) return;
       await job();
     }

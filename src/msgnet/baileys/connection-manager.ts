@@ -68,7 +68,7 @@ export class ConnectionManager {
   readonly mediaMessages = new TtlCache({ ttlMs: 60 * 60_000, maxEntries: 256 });
 
   constructor(
-    private readonly o: SessionOptions,
+    private readonly options: SessionOptions,
     private readonly deps: BaileysSessionDeps,
     private readonly log: Logger,
   ) {
@@ -159,7 +159,7 @@ export class ConnectionManager {
   emit(event: MsgNetEvent): void {
     if (this.#closed || this.#ownershipLost) return;
     try {
-      this.o.emit(event);
+      this.options.emit(event);
     } catch (err) {
       this.log.error({ err, type: event.type }, 'event listener failed');
     }
@@ -181,7 +181,7 @@ export class ConnectionManager {
       socketConfig({
         auth: link.auth,
         log: this.log,
-        settings: this.o.settings(),
+        settings: this.options.settings(),
         caches: this.deps.caches,
         groupCache: this.groupCache,
         proxy: this.#proxyAgents(),
@@ -189,7 +189,7 @@ export class ConnectionManager {
     );
     this.#sock = sock;
     const unbindEvents = bindSocketEvents(sock, {
-      settings: this.o.settings,
+      settings: this.options.settings,
       labels: link.labels,
       audience: link.audience,
       groupCache: this.groupCache,
@@ -306,7 +306,7 @@ export class ConnectionManager {
   ensureLink(): Promise<SessionLink> {
     if (!this.#loading) {
       const hooks = { onOwnershipLost: (err: unknown) => this.#onOwnershipLost(err) };
-      const loading: Promise<SessionLink> = loadSessionLink(this.o.auth, this.log, hooks).then((link) => {
+      const loading: Promise<SessionLink> = loadSessionLink(this.options.auth, this.log, hooks).then((link) => {
         // A link forgotten (logout) while it loaded is not revived.
         if (this.#loading === loading) this.#link = link;
         return link;
@@ -325,7 +325,7 @@ export class ConnectionManager {
     this.#link = undefined;
     this.#loading = undefined;
     if (link) await link.auth.clear();
-    else await this.o.auth.clear();
+    else await this.options.auth.clear();
   }
 
   /**
@@ -333,7 +333,7 @@ export class ConnectionManager {
    * socket replaces them (the old ones close with the socket that used them).
    */
   #proxyAgents(): ProxyAgents | undefined {
-    const wanted = this.o.proxy();
+    const wanted = this.options.proxy();
     const key = wanted ? JSON.stringify(wanted) : undefined;
     if (key !== this.#proxyKey) {
       const old = this.#proxy;

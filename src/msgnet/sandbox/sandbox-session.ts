@@ -60,17 +60,17 @@ export class SandboxSession implements MsgNetSession {
   #sent = 0;
 
   constructor(
-    private readonly o: SessionOptions,
+    private readonly options: SessionOptions,
     private readonly transport: Transport,
   ) {
-    this.#phone = new SandboxPhone(o.auth);
+    this.#phone = new SandboxPhone(options.auth);
     registerControls(
       this,
       new SandboxControls({
         phone: this.#phone,
-        auth: o.auth,
+        auth: options.auth,
         faults: this.#faults,
-        emit: (event) => o.emit(event),
+        emit: (event) => options.emit(event),
         requireConnected: () => this.#requireConnected(),
         receive: (wire) => this.#receive(wire),
         link: (number) => this.#link(number),
@@ -89,11 +89,16 @@ export class SandboxSession implements MsgNetSession {
   #set(state: ConnectionState, extra: { qrCode?: string; reason?: string; profileName?: string } = {}): void {
     this.#state = state;
     if (this.#closed) return;
-    this.o.emit({ type: 'connection', state, ...(this.#numberJid ? { numberJid: this.#numberJid } : {}), ...extra });
+    this.options.emit({
+      type: 'connection',
+      state,
+      ...(this.#numberJid ? { numberJid: this.#numberJid } : {}),
+      ...extra,
+    });
   }
 
   async resume(): Promise<void> {
-    const creds = await this.o.auth.get('creds');
+    const creds = await this.options.auth.get('creds');
     if (!creds) return;
     this.#numberJid = (JSON.parse(creds) as { numberJid: string }).numberJid;
     await this.#goOnline();
@@ -112,7 +117,7 @@ export class SandboxSession implements MsgNetSession {
 
   async connect(request: LinkRequest): Promise<LinkChallenge> {
     if (this.#state === 'connected' && this.#numberJid) return { status: 'connected', numberJid: this.#numberJid };
-    if (await this.o.auth.get('creds')) {
+    if (await this.options.auth.get('creds')) {
       await this.resume();
       return { status: 'connected', numberJid: this.#numberJid! };
     }
@@ -143,7 +148,7 @@ export class SandboxSession implements MsgNetSession {
     ) {
       throw new ConflictError('That number is already linked to another sandbox instance');
     }
-    await this.o.auth.set({ creds: JSON.stringify({ numberJid: jid, linkedAt: new Date().toISOString() }) });
+    await this.options.auth.set({ creds: JSON.stringify({ numberJid: jid, linkedAt: new Date().toISOString() }) });
     this.#pending = undefined;
     this.#numberJid = jid;
     await this.#goOnline();
@@ -153,14 +158,16 @@ export class SandboxSession implements MsgNetSession {
   async logout(): Promise<void> {
     await this.#unsubscribe?.();
     this.#unsubscribe = undefined;
-    await this.o.auth.clear();
+    await this.options.auth.clear();
     this.#pending = undefined;
     this.#set('loggedout', { reason: 'logged out' });
     this.#numberJid = undefined;
   }
 
   async reconnect(): Promise<void> {
-    if (!(await this.o.auth.get('creds'))) throw new ValidationError('Instance has no saved link; connect it first');
+    if (!(await this.options.auth.get('creds'))) {
+      throw new ValidationError('Instance has no saved link; connect it first');
+    }
     await this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#set('disconnected', { reason: 'reconnect requested' });
@@ -196,7 +203,7 @@ export class SandboxSession implements MsgNetSession {
     const wire = JSON.parse(raw) as SandboxWire;
     if (wire.t === 'ping' || this.#closed) return;
     if (wire.t === 'receipt') {
-      this.o.emit({
+      this.options.emit({
         type: 'delivery',
         chatJid: wire.from,
         recipient: wire.from,
@@ -205,7 +212,7 @@ export class SandboxSession implements MsgNetSession {
         timestamp: wire.timestamp,
       });
     } else if (wire.t === 'call') {
-      this.o.emit({
+      this.options.emit({
         type: 'call',
         callId: wire.callId,
         from: wire.from,
@@ -255,20 +262,20 @@ export class SandboxSession implements MsgNetSession {
       ...(media ? { media } : {}),
       ...(wire.buttonReplyId ? { selectedButtonId: wire.buttonReplyId } : {}),
     };
-    this.o.emit({ type: 'message', message });
+    this.options.emit({ type: 'message', message });
   }
 
   async #record(entry: Omit<OutboxEntry, 'messageId' | 'timestamp'> & { messageId?: string }): Promise<OutboxEntry> {
     const full: OutboxEntry = { ...entry, messageId: entry.messageId ?? newMessageId(), timestamp: Date.now() };
     // The key sorts by time, then by a per-session sequence (two sends in one millisecond keep their order).
     const key = `outbox:${String(full.timestamp).padStart(15, '0')}:${String(++this.#sent).padStart(9, '0')}:${full.messageId}`;
-    await this.o.auth.set({ [key]: JSON.stringify(full) });
+    await this.options.auth.set({ [key]: JSON.stringify(full) });
     return full;
   }
 
   async #deliver(to: string, entry: OutboxEntry, wire: Extract<SandboxWire, { t: 'msg' }>): Promise<SentMessage> {
     const me = this.#numberJid!;
-    this.o.emit({
+    this.options.emit({
       type: 'message',
       message: {
         id: entry.messageId,
@@ -281,7 +288,7 @@ export class SandboxSession implements MsgNetSession {
         ...(wire.media ? { media: wire.media } : {}),
       },
     });
-    this.o.emit({
+    this.options.emit({
       type: 'delivery',
       chatJid: to,
       recipient: to,
@@ -381,7 +388,7 @@ export class SandboxSession implements MsgNetSession {
       ...(media ? { media } : {}),
     });
     // WhatsApp echoes the phone's own status back to it, like any message it sends.
-    this.o.emit({
+    this.options.emit({
       type: 'message',
       message: {
         id: entry.messageId,
@@ -422,7 +429,7 @@ export class SandboxSession implements MsgNetSession {
 
   async setPresence(available: boolean): Promise<void> {
     this.#requireConnected();
-    await this.o.auth.set({ presence: available ? 'available' : 'unavailable' });
+    await this.options.auth.set({ presence: available ? 'available' : 'unavailable' });
   }
 
   async rejectCall(callId: string, from: string): Promise<void> {
@@ -436,7 +443,7 @@ export class SandboxSession implements MsgNetSession {
       isVideo: false,
       timestamp: Date.now(),
     }).catch(() => 0);
-    this.o.emit({
+    this.options.emit({
       type: 'call',
       callId,
       from,
@@ -509,7 +516,7 @@ export class SandboxSession implements MsgNetSession {
     const jid = toJid(chatJid);
     const { after, changed } = await this.#phone.assignLabels(jid, labelIds, add);
     if (changed.length) {
-      this.o.emit({
+      this.options.emit({
         type: 'labels',
         chatJid: jid,
         labels: changed,
