@@ -18,13 +18,17 @@ const describe = (ctx: ActorContext): ActorDescription => ({
   state: 'active',
 });
 
-/** The test probe's part: periodic owned writes and the probe calls (only with TEST_PROBE_FILE). */
+/**
+ * The test probe's part (only with TEST_PROBE_FILE): at each tick, a record that the actor may act, and an
+ * owned write; and the probe calls.
+ */
 function probeBehavior(probe: TestProbe): ActorBehavior {
   let ticker: NodeJS.Timeout | undefined;
   return {
     async onActivate(ctx) {
       if (probe.writeIntervalMs > 0) {
         ticker = setInterval(() => {
+          probe.owning(ctx);
           probe.write(ctx).catch(() => undefined);
         }, probe.writeIntervalMs);
       }

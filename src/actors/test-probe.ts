@@ -6,12 +6,26 @@ export const PROBE_NAMESPACE = 'probe';
 
 /** One owned write the store accepted, as the cluster tests read it back. */
 export interface ProbeRecord {
+  kind?: 'write';
   instance: string;
   node: string;
   epoch: number;
   /** Wall-clock milliseconds (fractional) just before the write was sent, and just after it was accepted. */
   start: number;
   end: number;
+}
+
+/**
+ * A moment at which an actor held itself the owner, free to act outside the store (its lease valid on
+ * its own monotonic clock): two nodes must never both be at such a moment for one instance.
+ */
+export interface OwnerRecord {
+  kind: 'owner';
+  instance: string;
+  node: string;
+  epoch: number;
+  /** Wall-clock milliseconds (fractional) just after the owner check passed. */
+  at: number;
 }
 
 const wallNow = () => performance.timeOrigin + performance.now();
@@ -25,6 +39,23 @@ export class TestProbe {
     private readonly file: string,
     readonly writeIntervalMs: number,
   ) {}
+
+  /** Records that the actor may act now (its owner check passes); nothing when it may not. */
+  owning(ctx: ActorContext): void {
+    try {
+      ctx.assertOwner();
+    } catch {
+      return;
+    }
+    const record: OwnerRecord = {
+      kind: 'owner',
+      instance: ctx.instanceId,
+      node: ctx.nodeId,
+      epoch: ctx.epoch,
+      at: wallNow(),
+    };
+    appendFileSync(this.file, `${JSON.stringify(record)}\n`);
+  }
 
   /** One owned write through the actor's fenced path; recorded only when the store accepts it. */
   async write(ctx: ActorContext): Promise<void> {

@@ -1,4 +1,6 @@
-import { readProbe, staleWrites } from '../cluster/probe-checker.js';
+import { readOwners, readProbe, staleWrites, twoOwners } from '../cluster/probe-checker.js';
+import type { DueEvent } from '../../src/billing/billing-plan.js';
+import type { Received } from '../helpers/webhook-receiver.js';
 import type { History, Operation } from './history.js';
 
 /** One checker's verdict: how many anomalies, and the operations involved in the first few. */
@@ -77,6 +79,42 @@ export function checkLostWrites(history: History, finalValues: Map<string, strin
     }
   }
   return verdict('lost writes', found);
+}
+
+/** 5. Two owners: a node acting for an instance after a newer owner had begun to (from the nodes' own reports). */
+export function checkTwoOwners(probeFile: string): Verdict {
+  const found = twoOwners(readOwners(probeFile)).map(
+    (v) =>
+      `${v.instance}: ${v.old.node} held epoch ${v.old.epoch} at ${v.old.at.toFixed(1)}, after ${v.newer.node} ` +
+      `began under epoch ${v.newer.epoch} at ${v.newer.at.toFixed(1)}`,
+  );
+  return verdict('two owners', found);
+}
+
+/**
+ * 6. Billing: every event due by `cutoff` arrived, and none twice. Emission is what must happen once (one
+ * delivery id per event); a delivery repeated under the same id after a cut-off answer is a redelivery.
+ */
+export function checkBilling(due: DueEvent[], received: Received[]): Verdict[] {
+  const keyOf = (event: string, data: Record<string, unknown>) =>
+    `${event}|${String(data.instance ?? data.periodStart)}`;
+  const deliveries = new Map<string, Set<string>>();
+  for (const r of received) {
+    const event = r.body?.event as string | undefined;
+    if (!event?.startsWith('enterprise.')) continue;
+    const key = keyOf(event, r.body.data as Record<string, unknown>);
+    const ids = deliveries.get(key) ?? new Set<string>();
+    ids.add(String(r.headers['x-switchboard-delivery']));
+    deliveries.set(key, ids);
+  }
+  const duplicates = [...deliveries]
+    .filter(([, ids]) => ids.size > 1)
+    .map(([key, ids]) => `${key}: emitted ${ids.size} times`);
+  const missing = due
+    .map((e) => keyOf(e.event, e.data))
+    .filter((key) => !deliveries.has(key))
+    .map((key) => `${key}: due, never delivered`);
+  return [verdict('billing events twice', duplicates), verdict('billing events missing', missing)];
 }
 
 /** 7. After the last fault healed, every instance owned and answering within the limit. */

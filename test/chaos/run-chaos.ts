@@ -1,8 +1,20 @@
+import { join } from 'node:path';
+import { dueEvents } from '../../src/billing/billing-plan.js';
+import type { BillingTerms, DueEvent } from '../../src/billing/billing-plan.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { connectAndLink } from '../cluster/cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from '../cluster/node-process.js';
 import { CHAOS_TTL_MS, ChaosCluster } from './chaos-cluster.js';
-import { checkAvailability, checkLostEvents, checkLostWrites, checkSends, checkStaleWrites } from './checkers.js';
+import {
+  checkAvailability,
+  checkBilling,
+  checkLostEvents,
+  checkLostWrites,
+  checkSends,
+  checkStaleWrites,
+  checkTwoOwners,
+} from './checkers.js';
 import type { Verdict } from './checkers.js';
 import { History } from './history.js';
 import { Nemesis } from './nemesis.js';
@@ -41,6 +53,48 @@ async function until<T>(probe: () => Promise<T | undefined>, ms: number): Promis
     const v = await probe();
     if (v !== undefined || Date.now() > end) return v;
     await sleep(100);
+  }
+}
+
+/** The billing cron runs every second on short terms, so that trials end and periods renew during a run. */
+const BILLING_TERMS: BillingTerms = {
+  trial: { months: 0, ms: 6000 },
+  trialNotice: { months: 0, ms: 3000 },
+  cycle: { months: 0, ms: 10_000 },
+  baseCents: 1000,
+  instanceMonthlyCents: 3000,
+};
+const BILLING_ACCOUNT = 'chaos-billing';
+
+/** An account whose webhook goes to the receiver, with two instances (unlinked: billing needs no session). */
+async function setUpBilling(cluster: ChaosCluster, receiver: WebhookReceiver): Promise<void> {
+  const api = cluster.running[0]!.process!.api;
+  const account = await api.post('/api/admin/accounts', { name: BILLING_ACCOUNT }, { token: CLUSTER_ADMIN_TOKEN });
+  const token = account.body.account.token as string;
+  const hooked = await api.request('PATCH', '/api/account/webhook', { url: receiver.url }, { token });
+  if (hooked.status !== 200) throw new Error(`account webhook: ${hooked.text}`);
+  for (const name of ['billed-1', 'billed-2']) {
+    const created = await api.post('/api/instance/new', { name }, { token });
+    if (created.status !== 201) throw new Error(`create ${name}: ${created.text}`);
+  }
+}
+
+/** What the billing cron had to emit by `cutoff`, from the store the nodes share. */
+async function dueBy(cluster: ChaosCluster, cutoff: number): Promise<DueEvent[]> {
+  const store = new SqliteStore(join(cluster.dir, 'switchboard.db'));
+  try {
+    const account = await store.accounts.findByName(BILLING_ACCOUNT);
+    if (!account) return [];
+    const instances = await store.instances.listByAccount(account.id);
+    // dueEvents lists the last few ended periods only (its catch-up bound): asked once a period, every one.
+    const due = new Map<string, DueEvent>();
+    for (let t = Date.parse(account.createdAt); ; t = Math.min(t + BILLING_TERMS.cycle.ms, cutoff)) {
+      for (const e of dueEvents(account, instances, t, BILLING_TERMS)) due.set(e.key, e);
+      if (t === cutoff) break;
+    }
+    return [...due.values()];
+  } finally {
+    await store.close();
   }
 }
 
@@ -83,9 +137,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     WEBHOOK_RETRY_MAX_MS: '1000',
     WEBHOOK_MAX_ATTEMPTS: '100',
     CALL_TIMEOUT_MS: '5000',
+    BILLING_CRON: '* * * * * *',
+    BILLING_TRIAL: '6s',
+    BILLING_TRIAL_NOTICE: '3s',
+    BILLING_CYCLE: '10s',
+    BILLING_BASE_CENTS: String(BILLING_TERMS.baseCents),
+    BILLING_INSTANCE_MONTHLY_CENTS: String(BILLING_TERMS.instanceMonthlyCents),
   });
   try {
     const instances = await setUp(cluster, receiver, o.instances);
+    await setUpBilling(cluster, receiver);
     o.log(`chaos: ${cluster.running.length} nodes, ${instances.length} instances, seed ${o.seed}`);
     const nemesis = new Nemesis(cluster, random, history, { minNodes: Math.min(3, o.nodes), maxNodes: 5 });
     const workload = new Workload(cluster, instances, random, history);
@@ -145,11 +206,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       received.set(name, set);
     }
 
+    const due = await dueBy(cluster, healedAt);
+    o.log(`chaos: billing events due by the last fault: ${due.length}`);
     const verdicts = [
       checkStaleWrites(cluster.probeFile),
       ...checkSends(history, network),
       checkLostEvents(history, received),
       checkLostWrites(history, finalValues),
+      checkTwoOwners(cluster.probeFile),
+      // Due by the time the last fault healed: the quiet period leaves time to emit and deliver them.
+      ...checkBilling(due, receiver.received),
       checkAvailability([...unavailable], tookMs, limitMs),
     ];
     const clientOps = history.operations.filter((op) => op.process !== 'nemesis');

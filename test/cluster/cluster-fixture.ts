@@ -12,7 +12,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startRedisServer } from '../helpers/redis-server.js';
 import type { RedisServer } from '../helpers/redis-server.js';
 import { CLUSTER_ADMIN_TOKEN, CLUSTER_ENCRYPTION_KEY, NodeProcess } from './node-process.js';
-import { readProbe, staleWrites } from './probe-checker.js';
+import { readOwners, readProbe, staleWrites, twoOwners } from './probe-checker.js';
 
 /** Lease TTL of the test clusters: short, so that failover cases run in seconds. */
 export const TEST_TTL_MS = 2000;
@@ -179,6 +179,11 @@ export class ClusterFixture {
   /** Stale-epoch writes the store accepted (must be none). */
   check() {
     return staleWrites(readProbe(this.probeFile));
+  }
+
+  /** Moments where an old owner still held itself the owner after a newer one began (must be none). */
+  checkOwners() {
+    return twoOwners(readOwners(this.probeFile));
   }
 
   async stop(): Promise<void> {

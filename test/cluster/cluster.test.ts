@@ -39,6 +39,7 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
 
   afterEach(() => {
     expect(c.check(), 'accepted stale-epoch writes').to.deep.equal([]);
+    expect(c.checkOwners(), 'two owners at once').to.deep.equal([]);
   });
 
   /** The live node owning the most instances. */
@@ -236,6 +237,7 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
       await c.waitForMembers(c.nodes.length, 15_000);
       await c.waitAllOwned(15_000);
       expect(c.check(), `stale writes after round ${round} (${fault}, seed ${seed})`).to.deep.equal([]);
+      expect(c.checkOwners(), `two owners after round ${round} (${fault}, seed ${seed})`).to.deep.equal([]);
     }
   });
 });

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { ProbeRecord } from '../../src/actors/test-probe.js';
+import type { OwnerRecord, ProbeRecord } from '../../src/actors/test-probe.js';
 
 export interface Violation {
   instance: string;
@@ -7,12 +7,58 @@ export interface Violation {
   newer: ProbeRecord;
 }
 
-export function readProbe(file: string): ProbeRecord[] {
+function readLines(file: string): (ProbeRecord | OwnerRecord)[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as ProbeRecord);
+    .map((line) => JSON.parse(line) as ProbeRecord | OwnerRecord);
+}
+
+/** The accepted owned writes the probe recorded. */
+export function readProbe(file: string): ProbeRecord[] {
+  return readLines(file).filter((r): r is ProbeRecord => r.kind !== 'owner');
+}
+
+/** The moments at which an actor held itself the owner. */
+export function readOwners(file: string): OwnerRecord[] {
+  return readLines(file).filter((r): r is OwnerRecord => r.kind === 'owner');
+}
+
+export interface TwoOwners {
+  instance: string;
+  /** The owner whose epoch was superseded, still holding itself the owner… */
+  old: OwnerRecord;
+  /** …after the newer epoch's owner had already begun to act. */
+  newer: OwnerRecord;
+}
+
+/**
+ * Exactly one owner at a time: once an owner under epoch e' has held itself the owner, no node may hold
+ * itself the owner under an older epoch e < e' (it could act outside the store: send, reject a call).
+ * All nodes run on one host, so their wall clocks are one clock.
+ */
+export function twoOwners(records: OwnerRecord[]): TwoOwners[] {
+  const byInstance = new Map<string, OwnerRecord[]>();
+  for (const r of records) {
+    const list = byInstance.get(r.instance) ?? [];
+    list.push(r);
+    byInstance.set(r.instance, list);
+  }
+  const found: TwoOwners[] = [];
+  for (const [instance, list] of byInstance) {
+    const first = new Map<number, OwnerRecord>();
+    for (const r of list) {
+      const seen = first.get(r.epoch);
+      if (!seen || r.at < seen.at) first.set(r.epoch, r);
+    }
+    for (const r of list) {
+      for (const [epoch, newer] of first) {
+        if (epoch > r.epoch && r.at > newer.at) found.push({ instance, old: r, newer });
+      }
+    }
+  }
+  return found;
 }
 
 /**

@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import type { OwnerRecord } from '../../src/actors/test-probe.js';
+import type { DueEvent } from '../../src/billing/billing-plan.js';
+import { checkBilling } from '../chaos/checkers.js';
+import { twoOwners } from '../cluster/probe-checker.js';
+import type { Received } from '../helpers/webhook-receiver.js';
+
+const owner = (node: string, epoch: number, at: number): OwnerRecord => ({
+  kind: 'owner',
+  instance: 'i1',
+  node,
+  epoch,
+  at,
+});
+
+describe('the two-owners checker', () => {
+  it('finds an old owner that still held itself the owner after the new one began', () => {
+    const found = twoOwners([owner('n1', 1, 100), owner('n1', 1, 200), owner('n2', 2, 150), owner('n2', 2, 300)]);
+    expect(found).to.have.length(1);
+    expect(found[0]!.old).to.deep.include({ node: 'n1', epoch: 1, at: 200 });
+    expect(found[0]!.newer).to.deep.include({ node: 'n2', epoch: 2, at: 150 });
+  });
+
+  it('accepts a handoff: the old owner stops before the new one begins, and ownership may come back later', () => {
+    const records = [owner('n1', 1, 100), owner('n1', 1, 190), owner('n2', 2, 200), owner('n1', 3, 400)];
+    expect(twoOwners(records)).to.deep.equal([]);
+  });
+
+  it('keeps instances apart', () => {
+    expect(twoOwners([owner('n1', 1, 300), { ...owner('n2', 2, 100), instance: 'i2' }])).to.deep.equal([]);
+  });
+});
+
+describe('the billing checker', () => {
+  const due = (event: string, data: Record<string, unknown>): DueEvent => ({
+    key: `${event}:${String(data.instance ?? data.periodStart)}`,
+    accountId: 'a',
+    event,
+    description: '',
+    data,
+  });
+  const delivery = (id: string, event: string, data: Record<string, unknown>) =>
+    ({ headers: { 'x-switchboard-delivery': id }, body: { event, data } }) as unknown as Received;
+
+  it('counts an event emitted under two delivery ids, and a due one never delivered', () => {
+    const [twice, missing] = checkBilling(
+      [
+        due('enterprise.trial.started', { instance: 'one' }),
+        due('enterprise.cycle.renewed', { periodStart: '2026-01-01T00:00:00.000Z' }),
+      ],
+      [
+        delivery('d1', 'enterprise.trial.started', { instance: 'one' }),
+        delivery('d1', 'enterprise.trial.started', { instance: 'one' }),
+        delivery('d2', 'enterprise.trial.started', { instance: 'one' }),
+      ],
+    );
+    expect(twice!.anomalies).to.equal(1);
+    expect(missing!.anomalies).to.equal(1);
+    expect(missing!.examples[0]).to.match(/enterprise\.cycle\.renewed/);
+  });
+
+  it('a redelivery under the same id is no duplicate', () => {
+    const [twice, missing] = checkBilling(
+      [due('enterprise.trial.started', { instance: 'one' })],
+      [
+        delivery('d1', 'enterprise.trial.started', { instance: 'one' }),
+        delivery('d1', 'enterprise.trial.started', { instance: 'one' }),
+      ],
+    );
+    expect(twice!.anomalies + missing!.anomalies).to.equal(0);
+  });
+});
