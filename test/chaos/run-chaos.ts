@@ -19,6 +19,7 @@ import type { Verdict } from './checkers.js';
 import { History } from './history.js';
 import { Nemesis } from './nemesis.js';
 import { Random } from './random.js';
+import { Subscribers, checkWebSockets } from './subscribers.js';
 import { Workload, request } from './workload.js';
 import type { ChaosInstance } from './workload.js';
 
@@ -109,7 +110,14 @@ async function setUp(cluster: ChaosCluster, receiver: WebhookReceiver, count: nu
     const number = `55980000${String(1000 + i)}`;
     const created = await front.api.post(
       '/api/instance/new',
-      { name, webhookEnabled: true, webhookURL: receiver.url, webhookEvents: ['message.exchange'] },
+      {
+        name,
+        webhookEnabled: true,
+        webhookURL: receiver.url,
+        webhookEvents: ['message.exchange'],
+        websocketEnabled: true,
+        websocketEvents: ['message.exchange'],
+      },
       { token: accountToken },
     );
     if (created.status !== 201) throw new Error(`create ${name}: ${created.text}`);
@@ -151,6 +159,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const nemesis = new Nemesis(cluster, random, history, { minNodes: Math.min(3, o.nodes), maxNodes: 5 });
     const workload = new Workload(cluster, instances, random, history);
     const clients = workload.run(o.workers, 'client');
+    const subscribers = new Subscribers(cluster, random);
+    subscribers.start(instances);
     const end = Date.now() + o.durationMs;
     while (Date.now() < end) {
       await nemesis.strike();
@@ -163,6 +173,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     for (const node of cluster.nodes) if (!node.process) await cluster.startNode(node);
     workload.stop();
     await clients;
+    await subscribers.stop();
 
     // 7. Availability: every instance owned by a live node and answering a call.
     const limitMs = CHAOS_TTL_MS + 2000;
@@ -191,9 +202,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       const outbox = await request(front(), 'GET', `/api/sandbox/outbox/${instance.name}`, instance.token);
       network.set(
         instance.name,
-        ((outbox?.body?.messages ?? []) as { type: string; text?: string }[])
-          .filter((m) => m.type === 'text')
-          .map((m) => m.text ?? ''),
+        ((outbox?.body?.messages ?? []) as { type: string; text?: string; media?: { caption?: string } }[])
+          .filter((m) => m.type === 'text' || m.type === 'media')
+          .map((m) => (m.type === 'media' ? (m.media?.caption ?? '') : (m.text ?? ''))),
       );
       const settings = await request(front(), 'GET', `/api/instance/getSettings/${instance.name}`, instance.token);
       finalValues.set(instance.name, settings?.body?.settings?.callRejectMessage ?? undefined);
@@ -208,12 +219,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
     const due = await dueBy(cluster, healedAt);
     o.log(`chaos: billing events due by the last fault: ${due.length}`);
+    const socketEvents = subscribers.connections.reduce((n, c) => n + c.events.length, 0);
+    o.log(`chaos: websocket connections ${subscribers.connections.length}, events received ${socketEvents}`);
     const verdicts = [
       checkStaleWrites(cluster.probeFile),
       ...checkSends(history, network),
       checkLostEvents(history, received),
       checkLostWrites(history, finalValues),
       checkTwoOwners(cluster.probeFile),
+      checkWebSockets(subscribers.connections),
       // Due by the time the last fault healed: the quiet period leaves time to emit and deliver them.
       ...checkBilling(due, receiver.received),
       checkAvailability([...unavailable], tookMs, limitMs),

@@ -1,3 +1,4 @@
+import { pngImage } from '../helpers/media-fixtures.js';
 import type { ChaosCluster } from './chaos-cluster.js';
 import type { History, Operation } from './history.js';
 import type { Random } from './random.js';
@@ -47,6 +48,10 @@ export interface ChaosInstance {
   number: string;
 }
 
+let png: Promise<string> | undefined;
+/** The image the media sends carry (a small PNG, made once). */
+const image = () => (png ??= pngImage(16, 16).then((b) => b.toString('base64')));
+
 /** Contacts of the sandbox network that write to the instances and receive their sends. */
 const CONTACT = (i: number) => `55990000${String(1000 + i)}`;
 
@@ -82,7 +87,8 @@ export class Workload {
       Array.from({ length: workers }, async (_, w) => {
         while (!this.#stopped) {
           const roll = this.random.next();
-          if (roll < 0.4) await this.send(`${process}-${w}`);
+          if (roll < 0.3) await this.send(`${process}-${w}`);
+          else if (roll < 0.4) await this.send(`${process}-${w}`, true);
           else if (roll < 0.8) await this.inbound(`${process}-${w}`);
           else await this.settings(`${process}-${w}`);
           await new Promise((r) => setTimeout(r, this.random.int(20, 120)));
@@ -91,13 +97,16 @@ export class Workload {
     );
   }
 
-  async send(process: string): Promise<void> {
+  /** A text, or a small image whose caption is the key: either must reach the network exactly once. */
+  async send(process: string, media = false): Promise<void> {
     const instance = this.random.pick(this.instances);
     const key = `send-${++this.#seq}`;
-    const op = this.history.invoke(process, 'send', { instance: instance.name, key });
-    const body = { number: CONTACT(this.random.int(0, 4)), text: key };
+    const op = this.history.invoke(process, 'send', { instance: instance.name, key, media });
+    const number = CONTACT(this.random.int(0, 4));
+    const body = media ? { number, type: 'image', base64: await image(), caption: key } : { number, text: key };
+    const path = `/api/message/${media ? 'media' : 'text'}/${instance.name}`;
     for (let attempt = 1; attempt <= 4; attempt++) {
-      const res = await request(this.#via(), 'POST', `/api/message/text/${instance.name}`, instance.token, body, {
+      const res = await request(this.#via(), 'POST', path, instance.token, body, {
         'idempotency-key': key,
       });
       if (res && res.status === 200) return this.history.ok(op, `attempt ${attempt}`);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { OwnerRecord } from '../../src/actors/test-probe.js';
 import type { DueEvent } from '../../src/billing/billing-plan.js';
 import { checkBilling } from '../chaos/checkers.js';
+import { checkWebSockets } from '../chaos/subscribers.js';
 import { twoOwners } from '../cluster/probe-checker.js';
 import type { Received } from '../helpers/webhook-receiver.js';
 
@@ -68,5 +69,15 @@ describe('the billing checker', () => {
       ],
     );
     expect(twice!.anomalies + missing!.anomalies).to.equal(0);
+  });
+});
+
+describe('the WebSocket checker', () => {
+  it('counts an event twice on one connection and an event of another instance, not one seen on two connections', () => {
+    const verdict = checkWebSockets([
+      { instance: 'a', node: 'n1', events: ['message.exchange|m1', 'message.exchange|m1'], foreign: [] },
+      { instance: 'a', node: 'n2', events: ['message.exchange|m1'], foreign: ['message.exchange of b'] },
+    ]);
+    expect(verdict.anomalies).to.equal(2);
   });
 });
