@@ -90,6 +90,12 @@ export interface QuotedMessage {
 
 export interface SendOptions {
   replyTo?: QuotedMessage;
+  /**
+   * The message id to send under, chosen before the send and recorded as intent, so that a new owner
+   * finishing an interrupted send repeats the id: the network keeps one message per id (the sandbox
+   * answers the first send again; WhatsApp clients keep one message per id).
+   */
+  messageId?: string;
 }
 
 /** A label of a (Business) account. */
@@ -185,8 +191,8 @@ export interface MsgNetSession {
 
   sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage>;
   sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage>;
-  sendButtons(to: string, text: string, buttons: Button[]): Promise<SentMessage>;
-  sendPayment(to: string, payment: PixPayment): Promise<SentMessage>;
+  sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage>;
+  sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage>;
   sendEventCard(to: string, card: EventCard): Promise<SentMessage>;
   publishStatus(post: StatusPost): Promise<SentMessage>;
   deleteMessage(chatJid: string, messageId: string, fromMe: boolean): Promise<void>;

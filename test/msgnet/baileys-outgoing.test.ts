@@ -18,6 +18,19 @@ describe('BaileysSession: outgoing messages', () => {
     expect(sent).to.deep.equal({ messageId: 'SENT1', timestamp: 1_700_000_000_000 });
   });
 
+  it('a send given its message id (a chatbot reply recorded as intent) goes out under that id', async () => {
+    const h = await connectedSession();
+    await h.session.sendText(PEER, 'hello', { messageId: '3EB0AAAABBBBCCCCDDDD' });
+    expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
+      [PEER, { text: 'hello' }, { messageId: '3EB0AAAABBBBCCCCDDDD' }],
+    ]);
+    await h.session.sendButtons(PEER, 'Pick', [{ type: 'reply', id: 'a', label: 'A' }], {
+      messageId: '3EB0EEEEFFFF00001111',
+    });
+    const [, , options] = h.factory.last.callsOf('relayMessage')[0] as Relayed;
+    expect(options.messageId).to.equal('3EB0EEEEFFFF00001111');
+  });
+
   it('sendMedia: image with caption, voice note, document with file name, sticker', async () => {
     const h = await connectedSession();
     const data = Buffer.from('bytes');

@@ -28,6 +28,7 @@ import { TypebotRequestError } from './typebot-client.js';
 import type { TypebotClient, TypebotMessage } from './typebot-client.js';
 import { routeMessage } from './trigger-router.js';
 import { BoundedSet } from '../../util/bounded-map.js';
+import { newMessageId } from '../../msgnet/message-id.js';
 
 export interface ChatbotExtensionDeps {
   service: ChatbotService;
@@ -428,6 +429,12 @@ export class ChatbotExtension implements InstanceExtension {
       if (!(await sleep(reply.seconds * 1000, signal))) return;
       if (reply.dedicated && session.flowSessionId) next = await this.#flow.afterWait(next, bot);
     } else {
+      // Intent first: the id is saved before anything is sent, so that whoever sends next uses it again.
+      const messageId = session.sendingId ?? newMessageId();
+      if (session.sendingId === undefined) {
+        await this.#state.save(chat, { session: { ...session, sendingId: messageId } });
+      }
+      next = { ...next, sendingId: undefined };
       const gate = () => this.#env!.ctx.assertOwner();
       if (bot.typingDelayMs > 0) {
         gate();
@@ -437,7 +444,9 @@ export class ChatbotExtension implements InstanceExtension {
         if (!(await sleep(bot.typingDelayMs, signal))) return;
       }
       try {
-        this.#ownSends.add(await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log, gate));
+        this.#ownSends.add(
+          await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log, gate, messageId),
+        );
       } catch (err) {
         if (isOwnershipLoss(err)) throw err;
         if (isNotConnected(err) || err instanceof UnavailableError) {

@@ -11,7 +11,8 @@ export type SendableReply = Exclude<Reply, { kind: 'wait' }>;
 /**
  * Sends one reply of a flow and returns the message id. A media bubble is downloaded through safe fetch
  * and checked like any media sent; when that fails its link is sent as text, so the contact still gets it.
- * `gate` runs right before the network send (the owner check: it throws when the lease is not ours).
+ * `gate` runs right before the network send (the owner check: it throws when the lease is not ours);
+ * `messageId` is the id recorded before the send (a repeat under it is one message on the network).
  */
 export async function sendReply(
   session: MsgNetSession,
@@ -20,15 +21,17 @@ export async function sendReply(
   media: MediaConfig,
   log: Logger,
   gate: () => void,
+  messageId: string,
 ): Promise<string> {
+  const options = { messageId };
   if (reply.kind !== 'media') gate();
   switch (reply.kind) {
     case 'text':
-      return (await session.sendText(to, reply.text)).messageId;
+      return (await session.sendText(to, reply.text, options)).messageId;
     case 'buttons':
-      return (await session.sendButtons(to, reply.text, reply.buttons)).messageId;
+      return (await session.sendButtons(to, reply.text, reply.buttons, options)).messageId;
     case 'payment':
-      return (await session.sendPayment(to, reply.payment)).messageId;
+      return (await session.sendPayment(to, reply.payment, options)).messageId;
     case 'media': {
       let prepared;
       try {
@@ -42,17 +45,21 @@ export async function sendReply(
         if (!(err instanceof AppError) || isNotConnected(err)) throw err;
         log.warn({ err, url: reply.url }, 'chatbot media could not be prepared; sending its link');
         gate();
-        return (await session.sendText(to, reply.url)).messageId;
+        return (await session.sendText(to, reply.url, options)).messageId;
       }
       gate();
-      const sent = await session.sendMedia(to, {
-        kind: reply.media,
-        data: prepared.data,
-        mimetype: prepared.mimetype,
-        ...(prepared.fileName ? { fileName: prepared.fileName } : {}),
-        ...(prepared.seconds ? { seconds: prepared.seconds } : {}),
-        ...(reply.media === 'audio' ? { ptt: false } : {}),
-      });
+      const sent = await session.sendMedia(
+        to,
+        {
+          kind: reply.media,
+          data: prepared.data,
+          mimetype: prepared.mimetype,
+          ...(prepared.fileName ? { fileName: prepared.fileName } : {}),
+          ...(prepared.seconds ? { seconds: prepared.seconds } : {}),
+          ...(reply.media === 'audio' ? { ptt: false } : {}),
+        },
+        options,
+      );
       return sent.messageId;
     }
   }

@@ -32,6 +32,11 @@ export interface ChatSession {
   choices: Choice[];
   /** Replies not sent yet, in order. */
   pending: Reply[];
+  /**
+   * The id the first pending reply is being sent under, recorded before the send: a new owner that finds
+   * it sends that reply again under the same id, which the network keeps once (never twice, never lost).
+   */
+  sendingId?: string;
   /** The flow ended: once `pending` is sent the session is deleted, or held with keepOpen. */
   ended: boolean;
   pushName: string | undefined;

@@ -17,6 +17,7 @@ import type {
   ProfileInfo,
   ProfileChanges,
   ReceivedMedia,
+  SendOptions,
   SentMessage,
   SessionOptions,
   StatusPost,
@@ -32,6 +33,10 @@ import type { NormalizedMessage } from '../msgnet-events.js';
 import type { WAMessage } from '@whiskeysockets/baileys';
 
 export type { BaileysSessionDeps };
+
+/** Baileys sends under a given id when asked (`messageId`), else under one of its own. */
+const withId = (options: SendOptions | undefined) =>
+  options?.messageId ? { messageId: options.messageId } : undefined;
 
 export const OFFER_CALL_UNSUPPORTED = 'Ring-and-drop calls are not supported by the baileys driver';
 
@@ -107,21 +112,21 @@ export class BaileysSession implements MsgNetSession {
     this.onClosed?.();
   }
 
-  async sendText(to: string, text: string): Promise<SentMessage> {
-    return out.send(this.#conn.socket(), toJid(to), { text });
+  async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
+    return out.send(this.#conn.socket(), toJid(to), { text }, withId(options));
   }
 
-  async sendMedia(to: string, media: OutgoingMedia): Promise<SentMessage> {
-    return out.send(this.#conn.socket(), toJid(to), out.mediaContent(media));
+  async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
+    return out.send(this.#conn.socket(), toJid(to), out.mediaContent(media), withId(options));
   }
 
-  async sendButtons(to: string, text: string, buttons: Button[]): Promise<SentMessage> {
+  async sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
     const jid = toJid(to);
-    return out.relay(this.#conn.socket(), jid, buttonsContent(jid, text, buttons));
+    return out.relay(this.#conn.socket(), jid, buttonsContent(jid, text, buttons), options?.messageId);
   }
 
-  async sendPayment(to: string, payment: PixPayment): Promise<SentMessage> {
-    return out.relay(this.#conn.socket(), toJid(to), paymentContent(payment));
+  async sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
+    return out.relay(this.#conn.socket(), toJid(to), paymentContent(payment), options?.messageId);
   }
 
   async sendEventCard(to: string, card: EventCard): Promise<SentMessage> {

@@ -49,8 +49,16 @@ export async function send(
 }
 
 /** Sends hand-built protobuf content with the stanza nodes it needs (`relayMessage` bypasses `sendMessage`). */
-export async function relay(sock: BaileysSocket, jid: string, content: RelayContent): Promise<SentMessage> {
-  const msg = generateWAMessageFromContent(jid, content.message, { userJid: ownJid(sock) });
+export async function relay(
+  sock: BaileysSocket,
+  jid: string,
+  content: RelayContent,
+  messageId?: string,
+): Promise<SentMessage> {
+  const msg = generateWAMessageFromContent(jid, content.message, {
+    userJid: ownJid(sock),
+    ...(messageId ? { messageId } : {}),
+  });
   await sock.relayMessage(jid, msg.message!, { messageId: msg.key.id!, additionalNodes: content.additionalNodes });
   return sentMessage(msg);
 }

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { newMessageId } from '../message-id.js';
 import type { AuthStore, LabelInfo, MsgNetSession } from '../msgnet-driver.js';
 import type { MsgNetEvent } from '../msgnet-events.js';
 import { toJid } from './sandbox-phone.js';
 import type { SandboxPhone, SandboxProfile } from './sandbox-phone.js';
 import type { OutboxEntry, SandboxGroup, SandboxWire } from './sandbox-wire.js';
-
-export const newMessageId = () => `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
 
 /** What the controls reach inside their session. */
 export interface SandboxInternals {

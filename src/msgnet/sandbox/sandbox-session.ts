@@ -35,7 +35,8 @@ import type { NormalizedMessage } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
 import type { OutboxEntry, SandboxWire } from './sandbox-wire.js';
 import { BoundedMap } from '../../util/bounded-map.js';
-import { SandboxControls, newMessageId, registerControls } from './sandbox-controls.js';
+import { newMessageId } from '../message-id.js';
+import { SandboxControls, registerControls } from './sandbox-controls.js';
 
 /** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
 const RECEIVED_MEDIA_KEPT = 256;
@@ -269,8 +270,19 @@ export class SandboxSession implements MsgNetSession {
     const full: OutboxEntry = { ...entry, messageId: entry.messageId ?? newMessageId(), timestamp: Date.now() };
     // The key sorts by time, then by a per-session sequence (two sends in one millisecond keep their order).
     const key = `outbox:${String(full.timestamp).padStart(15, '0')}:${String(++this.#sent).padStart(9, '0')}:${full.messageId}`;
-    await this.options.auth.set({ [key]: JSON.stringify(full) });
+    // A caller-chosen id is indexed in the same write, so a repeated send finds it (#sentBefore).
+    const index = entry.messageId ? { [`sentid:${full.messageId}`]: JSON.stringify(full) } : {};
+    await this.options.auth.set({ [key]: JSON.stringify(full), ...index });
     return full;
+  }
+
+  /** The network keeps one message per id: a send repeating a caller-chosen id answers the first one. */
+  async #sentBefore(options: SendOptions | undefined): Promise<SentMessage | undefined> {
+    if (!options?.messageId) return undefined;
+    const raw = await this.options.auth.get(`sentid:${options.messageId}`);
+    if (!raw) return undefined;
+    const first = JSON.parse(raw) as OutboxEntry;
+    return { messageId: first.messageId, timestamp: first.timestamp };
   }
 
   async #deliver(to: string, entry: OutboxEntry, wire: Extract<SandboxWire, { t: 'msg' }>): Promise<SentMessage> {
@@ -311,12 +323,15 @@ export class SandboxSession implements MsgNetSession {
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
+    const again = await this.#sentBefore(options);
+    if (again) return again;
     this.#failIf('sendText');
     const entry = await this.#record({
       to: jid,
       type: 'text',
       text,
       ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
+      ...(options?.messageId ? { messageId: options.messageId } : {}),
     });
     return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text });
   }
@@ -324,6 +339,8 @@ export class SandboxSession implements MsgNetSession {
   async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
+    const again = await this.#sentBefore(options);
+    if (again) return again;
     this.#failIf('uploadMedia');
     this.#failIf('sendMedia');
     const meta = outboxMedia(media);
@@ -332,6 +349,7 @@ export class SandboxSession implements MsgNetSession {
       type: 'media',
       media: meta,
       ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
+      ...(options?.messageId ? { messageId: options.messageId } : {}),
     });
     return this.#deliver(jid, entry, {
       t: 'msg',
@@ -343,17 +361,32 @@ export class SandboxSession implements MsgNetSession {
     });
   }
 
-  async sendButtons(to: string, text: string, buttons: Button[]): Promise<SentMessage> {
+  async sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
-    const entry = await this.#record({ to: jid, type: 'buttons', text, buttons });
+    const again = await this.#sentBefore(options);
+    if (again) return again;
+    const entry = await this.#record({
+      to: jid,
+      type: 'buttons',
+      text,
+      buttons,
+      ...(options?.messageId ? { messageId: options.messageId } : {}),
+    });
     return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text });
   }
 
-  async sendPayment(to: string, payment: PixPayment): Promise<SentMessage> {
+  async sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
-    const entry = await this.#record({ to: jid, type: 'payment', payment });
+    const again = await this.#sentBefore(options);
+    if (again) return again;
+    const entry = await this.#record({
+      to: jid,
+      type: 'payment',
+      payment,
+      ...(options?.messageId ? { messageId: options.messageId } : {}),
+    });
     return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text: '' });
   }
 
