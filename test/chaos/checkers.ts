@@ -117,6 +117,20 @@ export function checkBilling(due: DueEvent[], received: Received[]): Verdict[] {
   return [verdict('billing events twice', duplicates), verdict('billing events missing', missing)];
 }
 
+/**
+ * Chatbot: each question a contact asked the bot (a unique text) is answered at most once; an answer sent
+ * twice is an anomaly. (A question whose delivery was refused, or lost with an owner, may go unanswered.)
+ */
+export function checkChatbotReplies(history: History, replies: string[]): Verdict {
+  const count = new Map<string, number>();
+  for (const r of replies) count.set(r, (count.get(r) ?? 0) + 1);
+  const found = history
+    .of('chat')
+    .filter((op) => (count.get(`echo ${String(op.fields.text)}`) ?? 0) > 1)
+    .map((op) => `${describe(op)}: answered ${count.get(`echo ${String(op.fields.text)}`)} times`);
+  return verdict('chatbot replies twice', found);
+}
+
 /** 7. After the last fault healed, every instance owned and answering within the limit. */
 export function checkAvailability(unavailable: string[], tookMs: number, limitMs: number): Verdict {
   const found = unavailable.map((i) => `${i}: not owned and answering ${limitMs} ms after the last fault healed`);

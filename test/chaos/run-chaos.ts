@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { dueEvents } from '../../src/billing/billing-plan.js';
 import type { BillingTerms, DueEvent } from '../../src/billing/billing-plan.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { FakeTypebot, text, textInput } from '../helpers/fake-typebot.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { connectAndLink } from '../cluster/cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from '../cluster/node-process.js';
@@ -9,6 +10,7 @@ import { CHAOS_TTL_MS, ChaosCluster } from './chaos-cluster.js';
 import {
   checkAvailability,
   checkBilling,
+  checkChatbotReplies,
   checkLostEvents,
   checkLostWrites,
   checkSends,
@@ -80,6 +82,30 @@ async function setUpBilling(cluster: ChaosCluster, receiver: WebhookReceiver): P
   }
 }
 
+/** The chatbot's instance: an echo flow on the fake Typebot answers each contact's message once. */
+const BOT_INSTANCE = 'chaos-bot';
+
+async function setUpBot(cluster: ChaosCluster, typebot: FakeTypebot): Promise<ChaosInstance> {
+  const api = cluster.running[0]!.process!.api;
+  const account = await api.post('/api/admin/accounts', { name: 'chaos-bots' }, { token: CLUSTER_ADMIN_TOKEN });
+  const accountToken = account.body.account.token as string;
+  const created = await api.post('/api/instance/new', { name: BOT_INSTANCE }, { token: accountToken });
+  if (created.status !== 201) throw new Error(`create ${BOT_INSTANCE}: ${created.text}`);
+  const token = created.body.instance.token as string;
+  const number = '5598000019999';
+  await connectAndLink(api, api, BOT_INSTANCE, token, { number });
+  const url = typebot.flow('chaos-echo', [
+    { messages: [], input: textInput() },
+    ...Array.from({ length: 10_000 }, () => ({
+      messages: ({ answers }: { answers: string[] }) => [text(`echo ${answers.at(-1)}`)],
+      input: textInput(),
+    })),
+  ]);
+  const bot = await api.post(`/api/chatbot/set/${BOT_INSTANCE}`, { url, triggerType: 'all' }, { token });
+  if (bot.status !== 201) throw new Error(`bot: ${bot.text}`);
+  return { name: BOT_INSTANCE, id: created.body.instance.id as string, token, number };
+}
+
 /** What the billing cron had to emit by `cutoff`, from the store the nodes share. */
 async function dueBy(cluster: ChaosCluster, cutoff: number): Promise<DueEvent[]> {
   const store = new SqliteStore(join(cluster.dir, 'switchboard.db'));
@@ -137,6 +163,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const random = new Random(o.seed);
   const history = new History();
   const receiver = await WebhookReceiver.start();
+  const typebot = await FakeTypebot.start();
   const cluster = await ChaosCluster.start(o.nodes, {
     ALLOW_PRIVATE_URLS: 'true',
     RATE_LIMIT_PER_MINUTE: '1000000',
@@ -155,9 +182,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   try {
     const instances = await setUp(cluster, receiver, o.instances);
     await setUpBilling(cluster, receiver);
+    const botInstance = await setUpBot(cluster, typebot);
     o.log(`chaos: ${cluster.running.length} nodes, ${instances.length} instances, seed ${o.seed}`);
     const nemesis = new Nemesis(cluster, random, history, { minNodes: Math.min(3, o.nodes), maxNodes: 5 });
-    const workload = new Workload(cluster, instances, random, history);
+    const workload = new Workload(cluster, instances, random, history, botInstance);
     const clients = workload.run(o.workers, 'client');
     const subscribers = new Subscribers(cluster, random);
     subscribers.start(instances);
@@ -209,6 +237,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       const settings = await request(front(), 'GET', `/api/instance/getSettings/${instance.name}`, instance.token);
       finalValues.set(instance.name, settings?.body?.settings?.callRejectMessage ?? undefined);
     }
+    const botOutbox = await request(front(), 'GET', `/api/sandbox/outbox/${BOT_INSTANCE}`, botInstance.token);
+    const botReplies = ((botOutbox?.body?.messages ?? []) as { type: string; text?: string }[])
+      .filter((m) => m.type === 'text')
+      .map((m) => m.text ?? '');
     const received = new Map<string, Set<string>>();
     for (const r of receiver.events('message.exchange')) {
       const name = r.body.instanceData.instance as string;
@@ -220,6 +252,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const due = await dueBy(cluster, healedAt);
     o.log(`chaos: billing events due by the last fault: ${due.length}`);
     const socketEvents = subscribers.connections.reduce((n, c) => n + c.events.length, 0);
+    o.log(`chaos: chatbot questions ${history.of('chat').length}, answers ${botReplies.length}`);
     o.log(`chaos: websocket connections ${subscribers.connections.length}, events received ${socketEvents}`);
     const verdicts = [
       checkStaleWrites(cluster.probeFile),
@@ -228,6 +261,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       checkLostWrites(history, finalValues),
       checkTwoOwners(cluster.probeFile),
       checkWebSockets(subscribers.connections),
+      checkChatbotReplies(history, botReplies),
       // Due by the time the last fault healed: the quiet period leaves time to emit and deliver them.
       ...checkBilling(due, receiver.received),
       checkAvailability([...unavailable], tookMs, limitMs),
@@ -248,5 +282,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   } finally {
     await cluster.stop();
     await receiver.stop();
+    await typebot.close();
   }
 }

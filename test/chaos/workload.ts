@@ -70,6 +70,8 @@ export class Workload {
     private readonly instances: ChaosInstance[],
     private readonly random: Random,
     private readonly history: History,
+    /** The instance whose bot answers `chat` operations. */
+    private readonly bot?: ChaosInstance,
   ) {}
 
   /** A node to send through: any running one, also one that is paused or cut off (clients cannot tell). */
@@ -89,7 +91,8 @@ export class Workload {
           const roll = this.random.next();
           if (roll < 0.3) await this.send(`${process}-${w}`);
           else if (roll < 0.4) await this.send(`${process}-${w}`, true);
-          else if (roll < 0.8) await this.inbound(`${process}-${w}`);
+          else if (roll < 0.7) await this.inbound(`${process}-${w}`);
+          else if (roll < 0.8) await this.chat(`${process}-${w}`);
           else await this.settings(`${process}-${w}`);
           await new Promise((r) => setTimeout(r, this.random.int(20, 120)));
         }
@@ -122,6 +125,20 @@ export class Workload {
     const text = `inbound-${++this.#seq}`;
     const op = this.history.invoke(process, 'inbound', { instance: instance.name, text });
     const res = await request(this.#via(), 'POST', `/api/sandbox/inbound/${instance.name}`, instance.token, {
+      from: CONTACT(this.random.int(0, 4)),
+      text,
+    });
+    if (res?.status === 200) this.history.ok(op);
+    else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
+    else this.history.info(op, res ? `${res.status}` : 'no answer');
+  }
+
+  /** A contact asks the bot something (a unique text); the echo flow answers it. */
+  async chat(process: string): Promise<void> {
+    if (!this.bot) return;
+    const text = `question-${++this.#seq}`;
+    const op = this.history.invoke(process, 'chat', { instance: this.bot.name, text });
+    const res = await request(this.#via(), 'POST', `/api/sandbox/inbound/${this.bot.name}`, this.bot.token, {
       from: CONTACT(this.random.int(0, 4)),
       text,
     });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { OwnerRecord } from '../../src/actors/test-probe.js';
 import type { DueEvent } from '../../src/billing/billing-plan.js';
-import { checkBilling } from '../chaos/checkers.js';
+import { checkBilling, checkChatbotReplies } from '../chaos/checkers.js';
+import { History } from '../chaos/history.js';
 import { checkWebSockets } from '../chaos/subscribers.js';
 import { twoOwners } from '../cluster/probe-checker.js';
 import type { Received } from '../helpers/webhook-receiver.js';
@@ -79,5 +80,17 @@ describe('the WebSocket checker', () => {
       { instance: 'a', node: 'n2', events: ['message.exchange|m1'], foreign: ['message.exchange of b'] },
     ]);
     expect(verdict.anomalies).to.equal(2);
+  });
+});
+
+describe('the chatbot checker', () => {
+  it('counts a question answered twice, not one left unanswered', () => {
+    const history = new History();
+    for (const text of ['question-1', 'question-2', 'question-3']) {
+      history.ok(history.invoke('client-0', 'chat', { instance: 'bot', text }));
+    }
+    const verdict = checkChatbotReplies(history, ['echo question-1', 'echo question-2', 'echo question-2']);
+    expect(verdict.anomalies).to.equal(1);
+    expect(verdict.examples[0]).to.match(/question-2.*answered 2 times/);
   });
 });
