@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { AccountService, accountView } from './accounts/account-service.js';
 import { AppError } from './errors.js';
 import { ConfigError, loadConfig } from './config/config.js';
@@ -21,7 +22,7 @@ async function run(argv: string[]): Promise<number> {
     return 64;
   }
   const config = loadConfig();
-  const store = await openStore(config);
+  const store = await openStore(config, pino({ level: 'warn' }, pino.destination(2)));
   const accounts = new AccountService(store, config.defaultInstanceQuota);
   try {
     if (verb === 'create' && name) {

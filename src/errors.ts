@@ -39,6 +39,19 @@ export class NamedError extends Error {
   }
 }
 
+/**
+ * The node cannot start, for a reason one line explains (no stack trace): exit 78 for a configuration the
+ * operator must change, 69 for a service that could not be reached in time.
+ */
+export class StartupError extends NamedError {
+  constructor(
+    message: string,
+    readonly exitCode: 69 | 78,
+  ) {
+    super(message);
+  }
+}
+
 export class AppError extends NamedError {
   constructor(
     readonly code: ErrorCode,

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './config/config.js';
+import { StartupError } from './errors.js';
 import { startNode } from './node.js';
 import type { RunningNode } from './node.js';
 
@@ -34,5 +35,11 @@ function shutDown(running: RunningNode, signal: NodeJS.Signals): void {
   );
 }
 
-started.node = await startNode(config);
+try {
+  started.node = await startNode(config);
+} catch (err) {
+  if (!(err instanceof StartupError)) throw err;
+  process.stderr.write(`switchboard: cannot start: ${err.message}\n`);
+  process.exit(err.exitCode);
+}
 if (stopSignal !== undefined) shutDown(started.node, stopSignal);

@@ -75,7 +75,7 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
     logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
   }
   const secrets = new SecretBox(key.key);
-  const store = await openStore(config);
+  const store = await openStore(config, logger);
   teardown.add('store', () => store.close());
   const metrics = new NodeMetrics(nodeId);
   let url = '';

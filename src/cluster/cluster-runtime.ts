@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ActorBehavior } from '../actors/instance-actor.js';
 import type { Config } from '../config/config.js';
+import { StartupError } from '../errors.js';
 import { EventBus } from '../events/event-bus.js';
 import type { EventEnvelope } from '../events/instance-events.js';
 import type { ActorMetrics, CallMetrics } from '../metrics/metrics.js';
@@ -131,7 +132,8 @@ export class ClusterRuntime {
       await Promise.all(redis.map((c) => c.connect()));
     } catch (err) {
       for (const c of redis) c.disconnect();
-      throw new Error(`cannot connect to Redis (${deps.config.redisUrls.join(', ')}): ${(err as Error).message}`);
+      const hosts = deps.config.redisUrls.map((u) => u.replace(/\/\/[^@/]*@/, '//')).join(', ');
+      throw new StartupError(`cannot connect to Redis (${hosts}): ${(err as Error).message}`, 69);
     }
     return new ClusterRuntime(deps, redis);
   }

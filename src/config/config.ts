@@ -76,6 +76,8 @@ const envSchema = z.object({
   REDIS_URL: list,
   MONGO_URL: optionalString,
   MONGO_DB: optionalString.transform((v) => v ?? 'switchboard'),
+  MONGO_CONNECT_TIMEOUT_MS: int('MONGO_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
+  MONGO_SERVER_SELECTION_TIMEOUT_MS: int('MONGO_SERVER_SELECTION_TIMEOUT_MS', 1000, 100, 60_000),
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'ADMIN_TOKEN must be at least 16 characters',
   }),
@@ -170,6 +172,10 @@ export interface Config {
   mongoUrl: string | undefined;
   /** MongoDB database name. @default switchboard */
   mongoDb: string;
+  /** MONGO_CONNECT_TIMEOUT_MS: how long start-up keeps trying to reach MongoDB before exit 69. @default 30000 */
+  mongoConnectTimeoutMs: number;
+  /** MONGO_SERVER_SELECTION_TIMEOUT_MS: how long one operation waits for a reachable server. @default 1000 */
+  mongoServerSelectionTimeoutMs: number;
   /** The global (operator) token; unset = the admin API is closed. */
   adminToken: string | undefined;
   /** A token that may only read GET /metrics (besides the global token); unset = the global token only. */
@@ -414,6 +420,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrls: e.REDIS_URL,
     mongoUrl: e.MONGO_URL,
     mongoDb: e.MONGO_DB,
+    mongoConnectTimeoutMs: e.MONGO_CONNECT_TIMEOUT_MS,
+    mongoServerSelectionTimeoutMs: e.MONGO_SERVER_SELECTION_TIMEOUT_MS,
     adminToken: e.ADMIN_TOKEN,
     metricsToken: e.METRICS_TOKEN,
     encryptionKey,

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { MongoStore } from './mongo/mongo-store.js';
@@ -8,9 +9,25 @@ export const SQLITE_FILE_NAME = 'switchboard.db';
 
 /** MongoDB when MONGO_URL is set, otherwise the SQLite file under DATA_DIR. */
 export async function openStore(
-  config: Pick<Config, 'mongoUrl' | 'mongoDb' | 'dataDir' | 'messageRetentionDays'>,
+  config: Pick<
+    Config,
+    | 'mongoUrl'
+    | 'mongoDb'
+    | 'mongoConnectTimeoutMs'
+    | 'mongoServerSelectionTimeoutMs'
+    | 'dataDir'
+    | 'messageRetentionDays'
+  >,
+  log: Logger,
 ): Promise<Store> {
   const options = { messageRetentionDays: config.messageRetentionDays };
-  if (config.mongoUrl) return MongoStore.connect(config.mongoUrl, config.mongoDb, options);
+  if (config.mongoUrl) {
+    return MongoStore.connect(config.mongoUrl, config.mongoDb, {
+      ...options,
+      connectTimeoutMs: config.mongoConnectTimeoutMs,
+      serverSelectionTimeoutMs: config.mongoServerSelectionTimeoutMs,
+      log,
+    });
+  }
   return new SqliteStore(join(config.dataDir, SQLITE_FILE_NAME), options);
 }

@@ -2,9 +2,19 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { expect } from 'chai';
 
 const TSX = ['--import', 'tsx'];
+
+/** A loopback port nothing listens on (taken, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
 
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { REDIS_URL: _r, MONGO_URL: _m, ENCRYPTION_KEY: _e, ...rest } = process.env;
@@ -63,6 +73,52 @@ describe('the switchboard process', () => {
     expect(mongoAlone.status).to.equal(78);
     expect(mongoAlone.stderr.trim().split('\n')).to.have.length(1);
     expect(mongoAlone.stderr).to.match(/MONGO_URL needs REDIS_URL/);
+  });
+
+  it('gives up on an unreachable MongoDB after MONGO_CONNECT_TIMEOUT_MS: exit 69, one line naming the host', async () => {
+    const port = await closedPort();
+    const started = Date.now();
+    const res = spawnSync(process.execPath, [...TSX, 'src/main.ts'], {
+      env: env({
+        MONGO_URL: `mongodb://127.0.0.1:${port}/db`,
+        REDIS_URL: 'redis://127.0.0.1:1',
+        ENCRYPTION_KEY: 'ab'.repeat(32),
+        MONGO_CONNECT_TIMEOUT_MS: '1500',
+        MONGO_SERVER_SELECTION_TIMEOUT_MS: '200',
+        LOG_LEVEL: 'warn',
+        PORT: '0',
+      }),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(res.status, res.stderr).to.equal(69);
+    expect(Date.now() - started).to.be.greaterThan(1500);
+    expect(res.stderr.trim().split('\n'), res.stderr).to.have.length(1);
+    expect(res.stderr).to.match(
+      new RegExp(`^switchboard: cannot start: cannot reach MongoDB at 127\\.0\\.0\\.1:${port}: `),
+    );
+    // One log line per attempt on the way, never a stack trace.
+    expect(res.stdout.match(/MongoDB not reachable yet; retrying/g)?.length ?? 0).to.be.greaterThan(1);
+    expect(res.stdout + res.stderr).to.not.match(/\n\s+at /);
+  });
+
+  it('refuses to start without Redis: exit 69 and one line, no stack trace', async () => {
+    const port = await closedPort();
+    const res = spawnSync(process.execPath, [...TSX, 'src/main.ts'], {
+      env: env({
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        ENCRYPTION_KEY: 'ab'.repeat(32),
+        LOG_LEVEL: 'warn',
+        PORT: '0',
+      }),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(res.status, res.stderr).to.equal(69);
+    expect(res.stderr.trim().split('\n'), res.stderr).to.have.length(1);
+    expect(res.stderr).to.match(
+      new RegExp(`^switchboard: cannot start: cannot connect to Redis \\(redis://127\\.0\\.0\\.1:${port}\\)`),
+    );
   });
 
   it('prints the default account token on the first start only, and exits cleanly on SIGTERM', async () => {

@@ -338,6 +338,24 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.ownedState.get(i.id, AUTH_NAMESPACE, 'creds')).to.equal(undefined);
     });
 
+    it('a writer superseded mid-flight never wipes or overwrites the new owner state (check and write are one)', async () => {
+      for (let round = 0; round < 10; round++) {
+        const { i } = await seeded();
+        const e1 = await store.instances.claim(i.id);
+        await store.ownedState.write(i.id, e1, [{ namespace: 'keys', key: 'k', value: 'old' }]);
+        const [, , takeover] = await Promise.allSettled([
+          store.ownedState.clear(i.id, e1, 'keys'),
+          store.ownedState.write(i.id, e1, [{ namespace: 'keys', key: 'k', value: 'stale' }]),
+          (async () => {
+            const e2 = await store.instances.claim(i.id);
+            await store.ownedState.write(i.id, e2, [{ namespace: 'keys', key: 'k', value: 'new' }]);
+          })(),
+        ]);
+        expect(takeover.status).to.equal('fulfilled');
+        expect(await store.ownedState.get(i.id, 'keys', 'k'), `round ${round}`).to.equal('new');
+      }
+    });
+
     it('refuses owned writes to a deleted instance', async () => {
       const { i } = await seeded();
       const epoch = await store.instances.claim(i.id);

@@ -4,6 +4,7 @@ import { ConflictError } from '../../errors.js';
 import { chatbotTriggerKey } from '../chatbot-trigger-key.js';
 import type { ChatbotBotRecord, ChatbotLinkRecord } from '../records.js';
 import type { ChatbotRepository } from '../store.js';
+import type { ClientSession } from 'mongodb';
 
 /** `triggerKey` is absent (not null) for a disabled catch-all bot, so the partial unique index skips it. */
 type BotDoc = Omit<ChatbotBotRecord, 'triggerOperator' | 'triggerValue'> & {
@@ -136,8 +137,8 @@ export class MongoChatbots implements ChatbotRepository {
   }
 
   /** Everything of a deleted instance. */
-  async forgetInstance(instanceId: string): Promise<void> {
-    await this.#bots.deleteMany({ instanceId });
-    await this.#links.deleteOne({ _id: instanceId });
+  async forgetInstance(instanceId: string, session?: ClientSession): Promise<void> {
+    await this.#bots.deleteMany({ instanceId }, { session });
+    await this.#links.deleteOne({ _id: instanceId }, { session });
   }
 }

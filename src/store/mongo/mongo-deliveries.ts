@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { DeliveryRepository, DeliveryRow } from '../store.js';
+import type { ClientSession } from 'mongodb';
 
 interface DeliveryDoc {
   _id: string;
@@ -108,7 +109,7 @@ export class MongoDeliveries implements DeliveryRepository {
   }
 
   /** Dead letters die with their instance; pending deliveries still go out. */
-  async forgetDead(instanceId: string): Promise<void> {
-    await this.#col.deleteMany({ instanceId, status: 'dead' });
+  async forgetDead(instanceId: string, session?: ClientSession): Promise<void> {
+    await this.#col.deleteMany({ instanceId, status: 'dead' }, { session });
   }
 }

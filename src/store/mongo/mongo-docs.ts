@@ -6,7 +6,8 @@ import type { AccountRecord, InstanceRecord, WebhookRecord } from '../records.js
 
 /** `instanceCount` is reserved before an instance insert so the quota check is atomic. */
 export type AccountDoc = Omit<AccountRecord, 'id'> & { _id: string; instanceCount: number };
-export type InstanceDoc = Omit<InstanceRecord, 'id'> & { _id: string };
+/** `ownedWrites` counts fenced owned writes: touching it is what makes a concurrent claim conflict. */
+export type InstanceDoc = Omit<InstanceRecord, 'id'> & { _id: string; ownedWrites?: number };
 export type WebhookDoc = Omit<WebhookRecord, 'authorizationSealed'> & {
   _id: string;
   authorizationSealed: string | null;

@@ -1,4 +1,4 @@
-import type { Collection, Document, Filter, UpdateFilter } from 'mongodb';
+import type { Collection, Document, Filter, MongoClient, UpdateFilter } from 'mongodb';
 import { ConflictError, FencedError, QuotaExceededError } from '../../errors.js';
 import { DEFAULT_SETTINGS } from '../records.js';
 import type { ConnectionInfo, InstanceConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../records.js';
@@ -12,6 +12,7 @@ import type { MongoDeliveries } from './mongo-deliveries.js';
 import type { MongoMessages } from './mongo-messages.js';
 import type { MongoMediaBlobs } from './mongo-media-blobs.js';
 import type { MongoChatbots } from './mongo-chatbots.js';
+import { inTransaction } from './mongo-transaction.js';
 
 const RUNNING_STATES = ['connecting', 'qr', 'connected'];
 const SETTING_FIELDS = Object.keys(DEFAULT_SETTINGS) as (keyof InstanceSettings)[];
@@ -32,6 +33,7 @@ function toInstance(d: InstanceDoc): InstanceRecord {
 
 export class MongoInstances implements InstanceRepository {
   constructor(
+    private readonly client: MongoClient,
     private readonly accounts: Collection<AccountDoc>,
     private readonly col: Collection<InstanceDoc>,
     private readonly webhooks: Collection<WebhookDoc>,
@@ -42,37 +44,30 @@ export class MongoInstances implements InstanceRepository {
     private readonly chatbots: MongoChatbots,
   ) {}
 
+  /** The quota slot, the instance and its webhooks in one transaction: all of them or none. */
   async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
-    const slot = await this.accounts.findOneAndUpdate(
-      { _id: i.accountId, instanceCount: { $lt: quota } },
-      { $inc: { instanceCount: 1 } },
-    );
-    if (!slot) throw new QuotaExceededError();
-    const release = async () => {
-      await this.accounts.updateOne({ _id: i.accountId }, { $inc: { instanceCount: -1 } });
-    };
     try {
-      const { id, ...fields } = i;
-      await this.col.insertOne({ _id: id, ...fields });
+      await inTransaction(this.client, async (session) => {
+        const slot = await this.accounts.findOneAndUpdate(
+          { _id: i.accountId, instanceCount: { $lt: quota } },
+          { $inc: { instanceCount: 1 } },
+          { session },
+        );
+        if (!slot) throw new QuotaExceededError();
+        const { id, ...fields } = i;
+        await this.col.insertOne({ _id: id, ...fields }, { session });
+        if (webhooks.length === 0) return;
+        await this.webhooks.bulkWrite(
+          webhooks.map((w) => ({ updateOne: { ...webhookUpsert(w), upsert: true } })),
+          { ordered: true, session },
+        );
+      });
     } catch (err) {
-      await release();
       if (isDuplicateKey(err)) {
         const clash = duplicateKeyFields(err);
         if (clash.includes('tokenHash')) throw new ConflictError('Instance token already in use');
         if (clash.includes('name')) throw new ConflictError('Instance name already exists');
       }
-      throw err;
-    }
-    if (webhooks.length === 0) return;
-    try {
-      await this.webhooks.bulkWrite(
-        webhooks.map((w) => ({ updateOne: { ...webhookUpsert(w), upsert: true } })),
-        { ordered: true },
-      );
-    } catch (err) {
-      await this.webhooks.deleteMany({ instanceId: i.id });
-      await this.col.deleteOne({ _id: i.id });
-      await release();
       throw err;
     }
   }
@@ -133,19 +128,20 @@ export class MongoInstances implements InstanceRepository {
     return docs.map((d) => d._id);
   }
 
+  /** The instance, everything it owns and its quota slot in one transaction: deleted whole or not at all. */
   async delete(id: string): Promise<boolean> {
-    // The instance goes first so its owner is fenced at once; children are always cleared so a retry
-    // after a partial failure still removes them.
-    const doc = await this.col.findOneAndDelete({ _id: id });
-    await this.ownedState.deleteMany({ instanceId: id });
-    await this.webhooks.deleteMany({ instanceId: id });
-    await this.deliveries.forgetDead(id);
-    await this.messages.forgetInstance(id);
-    await this.mediaBlobs.forgetInstance(id);
-    await this.chatbots.forgetInstance(id);
-    if (!doc) return false;
-    await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } });
-    return true;
+    return inTransaction(this.client, async (session) => {
+      const doc = await this.col.findOneAndDelete({ _id: id }, { session });
+      await this.ownedState.deleteMany({ instanceId: id }, { session });
+      await this.webhooks.deleteMany({ instanceId: id }, { session });
+      await this.deliveries.forgetDead(id, session);
+      await this.messages.forgetInstance(id, session);
+      await this.mediaBlobs.forgetInstance(id, session);
+      await this.chatbots.forgetInstance(id, session);
+      if (!doc) return false;
+      await this.accounts.updateOne({ _id: doc.accountId }, { $inc: { instanceCount: -1 } }, { session });
+      return true;
+    });
   }
 
   async updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined> {

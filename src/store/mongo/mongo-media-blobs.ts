@@ -3,6 +3,7 @@ import { Binary } from 'mongodb';
 import type { Collection, Db } from 'mongodb';
 import type { MediaBlob } from '../records.js';
 import type { MediaBlobRepository } from '../store.js';
+import type { ClientSession } from 'mongodb';
 
 /** Documents stay well below MongoDB's 16 MB limit; a larger file spans several. */
 const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -65,7 +66,7 @@ export class MongoMediaBlobs implements MediaBlobRepository {
     return res.deletedCount;
   }
 
-  async forgetInstance(instanceId: string): Promise<void> {
-    await this.#col.deleteMany({ instanceId });
+  async forgetInstance(instanceId: string, session?: ClientSession): Promise<void> {
+    await this.#col.deleteMany({ instanceId }, { session });
   }
 }

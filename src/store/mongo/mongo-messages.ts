@@ -2,6 +2,7 @@ import type { Collection, Db, Filter } from 'mongodb';
 import { MESSAGE_STATUS_RANK } from '../records.js';
 import type { HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
 import type { MessageRepository } from '../store.js';
+import type { ClientSession } from 'mongodb';
 
 type MessageDoc = Omit<MessageRecord, 'media' | 'status'> & {
   _id: string;
@@ -87,8 +88,8 @@ export class MongoMessages implements MessageRepository {
   }
 
   /** Everything of a deleted instance. */
-  async forgetInstance(instanceId: string): Promise<void> {
-    await this.#col.deleteMany({ instanceId });
+  async forgetInstance(instanceId: string, session?: ClientSession): Promise<void> {
+    await this.#col.deleteMany({ instanceId }, { session });
   }
 
   async prune(before: number): Promise<number> {

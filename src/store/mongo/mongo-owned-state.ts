@@ -1,13 +1,15 @@
-import type { AnyBulkWriteOperation, Collection, Filter } from 'mongodb';
+import type { AnyBulkWriteOperation, ClientSession, Collection, Filter, MongoClient } from 'mongodb';
 import { FencedError } from '../../errors.js';
 import type { OwnedStateOp } from '../records.js';
 import type { OwnedStateRepository } from '../store.js';
 
-import { isDuplicateKey } from './mongo-docs.js';
 import type { InstanceDoc, OwnedStateDoc } from './mongo-docs.js';
+import { inTransaction } from './mongo-transaction.js';
 
+/** An instance's owned state: every write checks the owner epoch and writes in one transaction. */
 export class MongoOwnedState implements OwnedStateRepository {
   constructor(
+    private readonly client: MongoClient,
     private readonly instances: Collection<InstanceDoc>,
     private readonly col: Collection<OwnedStateDoc>,
   ) {}
@@ -33,40 +35,40 @@ export class MongoOwnedState implements OwnedStateRepository {
     return new Map(docs.map((d) => [d.key, d.value]));
   }
 
-  async #checkEpoch(instanceId: string, epoch: number): Promise<void> {
-    const doc = await this.instances.findOne({ _id: instanceId }, { projection: { ownerEpoch: 1 } });
-    if (doc?.ownerEpoch !== epoch) throw new FencedError(instanceId, epoch);
+  /**
+   * Runs `work` in one transaction that first touches the instance document under the writer's epoch: a
+   * claim (which increments the epoch) conflicts with it, so either the claim comes first and this write
+   * is refused, or this write commits whole before the claim. Never part of a batch, never a stale write.
+   */
+  async #fenced(instanceId: string, epoch: number, work: (session: ClientSession) => Promise<void>): Promise<void> {
+    await inTransaction(this.client, async (session) => {
+      const owner = await this.instances.updateOne(
+        { _id: instanceId, ownerEpoch: epoch },
+        { $inc: { ownedWrites: 1 } },
+        { session },
+      );
+      if (owner.matchedCount === 0) throw new FencedError(instanceId, epoch);
+      await work(session);
+    });
   }
 
   async write(instanceId: string, epoch: number, ops: OwnedStateOp[]): Promise<void> {
-    await this.#checkEpoch(instanceId, epoch);
-    if (ops.length > 0) {
+    await this.#fenced(instanceId, epoch, async (session) => {
+      if (ops.length === 0) return;
       const bulk = ops.map((op): AnyBulkWriteOperation<OwnedStateDoc> => {
-        const filter = { instanceId, namespace: op.namespace, key: op.key, epoch: { $lte: epoch } };
+        const filter = { instanceId, namespace: op.namespace, key: op.key };
         if (op.value === null) return { deleteOne: { filter } };
         return { updateOne: { filter, update: { $set: { value: op.value, epoch } }, upsert: true } };
       });
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.col.bulkWrite(bulk, { ordered: true });
-          break;
-        } catch (err) {
-          if (!isDuplicateKey(err)) throw err;
-          // An upsert missed and clashed on the unique index: the document holds a newer epoch (then the
-          // owner epoch has moved too) or a same-epoch upsert raced ours, which one replay resolves.
-          await this.#checkEpoch(instanceId, epoch);
-          if (attempt === 2) throw new FencedError(instanceId, epoch);
-        }
-      }
-    }
-    await this.#checkEpoch(instanceId, epoch);
+      await this.col.bulkWrite(bulk, { ordered: true, session });
+    });
   }
 
   async clear(instanceId: string, epoch: number, namespace?: string): Promise<void> {
-    await this.#checkEpoch(instanceId, epoch);
-    const filter: Filter<OwnedStateDoc> = { instanceId, epoch: { $lte: epoch } };
-    if (namespace !== undefined) filter.namespace = namespace;
-    await this.col.deleteMany(filter);
-    await this.#checkEpoch(instanceId, epoch);
+    await this.#fenced(instanceId, epoch, async (session) => {
+      const filter: Filter<OwnedStateDoc> = { instanceId };
+      if (namespace !== undefined) filter.namespace = namespace;
+      await this.col.deleteMany(filter, { session });
+    });
   }
 }

@@ -1,4 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
+import type { Logger } from 'pino';
+import { StartupError } from '../../errors.js';
 import type { Db } from 'mongodb';
 import type {
   AccountRepository,
@@ -25,9 +28,15 @@ import { MongoWebhooks } from './mongo-webhooks.js';
 import { MongoOwnedState } from './mongo-owned-state.js';
 import type { AccountDoc, InstanceDoc, OwnedStateDoc, WebhookDoc } from './mongo-docs.js';
 
+/** The hosts of a connection string, without credentials, for messages. */
+function mongoHost(url: string): string {
+  return /^mongodb(?:\+srv)?:\/\/(?:[^@/]*@)?([^/?]+)/.exec(url)?.[1] ?? 'the configured address';
+}
+
 /**
- * MongoDB store (official driver). Without multi-document transactions (a standalone server has none),
- * the quota is an atomic counter on the account and owned state is fenced per document by epoch.
+ * MongoDB store (official driver), on a replica set: every multi-document change (a fenced owned write,
+ * instance creation and deletion) is one transaction, so the fencing rule is the same sentence as for
+ * SQLite: the epoch check and the write commit together or not at all.
  */
 export class MongoStore implements Store {
   readonly kind = 'mongo' as const;
@@ -63,6 +72,7 @@ export class MongoStore implements Store {
     const chatbots = new MongoChatbots(db);
     this.chatbots = chatbots;
     this.instances = new MongoInstances(
+      client,
       accounts,
       instances,
       webhooks,
@@ -73,26 +83,55 @@ export class MongoStore implements Store {
       chatbots,
     );
     this.webhooks = new MongoWebhooks(webhooks);
-    this.ownedState = new MongoOwnedState(instances, ownedState);
+    this.ownedState = new MongoOwnedState(client, instances, ownedState);
   }
 
   /** `messageRetentionDays` > 0 prunes the history about every hour. */
+  /**
+   * Connects, retrying for `connectTimeoutMs` (one log line per attempt), then checks that the server is
+   * a replica-set member: every multi-document change runs in a transaction, which needs one.
+   * @throws StartupError 69 when MongoDB stays unreachable, 78 when it is a standalone server
+   */
   static async connect(
     url: string,
     dbName: string,
-    options: { messageRetentionDays?: number } = {},
+    options: {
+      messageRetentionDays?: number;
+      connectTimeoutMs?: number;
+      serverSelectionTimeoutMs?: number;
+      log?: Logger;
+    } = {},
   ): Promise<MongoStore> {
-    // ignoreUndefined false: absent optional fields are kept as null so record keys round-trip.
-    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, ignoreUndefined: false });
-    try {
-      await client.connect();
-      const store = new MongoStore(client, client.db(dbName));
-      await store.#createIndexes();
-      store.#stopPruning = startMessagePruning(store.messages, options.messageRetentionDays ?? 0);
-      return store;
-    } catch (err) {
-      await client.close();
-      throw err;
+    const host = mongoHost(url);
+    const deadline = Date.now() + (options.connectTimeoutMs ?? 0);
+    for (let attempt = 1; ; attempt++) {
+      // ignoreUndefined false: absent optional fields are kept as null so record keys round-trip.
+      const client = new MongoClient(url, {
+        serverSelectionTimeoutMS: options.serverSelectionTimeoutMs ?? 5000,
+        ignoreUndefined: false,
+      });
+      try {
+        await client.connect();
+        const hello = await client.db('admin').command({ hello: 1 });
+        if (typeof hello.setName !== 'string') {
+          throw new StartupError(
+            `MongoDB at ${host} is a standalone server; transactions need a replica set (a single-node one is ` +
+              'enough: start mongod with --replSet rs0 and run rs.initiate() once)',
+            78,
+          );
+        }
+        const store = new MongoStore(client, client.db(dbName));
+        await store.#createIndexes();
+        store.#stopPruning = startMessagePruning(store.messages, options.messageRetentionDays ?? 0);
+        return store;
+      } catch (err) {
+        await client.close().catch(() => undefined);
+        if (err instanceof StartupError) throw err;
+        const cause = err instanceof Error ? err.message : String(err);
+        if (Date.now() >= deadline) throw new StartupError(`cannot reach MongoDB at ${host}: ${cause}`, 69);
+        options.log?.warn({ attempt, host, cause }, 'MongoDB not reachable yet; retrying');
+        await sleep(Math.min(2000, 250 * attempt));
+      }
     }
   }
 
