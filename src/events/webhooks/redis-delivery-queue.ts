@@ -1,3 +1,4 @@
+import { UnavailableError } from '../../errors.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { keys } from '../../redis/keys.js';
@@ -10,6 +11,15 @@ const STREAM_MAX = 1_000_000;
 const DEAD_MAX = 1000;
 
 type StreamReply = [string, [string, string[]][]][] | null;
+
+/** What a client asked of the queue while Redis is away: 503, like every route that needs Redis. */
+async function unavailableWithoutRedis<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    throw new UnavailableError('Webhook queue unavailable (Redis); try again later', { cause: err });
+  }
+}
 
 /**
  * Webhook deliveries in a Redis Stream read by one consumer group across all nodes: each node takes new
@@ -125,16 +135,18 @@ export class RedisDeliveryQueue implements DeliveryQueue {
   }
 
   async deadLetters(instanceId: string): Promise<DeadLetter[]> {
-    const raw = await this.redis.lrange(keys.webhookDead(instanceId), 0, -1);
+    const raw = await unavailableWithoutRedis(this.redis.lrange(keys.webhookDead(instanceId), 0, -1));
     return raw.map((r) => JSON.parse(r) as DeadLetter).reverse();
   }
 
   async redeliver(instanceId: string, ids?: string[]): Promise<number> {
-    return runScript<number>(
-      this.redis,
-      'reviveDead',
-      [keys.webhookDead(instanceId), keys.webhookStream()],
-      [ids ? JSON.stringify(ids) : '*'],
+    return unavailableWithoutRedis(
+      runScript<number>(
+        this.redis,
+        'reviveDead',
+        [keys.webhookDead(instanceId), keys.webhookStream()],
+        [ids ? JSON.stringify(ids) : '*'],
+      ),
     );
   }
 
