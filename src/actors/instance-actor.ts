@@ -253,7 +253,7 @@ export class InstanceActor {
       try {
         await this.options.behavior.onStop?.(this.ctx, reason);
       } catch (err) {
-        this.options.log.error({ err, instanceId: this.options.instanceId }, 'actor stop hook failed');
+        this.options.log.error({ err }, 'actor stop hook failed');
       }
     })();
     return this.#stopping;

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { initAuthCreds } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { BaileysDriver } from '../../src/msgnet/baileys/baileys-driver.js';
@@ -48,6 +49,8 @@ export interface HarnessOptions {
   proxy?: ProxySettings;
   store?: MemoryAuthStore;
   driver?: Partial<BaileysDriverOptions>;
+  /** The session's logger (as the actor gives it: bound to the instance). @default silent */
+  log?: Logger;
 }
 
 export async function openSession(options: HarnessOptions = {}): Promise<Harness> {
@@ -70,7 +73,7 @@ export async function openSession(options: HarnessOptions = {}): Promise<Harness
     proxy: () => proxy,
     settings: () => settings,
     emit: (event) => events.push(event),
-    log: silentLog,
+    log: options.log ?? silentLog,
   });
   return {
     driver,

@@ -57,7 +57,8 @@ export class BaileysSession implements MsgNetSession {
     /** Told once the session has closed (the driver forgets it). */
     private readonly onClosed?: () => void,
   ) {
-    this.#log = o.log.child({ instanceId: o.instanceId, driver: 'baileys' });
+    // The actor's logger is bound to the instance already: one binding per key in a line.
+    this.#log = o.log.child({ driver: 'baileys' });
     this.#deps = deps;
     this.#conn = new ConnectionManager(o, deps, this.#log);
   }
