@@ -131,6 +131,24 @@ export function checkChatbotReplies(history: History, replies: string[]): Verdic
   return verdict('chatbot replies twice', found);
 }
 
+/**
+ * Calls: an offered call the owner acknowledged (it answers only once the call's handling, rejection
+ * included, is done) is rejected exactly once at the network; any call rejected twice is an anomaly.
+ */
+export function checkCallRejections(history: History, rejected: Map<string, string[]>): Verdict[] {
+  const twice: string[] = [];
+  for (const [instance, ids] of rejected) {
+    const count = new Map<string, number>();
+    for (const id of ids) count.set(id, (count.get(id) ?? 0) + 1);
+    for (const [id, n] of count) if (n > 1) twice.push(`${instance}: call ${id} rejected ${n} times`);
+  }
+  const missing = history
+    .of('call')
+    .filter((op) => op.outcome === 'ok' && !rejected.get(op.fields.instance as string)?.includes(op.detail ?? ''))
+    .map((op) => `${describe(op)}: acknowledged, never rejected`);
+  return [verdict('calls rejected twice', twice), verdict('acknowledged calls not rejected', missing)];
+}
+
 /** 7. After the last fault healed, every instance owned and answering within the limit. */
 export function checkAvailability(unavailable: string[], tookMs: number, limitMs: number): Verdict {
   const found = unavailable.map((i) => `${i}: not owned and answering ${limitMs} ms after the last fault healed`);

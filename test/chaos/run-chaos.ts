@@ -10,6 +10,7 @@ import { CHAOS_TTL_MS, ChaosCluster } from './chaos-cluster.js';
 import {
   checkAvailability,
   checkBilling,
+  checkCallRejections,
   checkChatbotReplies,
   checkLostEvents,
   checkLostWrites,
@@ -143,6 +144,8 @@ async function setUp(cluster: ChaosCluster, receiver: WebhookReceiver, count: nu
         webhookEvents: ['message.exchange'],
         websocketEnabled: true,
         websocketEvents: ['message.exchange'],
+        // Contacts' calls are rejected: a rejection is a side effect that must happen once.
+        settings: { autoRejectCalls: true },
       },
       { token: accountToken },
     );
@@ -225,9 +228,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
     // What the network and the receiver saw, and the final settings.
     const network = new Map<string, string[]>();
+    const rejections = new Map<string, string[]>();
     const finalValues = new Map<string, string | undefined>();
     for (const instance of instances) {
       const outbox = await request(front(), 'GET', `/api/sandbox/outbox/${instance.name}`, instance.token);
+      rejections.set(
+        instance.name,
+        ((outbox?.body?.messages ?? []) as { type: string; call?: { callId: string } }[])
+          .filter((m) => m.type === 'call_reject')
+          .map((m) => m.call?.callId ?? ''),
+      );
       network.set(
         instance.name,
         ((outbox?.body?.messages ?? []) as { type: string; text?: string; media?: { caption?: string } }[])
@@ -252,6 +262,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const due = await dueBy(cluster, healedAt);
     o.log(`chaos: billing events due by the last fault: ${due.length}`);
     const socketEvents = subscribers.connections.reduce((n, c) => n + c.events.length, 0);
+    const rejectionCount = [...rejections.values()].reduce((n, ids) => n + ids.length, 0);
+    const acknowledgedCalls = history.of('call').filter((op) => op.outcome === 'ok').length;
+    o.log(`chaos: calls acknowledged ${acknowledgedCalls}, rejections at the network ${rejectionCount}`);
     o.log(`chaos: chatbot questions ${history.of('chat').length}, answers ${botReplies.length}`);
     o.log(`chaos: websocket connections ${subscribers.connections.length}, events received ${socketEvents}`);
     const verdicts = [
@@ -262,6 +275,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       checkTwoOwners(cluster.probeFile),
       checkWebSockets(subscribers.connections),
       checkChatbotReplies(history, botReplies),
+      ...checkCallRejections(history, rejections),
       // Due by the time the last fault healed: the quiet period leaves time to emit and deliver them.
       ...checkBilling(due, receiver.received),
       checkAvailability([...unavailable], tookMs, limitMs),

@@ -92,7 +92,8 @@ export class Workload {
           if (roll < 0.3) await this.send(`${process}-${w}`);
           else if (roll < 0.4) await this.send(`${process}-${w}`, true);
           else if (roll < 0.7) await this.inbound(`${process}-${w}`);
-          else if (roll < 0.8) await this.chat(`${process}-${w}`);
+          else if (roll < 0.75) await this.chat(`${process}-${w}`);
+          else if (roll < 0.8) await this.call(`${process}-${w}`);
           else await this.settings(`${process}-${w}`);
           await new Promise((r) => setTimeout(r, this.random.int(20, 120)));
         }
@@ -143,6 +144,19 @@ export class Workload {
       text,
     });
     if (res?.status === 200) this.history.ok(op);
+    else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
+    else this.history.info(op, res ? `${res.status}` : 'no answer');
+  }
+
+  /** A contact calls an instance, which rejects it (autoRejectCalls); the call id is the op's detail. */
+  async call(process: string): Promise<void> {
+    const instance = this.random.pick(this.instances);
+    const op = this.history.invoke(process, 'call', { instance: instance.name });
+    const res = await request(this.#via(), 'POST', `/api/sandbox/call/${instance.name}`, instance.token, {
+      from: CONTACT(this.random.int(0, 4)),
+      isVideo: false,
+    });
+    if (res?.status === 200) this.history.ok(op, String(res.body.callId));
     else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
     else this.history.info(op, res ? `${res.status}` : 'no answer');
   }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { OwnerRecord } from '../../src/actors/test-probe.js';
 import type { DueEvent } from '../../src/billing/billing-plan.js';
-import { checkBilling, checkChatbotReplies } from '../chaos/checkers.js';
+import { checkBilling, checkCallRejections, checkChatbotReplies } from '../chaos/checkers.js';
 import { History } from '../chaos/history.js';
 import { checkWebSockets } from '../chaos/subscribers.js';
 import { twoOwners } from '../cluster/probe-checker.js';
@@ -92,5 +92,18 @@ describe('the chatbot checker', () => {
     const verdict = checkChatbotReplies(history, ['echo question-1', 'echo question-2', 'echo question-2']);
     expect(verdict.anomalies).to.equal(1);
     expect(verdict.examples[0]).to.match(/question-2.*answered 2 times/);
+  });
+});
+
+describe('the call checker', () => {
+  it('counts a call rejected twice and an acknowledged call never rejected', () => {
+    const history = new History();
+    history.ok(history.invoke('client-0', 'call', { instance: 'a' }), 'C1');
+    history.ok(history.invoke('client-0', 'call', { instance: 'a' }), 'C2');
+    history.info(history.invoke('client-0', 'call', { instance: 'a' }), 'no answer');
+    const [twice, missing] = checkCallRejections(history, new Map([['a', ['C1', 'C1']]]));
+    expect(twice!.anomalies).to.equal(1);
+    expect(missing!.anomalies).to.equal(1);
+    expect(missing!.examples[0]).to.match(/C2/);
   });
 });
