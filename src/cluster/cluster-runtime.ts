@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ActorBehavior } from '../actors/instance-actor.js';
@@ -28,7 +29,7 @@ import type { Transport } from '../transport/transport.js';
 
 export interface ClusterRuntimeDeps {
   nodeId: string;
-  config: Pick<Config, 'redisUrls' | 'cluster'>;
+  config: Pick<Config, 'redisUrls' | 'redisConnectTimeoutMs' | 'cluster'>;
   store: Store;
   log: Logger;
   /** Where this node's HTTP listener answers; known only once it listens. */
@@ -121,21 +122,32 @@ export class ClusterRuntime {
   }
 
   /** Connects to Redis (when configured) and builds the runtime; nothing runs until start(). */
+  /**
+   * Connects to every Redis master (cluster mode), retrying for REDIS_CONNECT_TIMEOUT_MS with one log line
+   * per attempt; nothing runs until start().
+   * @throws StartupError 69 when Redis stays unreachable
+   */
   static async create(deps: ClusterRuntimeDeps): Promise<ClusterRuntime> {
-    const redis = deps.config.redisUrls.map(
-      (url) =>
-        // No offline queue: a lease command must fail fast while Redis is away, never run late.
-        new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }),
-    );
-    for (const client of redis) client.on('error', (err) => deps.log.debug({ err }, 'redis connection error'));
-    try {
-      await Promise.all(redis.map((c) => c.connect()));
-    } catch (err) {
-      for (const c of redis) c.disconnect();
-      const hosts = deps.config.redisUrls.map((u) => u.replace(/\/\/[^@/]*@/, '//')).join(', ');
-      throw new StartupError(`cannot connect to Redis (${hosts}): ${(err as Error).message}`, 69);
+    const hosts = deps.config.redisUrls.map((u) => u.replace(/\/\/[^@/]*@/, '//')).join(', ');
+    const deadline = Date.now() + deps.config.redisConnectTimeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      const redis = deps.config.redisUrls.map(
+        (url) =>
+          // No offline queue: a lease command must fail fast while Redis is away, never run late.
+          new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }),
+      );
+      for (const client of redis) client.on('error', (err) => deps.log.debug({ err }, 'redis connection error'));
+      try {
+        await Promise.all(redis.map((c) => c.connect()));
+        return new ClusterRuntime(deps, redis);
+      } catch (err) {
+        for (const c of redis) c.disconnect();
+        const cause = (err as Error).message;
+        if (Date.now() >= deadline) throw new StartupError(`cannot connect to Redis (${hosts}): ${cause}`, 69);
+        deps.log.warn({ attempt, hosts, cause }, 'Redis not reachable yet; retrying');
+        await sleep(Math.min(2000, 250 * attempt));
+      }
     }
-    return new ClusterRuntime(deps, redis);
   }
 
   /** The first Redis master (cluster mode), for the other Redis-backed parts of the node. */

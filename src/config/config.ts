@@ -74,6 +74,7 @@ const envSchema = z.object({
   HOST: optionalString,
   DATA_DIR: optionalString.transform((v) => v ?? './data'),
   REDIS_URL: list,
+  REDIS_CONNECT_TIMEOUT_MS: int('REDIS_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
   MONGO_URL: optionalString,
   MONGO_DB: optionalString.transform((v) => v ?? 'switchboard'),
   MONGO_CONNECT_TIMEOUT_MS: int('MONGO_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
@@ -168,6 +169,8 @@ export interface Config {
   dataDir: string;
   /** Redis masters for cluster coordination; empty = embedded (in-process) coordination. */
   redisUrls: string[];
+  /** REDIS_CONNECT_TIMEOUT_MS: how long start-up keeps trying to reach Redis before exit 69. @default 30000 */
+  redisConnectTimeoutMs: number;
   /** MongoDB connection string; unset = SQLite under `dataDir`. */
   mongoUrl: string | undefined;
   /** MongoDB database name. @default switchboard */
@@ -418,6 +421,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST ?? (embedded ? '127.0.0.1' : '0.0.0.0'),
     dataDir: e.DATA_DIR,
     redisUrls: e.REDIS_URL,
+    redisConnectTimeoutMs: e.REDIS_CONNECT_TIMEOUT_MS,
     mongoUrl: e.MONGO_URL,
     mongoDb: e.MONGO_DB,
     mongoConnectTimeoutMs: e.MONGO_CONNECT_TIMEOUT_MS,

@@ -102,11 +102,12 @@ describe('the switchboard process', () => {
     expect(res.stdout + res.stderr).to.not.match(/\n\s+at /);
   });
 
-  it('refuses to start without Redis: exit 69 and one line, no stack trace', async () => {
+  it('gives up on an unreachable Redis after REDIS_CONNECT_TIMEOUT_MS: exit 69, one line, no stack trace', async () => {
     const port = await closedPort();
     const res = spawnSync(process.execPath, [...TSX, 'src/main.ts'], {
       env: env({
         REDIS_URL: `redis://127.0.0.1:${port}`,
+        REDIS_CONNECT_TIMEOUT_MS: '1200',
         ENCRYPTION_KEY: 'ab'.repeat(32),
         LOG_LEVEL: 'warn',
         PORT: '0',
@@ -119,6 +120,8 @@ describe('the switchboard process', () => {
     expect(res.stderr).to.match(
       new RegExp(`^switchboard: cannot start: cannot connect to Redis \\(redis://127\\.0\\.0\\.1:${port}\\)`),
     );
+    expect(res.stdout.match(/Redis not reachable yet; retrying/g)?.length ?? 0).to.be.greaterThan(1);
+    expect(res.stdout + res.stderr).to.not.match(/\n\s+at /);
   });
 
   it('prints the default account token on the first start only, and exits cleanly on SIGTERM', async () => {
