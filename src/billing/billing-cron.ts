@@ -18,9 +18,12 @@ export interface BillingCronOptions {
   /** The singleton's `holding`: checked before every side effect. */
   holding: () => boolean;
   log: Logger;
-  /** An entry recorded by a holder that died before queuing it is queued by another after this. @default 30000 */
+  /** An entry recorded by a holder that died before queuing it is queued by another after this. @default {@link RECOVER_AFTER_MS} */
   recoverAfterMs?: number;
 }
+
+/** The default of `recoverAfterMs`: long enough that a live holder has queued what it recorded. */
+export const RECOVER_AFTER_MS = 30_000;
 
 /**
  * The billing cron actor, run as the cluster singleton `billing-cron`. Each tick finds the due events
@@ -61,7 +64,7 @@ export class BillingCron {
 
   /** One pass; public so tests can drive two holders by hand. */
   async tick(now = Date.now()): Promise<void> {
-    const recoverAfterMs = this.options.recoverAfterMs ?? 30_000;
+    const recoverAfterMs = this.options.recoverAfterMs ?? RECOVER_AFTER_MS;
     for (const account of await this.options.store.accounts.list()) {
       const instances = await this.options.store.instances.listByAccount(account.id);
       for (const due of dueEvents(account, instances, now, this.options.terms)) {
