@@ -199,8 +199,19 @@ class HelpdeskBridge implements InstanceExtension {
   /** Leaves the queued messages for HELPDESK_RETRY_INTERVAL_MS (Chatwoot is unreachable or refuses us). */
   #holdOff(): void {
     this.#retryAt = Date.now() + this.deps.options.retryIntervalMs;
+    this.#wakeAtRetry();
+  }
+
+  /** A timer can fire a millisecond before `Date.now()` reaches its time: then it waits the rest. */
+  #wakeAtRetry(): void {
     clearTimeout(this.#retryTimer);
-    this.#retryTimer = setTimeout(() => this.#worker.kick(), this.deps.options.retryIntervalMs);
+    this.#retryTimer = setTimeout(
+      () => {
+        if (Date.now() < this.#retryAt) this.#wakeAtRetry();
+        else this.#worker.kick();
+      },
+      Math.max(1, this.#retryAt - Date.now()),
+    );
   }
 
   // ---- WhatsApp → Chatwoot ----------------------------------------------------------------------
