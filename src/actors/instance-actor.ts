@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { FencedError, NotOwnerError, TimeoutError, UnavailableError } from '../errors.js';
-import type { ConnectionInfo, OwnedStateOp } from '../store/records.js';
-import type { Store } from '../store/store.js';
+import type { ConnectionInfo, InstanceConfig, OwnedStateOp } from '../store/records.js';
+import type { ConfigBlock, Store } from '../store/store.js';
 import type { ActorCallKind, ActorPayload, ActorResult, ActorState } from './actor-calls.js';
 
 /** What a behaviour may do while it runs a turn. Every side effect goes through the owner checks here. */
@@ -18,6 +18,8 @@ export interface ActorContext {
   /** Deletes a namespace of owned state under this actor's epoch (same fencing as writeOwned). */
   clearOwned(namespace: string): Promise<void>;
   setConnection(connection: ConnectionInfo): Promise<void>;
+  /** A configuration block the owner keeps (helpdesk status), written under this actor's epoch. */
+  writeConfigBlock<K extends ConfigBlock>(block: K, value: InstanceConfig[K] | undefined): Promise<void>;
 }
 
 export type CallHandler<K extends ActorCallKind> = (
@@ -113,6 +115,11 @@ export class InstanceActor {
       setConnection: async (connection) => {
         this.#assertOwner();
         await this.#fenced(options.store.instances.setConnection(options.instanceId, options.epoch, connection));
+      },
+      writeConfigBlock: async (block, value) => {
+        this.#assertOwner();
+        const written = options.store.instances.updateConfigBlock(options.instanceId, block, value, options.epoch);
+        if (!(await this.#fenced(written))) throw new NotOwnerError(options.instanceId);
       },
     };
   }

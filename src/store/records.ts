@@ -134,6 +134,8 @@ export interface ChatbotLinkRecord {
   lastError: string | undefined;
   fallbackBotId: string | undefined;
   updatedAt: string;
+  /** Incremented by every save: what a conditional save compares (0 for a link stored without one). */
+  version: number;
 }
 
 export interface StorageConfig {

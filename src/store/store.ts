@@ -84,12 +84,15 @@ export interface InstanceRepository {
   updateSettings(id: string, patch: Partial<InstanceSettings>): Promise<InstanceSettings | undefined>;
   /**
    * Replaces one configuration block (websocket, proxy, storage, helpdesk, chatbot) atomically; `undefined`
-   * removes it. False when no such instance.
+   * removes it. False when no such instance. With `epoch` (a block the owner keeps, like the helpdesk
+   * status), the epoch check and the write are one operation.
+   * @throws FencedError when `epoch` is given and is no longer the owner epoch.
    */
   updateConfigBlock<K extends ConfigBlock>(
     id: string,
     block: K,
     value: InstanceConfig[K] | undefined,
+    epoch?: number,
   ): Promise<boolean>;
   /** Increments the owner epoch and returns it: the caller is now the only valid writer. */
   claim(id: string): Promise<number>;
@@ -215,7 +218,11 @@ export interface ChatbotRepository {
   /** Deletes every bot of the instance; returns how many. */
   deleteAllBots(instanceId: string): Promise<number>;
   getLink(instanceId: string): Promise<ChatbotLinkRecord | undefined>;
-  /** Inserts or replaces the instance's link. */
-  saveLink(link: ChatbotLinkRecord): Promise<void>;
+  /**
+   * Saves the link only if the stored one still has version `expected` (`undefined`: only if there is none),
+   * as version `expected + 1` (or 1), compared and set in one operation. False when another write came first:
+   * the caller reads again, so a link deleted meanwhile is never brought back.
+   */
+  saveLink(link: Omit<ChatbotLinkRecord, 'version'>, expected: number | undefined): Promise<boolean>;
   deleteLink(instanceId: string): Promise<boolean>;
 }

@@ -6,11 +6,27 @@ import { DEFAULT_SETTINGS } from '../../src/store/records.js';
 import type {
   AccountRecord,
   ChatbotBotRecord,
+  HelpdeskConfig,
   InstanceRecord,
   MessageRecord,
   WebhookRecord,
 } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
+
+const HELPDESK_BLOCK: HelpdeskConfig = {
+  enabled: true,
+  baseUrl: 'https://chatwoot.example',
+  accountId: 1,
+  apiTokenSealed: 'sealed',
+  inboxName: 'Switchboard',
+  signMessages: false,
+  ignoreGroups: false,
+  startAsPending: false,
+  reopenResolved: true,
+  inboxId: 7,
+  status: 'active',
+  lastError: undefined,
+};
 
 /**
  * The behaviour every Store implementation must show. Each implementation's test file calls this with a
@@ -753,18 +769,73 @@ export function storeContract(openStore: () => Promise<Store>): void {
         fallbackBotId: undefined,
         updatedAt: now(),
       };
-      await store.chatbots.saveLink(link);
-      expect(await store.chatbots.getLink(i.id)).to.deep.equal(link);
+      expect(await store.chatbots.saveLink(link, undefined)).to.equal(true);
+      expect(await store.chatbots.getLink(i.id)).to.deep.equal({ ...link, version: 1 });
       const failed = { ...link, status: 'error' as const, lastError: 'HTTP 500', fallbackBotId: randomUUID() };
-      await store.chatbots.saveLink(failed);
-      expect(await store.chatbots.getLink(i.id)).to.deep.equal(failed);
+      expect(await store.chatbots.saveLink(failed, 1)).to.equal(true);
+      expect(await store.chatbots.getLink(i.id)).to.deep.equal({ ...failed, version: 2 });
       expect(await store.chatbots.deleteLink(i.id)).to.equal(true);
       expect(await store.chatbots.deleteLink(i.id)).to.equal(false);
-      await store.chatbots.saveLink(link);
+      expect(await store.chatbots.saveLink(link, undefined)).to.equal(true);
       await store.chatbots.insertBot(bot(i.id));
       await store.instances.delete(i.id);
       expect(await store.chatbots.listBots(i.id)).to.deep.equal([]);
       expect(await store.chatbots.getLink(i.id)).to.equal(undefined);
+    });
+  });
+
+  describe('conditional writes (a stale reader or a former owner cannot undo a newer write)', () => {
+    const link = (instanceId: string, lastError?: string) => ({
+      instanceId,
+      status: 'error' as const,
+      lastError,
+      fallbackBotId: undefined,
+      updatedAt: now(),
+    });
+
+    it('saves the chatbot link only over the version it read, and never brings a deleted link back', async () => {
+      const { i } = await seeded();
+      expect(await store.chatbots.saveLink(link(i.id, 'first'), undefined)).to.equal(true);
+      // A second creator lost the race: the link exists now.
+      expect(await store.chatbots.saveLink(link(i.id, 'second'), undefined)).to.equal(false);
+      const read = (await store.chatbots.getLink(i.id))!;
+      expect(await store.chatbots.saveLink(link(i.id, 'newer'), read.version)).to.equal(true);
+      // A writer that read before 'newer' compares an old version and changes nothing.
+      expect(await store.chatbots.saveLink(link(i.id, 'stale'), read.version)).to.equal(false);
+      expect((await store.chatbots.getLink(i.id))!.lastError).to.equal('newer');
+      const current = (await store.chatbots.getLink(i.id))!;
+      await store.chatbots.deleteLink(i.id);
+      expect(await store.chatbots.saveLink(link(i.id, 'revived'), current.version)).to.equal(false);
+      expect(await store.chatbots.getLink(i.id)).to.equal(undefined);
+    });
+
+    it('lets only one of many concurrent savers of one version win', async () => {
+      const { i } = await seeded();
+      await store.chatbots.saveLink(link(i.id, 'base'), undefined);
+      const { version } = (await store.chatbots.getLink(i.id))!;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, k) => store.chatbots.saveLink(link(i.id, `w${k}`), version)),
+      );
+      expect(results.filter(Boolean)).to.have.length(1);
+      expect((await store.chatbots.getLink(i.id))!.version).to.equal(version + 1);
+    });
+
+    it('writes an owner-kept config block only under the current epoch, checked in the same operation', async () => {
+      const { i } = await seeded();
+      const e1 = await store.instances.claim(i.id);
+      const block = (status: 'active' | 'error') => ({ ...HELPDESK_BLOCK, status });
+      expect(await store.instances.updateConfigBlock(i.id, 'helpdesk', block('active'), e1)).to.equal(true);
+      const e2 = await store.instances.claim(i.id);
+      await store.instances.updateConfigBlock(i.id, 'helpdesk', block('error'), e2);
+      const stale = await store.instances
+        .updateConfigBlock(i.id, 'helpdesk', block('active'), e1)
+        .catch((e: unknown) => e);
+      expect(stale).to.be.instanceOf(FencedError);
+      const removal = await store.instances.updateConfigBlock(i.id, 'helpdesk', undefined, e1).catch((e: unknown) => e);
+      expect(removal).to.be.instanceOf(FencedError);
+      expect((await store.instances.findById(i.id))!.config.helpdesk?.status).to.equal('error');
+      await store.instances.delete(i.id);
+      expect(await store.instances.updateConfigBlock(i.id, 'helpdesk', block('active'), e2)).to.equal(false);
     });
   });
 

@@ -50,6 +50,7 @@ const ctx = {
   writeOwned: async () => undefined,
   clearOwned: async () => undefined,
   setConnection: async () => undefined,
+  writeConfigBlock: async () => undefined,
 } satisfies ActorContext;
 
 describe('an actor stopped while its session is opening', () => {

@@ -53,6 +53,9 @@ function linkView(link: ChatbotLinkRecord | undefined, bots: ChatbotBotRecord[])
   };
 }
 
+/** Reads and conditional saves of the link before giving up: each lost race means another write landed. */
+const LINK_ATTEMPTS = 5;
+
 const settingsOf = (b: ChatbotBotRecord): BotSettings => {
   const { instanceId: _i, botId: _b, createdAt: _c, updatedAt: _u, ...settings } = b;
   return settings;
@@ -125,26 +128,45 @@ export class ChatbotService {
       await this.options.store.chatbots.deleteLink(instanceId);
       return;
     }
-    const previous = await this.options.store.chatbots.getLink(instanceId);
-    await this.options.store.chatbots.saveLink({
+    const saved = await this.#changeLink(instanceId, (previous) => ({
       instanceId,
       status: 'active',
       lastError: previous?.lastError,
       fallbackBotId: list.find((b) => b.fallback)?.botId,
       updatedAt: new Date().toISOString(),
-    });
+    }));
+    if (!saved) throw new ConflictError('The chatbot integration changed meanwhile; try again');
   }
 
   /** A flow call failed (`error`) or worked again: the link's status follows; the last error is kept. */
   async recordFlowHealth(instanceId: string, error: string | undefined): Promise<void> {
-    const link = await this.options.store.chatbots.getLink(instanceId);
-    if (!link || (error === undefined && link.status === 'active')) return;
-    await this.options.store.chatbots.saveLink({
-      ...link,
-      status: error === undefined ? 'active' : 'error',
-      lastError: error ?? link.lastError,
-      updatedAt: new Date().toISOString(),
+    // Never creates a link: one deleted meanwhile (its last bot removed) stays deleted.
+    await this.#changeLink(instanceId, (link) => {
+      if (!link || (error === undefined && link.status === 'active')) return undefined;
+      return {
+        ...link,
+        status: error === undefined ? 'active' : 'error',
+        lastError: error ?? link.lastError,
+        updatedAt: new Date().toISOString(),
+      };
     });
+  }
+
+  /**
+   * Reads the link and saves `change(link)` compared and set on its version, reading again after a lost
+   * race; `change` answering undefined leaves it. False when every attempt lost (heavy contention).
+   */
+  async #changeLink(
+    instanceId: string,
+    change: (link: ChatbotLinkRecord | undefined) => Omit<ChatbotLinkRecord, 'version'> | undefined,
+  ): Promise<boolean> {
+    for (let attempt = 0; attempt < LINK_ATTEMPTS; attempt++) {
+      const link = await this.options.store.chatbots.getLink(instanceId);
+      const next = change(link);
+      if (!next) return true;
+      if (await this.options.store.chatbots.saveLink(next, link?.version)) return true;
+    }
+    return false;
   }
 
   /** The instance's bots. @throws NotFoundError without any bot (no integration), or when `botId` is not one of them. */

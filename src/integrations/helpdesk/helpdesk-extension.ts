@@ -405,11 +405,9 @@ class HelpdeskBridge implements InstanceExtension {
     return instance.config.helpdesk;
   }
 
-  /** Writes the block (only the owner writes it once an actor runs, so read-modify-write is safe). */
+  /** Writes the block under the owner's epoch: a paused former owner cannot overwrite the new owner's. */
   async #save(next: HelpdeskConfig): Promise<void> {
-    const ctx = this.#ctx();
-    ctx.assertOwner();
-    await ctx.store.instances.updateConfigBlock(ctx.instanceId, 'helpdesk', next);
+    await this.#ctx().writeConfigBlock('helpdesk', next);
     this.#config = next;
   }
 
@@ -516,9 +514,7 @@ class HelpdeskBridge implements InstanceExtension {
     this.#outbound = [];
     this.#inbound = [];
     await this.#state.clear(true);
-    const ctx = this.#ctx();
-    ctx.assertOwner();
-    await ctx.store.instances.updateConfigBlock(ctx.instanceId, 'helpdesk', undefined);
+    await this.#ctx().writeConfigBlock('helpdesk', undefined);
     return { removed: true, inboxId: block.inboxId ?? null };
   }
 }

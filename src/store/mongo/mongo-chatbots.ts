@@ -1,10 +1,10 @@
-import { MongoServerError } from 'mongodb';
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import { ConflictError } from '../../errors.js';
 import { chatbotTriggerKey } from '../chatbot-trigger-key.js';
 import type { ChatbotBotRecord, ChatbotLinkRecord } from '../records.js';
 import type { ChatbotRepository } from '../store.js';
 import type { ClientSession } from 'mongodb';
+import { isDuplicateKey } from './mongo-docs.js';
 
 /** `triggerKey` is absent (not null) for a disabled catch-all bot, so the partial unique index skips it. */
 type BotDoc = Omit<ChatbotBotRecord, 'triggerOperator' | 'triggerValue'> & {
@@ -13,10 +13,11 @@ type BotDoc = Omit<ChatbotBotRecord, 'triggerOperator' | 'triggerValue'> & {
   triggerValue: string | null;
   triggerKey?: string;
 };
-type LinkDoc = Omit<ChatbotLinkRecord, 'instanceId' | 'lastError' | 'fallbackBotId'> & {
+type LinkDoc = Omit<ChatbotLinkRecord, 'instanceId' | 'lastError' | 'fallbackBotId' | 'version'> & {
   _id: string;
   lastError: string | null;
   fallbackBotId: string | null;
+  version?: number;
 };
 
 const botId = (instanceId: string, id: string) => `${instanceId}\u0000${id}`;
@@ -48,8 +49,6 @@ function conflict(bot: ChatbotBotRecord): ConflictError {
       : `A keyword bot with triggerOperator ${bot.triggerOperator} and this triggerValue already exists`,
   );
 }
-
-const isDuplicateKey = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
 
 /** Chatbot bots and links in MongoDB; a partial unique index on (instanceId, triggerKey) enforces the trigger rules. */
 export class MongoChatbots implements ChatbotRepository {
@@ -118,18 +117,35 @@ export class MongoChatbots implements ChatbotRepository {
       lastError: doc.lastError ?? undefined,
       fallbackBotId: doc.fallbackBotId ?? undefined,
       updatedAt: doc.updatedAt,
+      version: doc.version ?? 0,
     };
   }
 
-  async saveLink(link: ChatbotLinkRecord): Promise<void> {
+  async saveLink(link: Omit<ChatbotLinkRecord, 'version'>, expected: number | undefined): Promise<boolean> {
     const doc: LinkDoc = {
       _id: link.instanceId,
       status: link.status,
       lastError: link.lastError ?? null,
       fallbackBotId: link.fallbackBotId ?? null,
       updatedAt: link.updatedAt,
+      version: (expected ?? 0) + 1,
     };
-    await this.#links.replaceOne({ _id: link.instanceId }, doc, { upsert: true });
+    if (expected === undefined) {
+      try {
+        await this.#links.insertOne(doc);
+        return true;
+      } catch (err) {
+        if (isDuplicateKey(err)) return false;
+        throw err;
+      }
+    }
+    // A link stored before versions existed has none: it counts as version 0.
+    const filter: Filter<LinkDoc> =
+      expected === 0
+        ? { _id: link.instanceId, $or: [{ version: 0 }, { version: { $exists: false } }] }
+        : { _id: link.instanceId, version: expected };
+    const res = await this.#links.replaceOne(filter, doc);
+    return res.matchedCount === 1;
   }
 
   async deleteLink(instanceId: string): Promise<boolean> {

@@ -162,12 +162,18 @@ export class MongoInstances implements InstanceRepository {
     id: string,
     block: K,
     value: InstanceConfig[K] | undefined,
+    epoch?: number,
   ): Promise<boolean> {
     const path = `config.${block}`;
     const update: UpdateFilter<InstanceDoc> =
       value === undefined ? { $unset: { [path]: '' } } : { $set: { [path]: value } };
-    const res = await this.col.updateOne({ _id: id }, update);
-    return res.matchedCount === 1;
+    const filter = epoch === undefined ? { _id: id } : { _id: id, ownerEpoch: epoch };
+    const res = await this.col.updateOne(filter, update);
+    if (res.matchedCount === 1) return true;
+    if (epoch !== undefined && (await this.col.countDocuments({ _id: id }, { limit: 1 })) === 1) {
+      throw new FencedError(id, epoch);
+    }
+    return false;
   }
 
   async claim(id: string): Promise<number> {

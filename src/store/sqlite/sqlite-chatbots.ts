@@ -14,7 +14,12 @@ function toBot(raw: string): ChatbotBotRecord {
 
 function toLink(raw: string): ChatbotLinkRecord {
   const l = JSON.parse(raw) as ChatbotLinkRecord;
-  return { ...l, lastError: l.lastError ?? undefined, fallbackBotId: l.fallbackBotId ?? undefined };
+  return {
+    ...l,
+    lastError: l.lastError ?? undefined,
+    fallbackBotId: l.fallbackBotId ?? undefined,
+    version: l.version ?? 0,
+  };
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -88,12 +93,19 @@ export class SqliteChatbots implements ChatbotRepository {
     return row ? toLink(row.link) : undefined;
   }
 
-  async saveLink(link: ChatbotLinkRecord): Promise<void> {
-    this.db
-      .prepare(
-        'INSERT INTO chatbot_links (instance_id, link) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET link = excluded.link',
-      )
-      .run(link.instanceId, JSON.stringify(link));
+  async saveLink(link: Omit<ChatbotLinkRecord, 'version'>, expected: number | undefined): Promise<boolean> {
+    const raw = JSON.stringify({ ...link, version: (expected ?? 0) + 1 });
+    const res =
+      expected === undefined
+        ? this.db
+            .prepare('INSERT INTO chatbot_links (instance_id, link) VALUES (?, ?) ON CONFLICT (instance_id) DO NOTHING')
+            .run(link.instanceId, raw)
+        : this.db
+            .prepare(
+              "UPDATE chatbot_links SET link = ? WHERE instance_id = ? AND coalesce(json_extract(link, '$.version'), 0) = ?",
+            )
+            .run(raw, link.instanceId, expected);
+    return res.changes === 1;
   }
 
   async deleteLink(instanceId: string): Promise<boolean> {

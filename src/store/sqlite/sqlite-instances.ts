@@ -139,11 +139,13 @@ export class SqliteInstances implements InstanceRepository {
     id: string,
     block: K,
     value: InstanceConfig[K] | undefined,
+    epoch?: number,
   ): Promise<boolean> {
     const tx = this.db.transaction(() => {
-      const row = this.db.prepare('SELECT config FROM instances WHERE id = ?').get(id) as
-        { config: string } | undefined;
+      const row = this.db.prepare('SELECT config, owner_epoch FROM instances WHERE id = ?').get(id) as
+        { config: string; owner_epoch: number } | undefined;
       if (!row) return false;
+      if (epoch !== undefined && row.owner_epoch !== epoch) throw new FencedError(id, epoch);
       const config = JSON.parse(row.config) as InstanceConfig;
       config[block] = value;
       this.db.prepare('UPDATE instances SET config = ? WHERE id = ?').run(JSON.stringify(config), id);
