@@ -131,6 +131,16 @@ export class UnavailableError extends AppError {
 }
 
 /**
+ * The store (MongoDB or the SQLite file) cannot serve the call now: unreachable, locked past its busy
+ * timeout, out of disk. Worth retrying; never the client's fault.
+ */
+export class StoreUnavailableError extends UnavailableError {
+  constructor(options?: { cause?: unknown }) {
+    super('store unavailable', options);
+  }
+}
+
+/**
  * An instance-owned write carried an owner epoch that is no longer current: another node claimed the
  * instance (or it was deleted). The writer is not the owner any more and must stop at once.
  */

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
-import { NotOwnerError, UnavailableError, isOwnershipLoss } from '../errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NotOwnerError, StoreUnavailableError, UnavailableError, isOwnershipLoss } from '../errors.js';
+import { retryDelay } from '../util/retry-delay.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
 import { withReceivedMedia } from '../events/received-media.js';
@@ -205,6 +207,24 @@ export class MessagingBehavior {
     await this.deps.sink.emit(this.#instance, event, attachments, stillOwner);
   }
 
+  /**
+   * While the store is out, the event being handled (and every one behind it, in order) waits for it, for
+   * as long as this node owns the instance: events are held, never dropped.
+   */
+  async #untilStored(write: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        this.#beforeSideEffect();
+        if (attempt === 0) this.log.warn({ err }, 'store unavailable: events wait for it');
+        await sleep(retryDelay(attempt));
+      }
+    }
+  }
+
   /** Right before a side effect outside the store (a read receipt, a call rejection, a presence). */
   #beforeSideEffect(): void {
     if (this.#stopped) throw new NotOwnerError(this.#ctx.instanceId);
@@ -227,7 +247,7 @@ export class MessagingBehavior {
               ? { profileName: before.profileName }
               : {}),
         };
-        await this.#ctx.setConnection(connection);
+        await this.#untilStored(() => this.#ctx.setConnection(connection));
         this.#instance = { ...this.#instance, connection };
         if (before.state !== e.state) await this.#emit(instanceState(this.#instance.name, e.state));
         if (e.state === 'connected' && this.#settings.keepOnlineStatus) {

@@ -5,6 +5,7 @@ import {
   ErrorCode,
   InternalError,
   MediaUploadError,
+  StoreUnavailableError,
   TimeoutError,
   isNotConnected,
   isOwnershipLoss,
@@ -28,7 +29,7 @@ export interface NetworkHost {
 
 /** Errors that mean something other than "the network refused": they reach the client as they are. */
 const passesThrough = (err: unknown): err is AppError =>
-  isNotConnected(err) || isOwnershipLoss(err) || err instanceof TimeoutError;
+  isNotConnected(err) || isOwnershipLoss(err) || err instanceof TimeoutError || err instanceof StoreUnavailableError;
 
 /** Runs a network call; a refusal becomes the endpoint's 500 message (`failed to set profile name: <reason>`). */
 async function attempt<T>(what: string, fn: () => Promise<T>): Promise<T> {

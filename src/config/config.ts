@@ -79,6 +79,7 @@ const envSchema = z.object({
   MONGO_DB: optionalString.transform((v) => v ?? 'switchboard'),
   MONGO_CONNECT_TIMEOUT_MS: int('MONGO_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
   MONGO_SERVER_SELECTION_TIMEOUT_MS: int('MONGO_SERVER_SELECTION_TIMEOUT_MS', 1000, 100, 60_000),
+  SQLITE_BUSY_TIMEOUT_MS: int('SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 60_000),
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'ADMIN_TOKEN must be at least 16 characters',
   }),
@@ -179,6 +180,8 @@ export interface Config {
   mongoConnectTimeoutMs: number;
   /** MONGO_SERVER_SELECTION_TIMEOUT_MS: how long one operation waits for a reachable server. @default 1000 */
   mongoServerSelectionTimeoutMs: number;
+  /** SQLITE_BUSY_TIMEOUT_MS: how long a write waits for another process's lock on the file before 503. @default 5000 */
+  sqliteBusyTimeoutMs: number;
   /** The global (operator) token; unset = the admin API is closed. */
   adminToken: string | undefined;
   /** A token that may only read GET /metrics (besides the global token); unset = the global token only. */
@@ -426,6 +429,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongoDb: e.MONGO_DB,
     mongoConnectTimeoutMs: e.MONGO_CONNECT_TIMEOUT_MS,
     mongoServerSelectionTimeoutMs: e.MONGO_SERVER_SELECTION_TIMEOUT_MS,
+    sqliteBusyTimeoutMs: e.SQLITE_BUSY_TIMEOUT_MS,
     adminToken: e.ADMIN_TOKEN,
     metricsToken: e.METRICS_TOKEN,
     encryptionKey,

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { retryDelay } from '../util/retry-delay.js';
 import type { InstanceEventSink } from './instance-event-sink.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { EnvelopeBuilder } from './envelope-builder.js';
@@ -40,8 +41,6 @@ export interface FanOutOptions {
   retryDelayMs?: (attempt: number) => number;
 }
 
-const backoff = (attempt: number) => Math.min(5000, 100 * 2 ** attempt);
-
 /**
  * Every sink gets every event. One failing consumer starves no other: the best-effort ones are tried once
  * each, and the durable one is retried (with backoff, the actor's later events waiting behind it, in order)
@@ -72,7 +71,7 @@ export class FanOutSink implements InstanceEventSink {
         return;
       } catch (err) {
         this.options.log.warn({ err, event: event.event, attempt }, 'event not queued yet; retrying');
-        await sleep((this.options.retryDelayMs ?? backoff)(attempt));
+        await sleep((this.options.retryDelayMs ?? retryDelay)(attempt));
       }
     }
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { InternalError, ValidationError, MODULE_UNAVAILABLE } from '../errors.js';
+import { InternalError, StoreUnavailableError, ValidationError, MODULE_UNAVAILABLE } from '../errors.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { generateToken, hashToken } from '../security/tokens.js';
@@ -196,6 +196,7 @@ export class InstanceService {
     try {
       settings = await this.options.store.instances.updateSettings(instance.id, patch);
     } catch (err) {
+      if (err instanceof StoreUnavailableError) throw err;
       this.options.logger.error({ err, instance: instance.name }, 'settings update failed');
       throw new InternalError('Failed to update settings configuration', { cause: err });
     }

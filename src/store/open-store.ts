@@ -15,6 +15,7 @@ export async function openStore(
     | 'mongoDb'
     | 'mongoConnectTimeoutMs'
     | 'mongoServerSelectionTimeoutMs'
+    | 'sqliteBusyTimeoutMs'
     | 'dataDir'
     | 'messageRetentionDays'
   >,
@@ -29,5 +30,8 @@ export async function openStore(
       log,
     });
   }
-  return new SqliteStore(join(config.dataDir, SQLITE_FILE_NAME), options);
+  return new SqliteStore(join(config.dataDir, SQLITE_FILE_NAME), {
+    ...options,
+    busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  });
 }

@@ -21,6 +21,8 @@ import { MongoChatbots } from './mongo-chatbots.js';
 import { MongoDeliveries } from './mongo-deliveries.js';
 import { MongoMediaBlobs } from './mongo-media-blobs.js';
 import { MongoMessages } from './mongo-messages.js';
+import { guardOutages } from '../store-outage.js';
+import { isMongoOutage } from './mongo-outage.js';
 
 import { MongoAccounts } from './mongo-accounts.js';
 import { MongoInstances } from './mongo-instances.js';
@@ -61,29 +63,24 @@ export class MongoStore implements Store {
     const instances = db.collection<InstanceDoc>('instances');
     const webhooks = db.collection<WebhookDoc>('webhooks');
     const ownedState = db.collection<OwnedStateDoc>('owned_state');
-    this.accounts = new MongoAccounts(accounts);
-    this.deliveries = new MongoDeliveries(db);
+    const deliveries = new MongoDeliveries(db);
     const messages = new MongoMessages(db);
-    this.messages = messages;
-    this.accountWebhooks = new MongoAccountWebhooks(db);
-    this.billingLedger = new MongoBillingLedger(db);
     const mediaBlobs = new MongoMediaBlobs(db);
-    this.mediaBlobs = mediaBlobs;
     const chatbots = new MongoChatbots(db);
-    this.chatbots = chatbots;
-    this.instances = new MongoInstances(
-      client,
-      accounts,
-      instances,
-      webhooks,
-      ownedState,
-      this.deliveries,
-      messages,
-      mediaBlobs,
-      chatbots,
+    // Repositories hand each other the plain objects; what the node sees answers outages as 503.
+    const guard = <R extends object>(repository: R) => guardOutages(repository, isMongoOutage);
+    this.accounts = guard(new MongoAccounts(accounts));
+    this.deliveries = guard(deliveries);
+    this.messages = guard(messages);
+    this.accountWebhooks = guard(new MongoAccountWebhooks(db));
+    this.billingLedger = guard(new MongoBillingLedger(db));
+    this.mediaBlobs = guard(mediaBlobs);
+    this.chatbots = guard(chatbots);
+    this.instances = guard(
+      new MongoInstances(client, accounts, instances, webhooks, ownedState, deliveries, messages, mediaBlobs, chatbots),
     );
-    this.webhooks = new MongoWebhooks(webhooks);
-    this.ownedState = new MongoOwnedState(client, instances, ownedState);
+    this.webhooks = guard(new MongoWebhooks(webhooks));
+    this.ownedState = guard(new MongoOwnedState(client, instances, ownedState));
   }
 
   /** `messageRetentionDays` > 0 prunes the history about every hour. */

@@ -21,6 +21,8 @@ import { SqliteChatbots } from './sqlite-chatbots.js';
 import { SqliteMessages } from './sqlite-messages.js';
 import { SqliteDeliveries } from './sqlite-deliveries.js';
 import { migrate } from './sqlite-migrations.js';
+import { guardOutages } from '../store-outage.js';
+import { isSqliteOutage } from './sqlite-outage.js';
 
 import { SqliteAccounts } from './sqlite-accounts.js';
 import { SqliteInstances } from './sqlite-instances.js';
@@ -56,16 +58,18 @@ export class SqliteStore implements Store {
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('foreign_keys = ON');
     migrate(this.#db);
-    this.accounts = new SqliteAccounts(this.#db);
-    this.instances = new SqliteInstances(this.#db);
-    this.webhooks = new SqliteWebhooks(this.#db);
-    this.ownedState = new SqliteOwnedState(this.#db);
-    this.deliveries = new SqliteDeliveries(this.#db);
-    this.messages = new SqliteMessages(this.#db);
-    this.accountWebhooks = new SqliteAccountWebhooks(this.#db);
-    this.billingLedger = new SqliteBillingLedger(this.#db);
-    this.mediaBlobs = new SqliteMediaBlobs(this.#db);
-    this.chatbots = new SqliteChatbots(this.#db);
+    // A file locked past the busy timeout or a failing disk answers 503, as an unreachable MongoDB does.
+    const guard = <R extends object>(repository: R) => guardOutages(repository, isSqliteOutage);
+    this.accounts = guard(new SqliteAccounts(this.#db));
+    this.instances = guard(new SqliteInstances(this.#db));
+    this.webhooks = guard(new SqliteWebhooks(this.#db));
+    this.ownedState = guard(new SqliteOwnedState(this.#db));
+    this.deliveries = guard(new SqliteDeliveries(this.#db));
+    this.messages = guard(new SqliteMessages(this.#db));
+    this.accountWebhooks = guard(new SqliteAccountWebhooks(this.#db));
+    this.billingLedger = guard(new SqliteBillingLedger(this.#db));
+    this.mediaBlobs = guard(new SqliteMediaBlobs(this.#db));
+    this.chatbots = guard(new SqliteChatbots(this.#db));
     this.#stopPruning = startMessagePruning(this.messages, options.messageRetentionDays ?? 0);
   }
 
