@@ -80,9 +80,10 @@ export class ClusterFixture {
     return fixture;
   }
 
-  async addNode(env: Record<string, string> = {}): Promise<NodeProcess> {
+  /** Starts one more node; `nodeId` defaults to the next `n<k>`. */
+  async addNode(env: Record<string, string> = {}, nodeId = `n${++this.#seq}`): Promise<NodeProcess> {
     const node = await NodeProcess.start({
-      nodeId: `n${++this.#seq}`,
+      nodeId,
       redisUrl: this.redis.url,
       dataDir: this.dataDir,
       probeFile: this.probeFile,

@@ -163,13 +163,20 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
     }
   });
 
-  it('a node joins: about 1/N of the instances move to it, and only those', async () => {
+  // How many move (about 1/N) is rendezvous hashing's property, measured on 20,000 ids in placement.test.ts;
+  // here: the ones placement gives the joiner move, and no other.
+  it('a node joins: the instances placement gives it move to it, and only those', async () => {
     await c.waitSettled(20_000);
     const before = await c.owners();
-    const joiner = await c.addNode();
+    const current = c.nodes.map((n) => n.nodeId);
+    // With a few dozen random instance ids a joiner can win none; pick a name that wins some, so a move is seen.
+    const wins = (id: string) => c.instanceIds.filter((i) => placeInstance(i, [...current, id]) === id).length;
+    const name = Array.from({ length: 50 }, (_, k) => `joiner-${k}`).find((id) => wins(id) > 0)!;
+    const joiner = await c.addNode({}, name);
     await c.waitForMembers(c.nodes.length);
     const live = c.nodes.map((n) => n.nodeId);
     const expected = c.instanceIds.filter((id) => placeInstance(id, live) === joiner.nodeId);
+    expect(expected).to.not.be.empty;
     const deadline = Date.now() + 15_000;
     let after = await c.owners();
     while (Date.now() < deadline && after.filter((o) => o === joiner.nodeId).length < expected.length) {
@@ -178,7 +185,6 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
     }
     const moved = c.instanceIds.filter((_, i) => before[i] !== after[i]);
     expect(moved.sort()).to.deep.equal([...expected].sort());
-    expect(moved.length / INSTANCES).to.be.within(0.05, 0.5);
   });
 
   it('SIGTERM: actors are handed off with no failed request', async () => {
