@@ -8,13 +8,24 @@ import { openStore } from './store/open-store.js';
 const USAGE = `usage:
   npm run cli -- account create NAME [--quota N] [--origin https://app.example.com ...]
   npm run cli -- account list
-  npm run cli -- account token NAME      (issues a new token; the old one is revoked)`;
+  npm run cli -- account token NAME      (issues a new token; the old one is revoked)
+  npm run cli -- account disable NAME    (its tokens answer 401, its instances stop and keep their sessions)
+  npm run cli -- account enable NAME
+  npm run cli -- account delete NAME [--force]
+                                         (--force deletes its instances too; their devices stay linked on
+                                          the phones: delete through the admin API to log them out first)
+
+Nodes see each change at once over HTTP and within WS_CONFIG_REFRESH_MS on open WebSockets.`;
 
 async function run(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { quota: { type: 'string' }, origin: { type: 'string', multiple: true } },
+    options: {
+      quota: { type: 'string' },
+      origin: { type: 'string', multiple: true },
+      force: { type: 'boolean' },
+    },
   });
   const [noun, verb, name] = positionals;
   if (noun !== 'account' || !verb) {
@@ -37,6 +48,11 @@ async function run(argv: string[]): Promise<number> {
       for (const a of await accounts.list()) process.stdout.write(`${JSON.stringify(accountView(a))}\n`);
     } else if (verb === 'token' && name) {
       process.stdout.write(`${JSON.stringify({ name, token: await accounts.rotateToken(name) })}\n`);
+    } else if ((verb === 'disable' || verb === 'enable') && name) {
+      process.stdout.write(`${JSON.stringify(accountView(await accounts.setDisabled(name, verb === 'disable')))}\n`);
+    } else if (verb === 'delete' && name) {
+      const { deletedInstances } = await accounts.delete(name, { force: values.force === true });
+      process.stdout.write(`${JSON.stringify({ name, deleted: true, deletedInstances })}\n`);
     } else {
       process.stderr.write(`${USAGE}\n`);
       return 64;

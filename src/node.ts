@@ -141,12 +141,13 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
     },
     probe,
   });
-  const accounts = new AccountService(store, config.defaultInstanceQuota);
+  const accounts = new AccountService(store, config.defaultInstanceQuota, runtime.credentials);
   const instances = new InstanceService({
     store,
     secrets,
     allowPrivateUrls: config.allowPrivateUrls,
     logger,
+    credentials: runtime.credentials,
     helpdesk: integrations.helpdesk,
     ...(integrations.chatbot ? { chatbot: integrations.chatbot } : {}),
   });

@@ -53,8 +53,13 @@ export interface ActorBehavior {
   handlers: CallHandlers;
 }
 
-/** Why an actor left its node. */
-export type StopReason = 'handoff' | 'shutdown' | 'lease-lost' | 'fenced' | 'deleted' | 'idle' | 'activation-failed';
+/**
+ * Why an actor left its node: `handoff` (placement moved it), `shutdown` (the node leaves), `lease-lost`
+ * and `fenced` (another node owns it now), `deleted` (the instance is gone), `disabled` (its account was
+ * disabled; the session is kept for when it is enabled), `idle` (nothing to run), `activation-failed`.
+ */
+export type StopReason =
+  'handoff' | 'shutdown' | 'lease-lost' | 'fenced' | 'deleted' | 'disabled' | 'idle' | 'activation-failed';
 
 export interface InstanceActorOptions {
   instanceId: string;

@@ -352,7 +352,13 @@ export class MessagingBehavior {
           if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
             await session.setPresence(this.#settings.keepOnlineStatus);
           }
-          this.#instance = { ...this.#instance, config: instance.config };
+          // The token too: a rotated one goes out in the next webhook envelopes.
+          this.#instance = {
+            ...this.#instance,
+            config: instance.config,
+            tokenHash: instance.tokenHash,
+            tokenSealed: instance.tokenSealed,
+          };
           for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
           return { applied: true };
         },

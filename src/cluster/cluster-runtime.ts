@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ActorBehavior } from '../actors/instance-actor.js';
 import type { Config } from '../config/config.js';
 import { StartupError } from '../errors.js';
+import { CredentialNews } from '../events/credential-news.js';
 import { EventBus } from '../events/event-bus.js';
 import type { EventEnvelope } from '../events/instance-events.js';
 import type { ActorMetrics, CallMetrics } from '../metrics/metrics.js';
@@ -50,6 +51,8 @@ export class ClusterRuntime {
   readonly rateLimiter: RateLimiter;
   /** Instance events to every node (WebSocket fan-out). */
   readonly events: EventBus<EventEnvelope>;
+  /** Token and account changes to every node (WebSocket revocation, reconciler kicks). */
+  readonly credentials: CredentialNews;
   readonly #reconciler: Reconciler;
   readonly #singletons: ClusterSingleton[] = [];
   readonly #redis: Redis[];
@@ -80,6 +83,7 @@ export class ClusterRuntime {
       this.rateLimiter = new MemoryRateLimiter();
     }
     this.events = new EventBus(this.transport, log);
+    this.credentials = new CredentialNews(this.transport, log);
     this.host = new ActorHost({
       nodeId,
       store,

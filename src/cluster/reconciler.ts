@@ -29,7 +29,7 @@ export interface ReconcilerOptions {
 /**
  * Keeps this node's actors matching placement: activates the runnable instances that rendezvous
  * hashing gives to this node and nobody holds, hands off (rate-limited) the ones a joining node now
- * wins, and passivates idle actors of instances that need not run. A dead node's instances come back
+ * wins, and passivates idle actors of instances that need not run (at once when their account is disabled). A dead node's instances come back
  * here once their leases have expired and the dead node has left the live set.
  */
 export class Reconciler {
@@ -95,12 +95,24 @@ export class Reconciler {
         await this.options.router.handOff(id, target).catch(() => undefined);
         this.options.log.info({ instanceId: id, to: target }, 'handed off');
       } else if (!runnableSet.has(id)) {
-        const actor = this.options.host.get(id);
-        if (actor && performance.now() - actor.lastActivity > this.options.idleMs && actor.queueLength === 0) {
-          const exists = await this.options.store.instances.findById(id);
-          await this.options.host.deactivate(id, exists ? 'idle' : 'deleted');
-        }
+        await this.#passivate(id);
       }
+    }
+  }
+
+  /** An actor of an instance that need not run: stopped at once if its account is disabled, else when idle. */
+  async #passivate(id: string): Promise<void> {
+    const actor = this.options.host.get(id);
+    if (!actor) return;
+    const { store } = this.options;
+    const instance = await store.instances.findById(id);
+    if (instance && (await store.accounts.findById(instance.accountId))?.disabledAt) {
+      await this.options.host.deactivate(id, 'disabled');
+      this.options.log.info({ instanceId: id }, 'stopped: its account is disabled');
+      return;
+    }
+    if (performance.now() - actor.lastActivity > this.options.idleMs && actor.queueLength === 0) {
+      await this.options.host.deactivate(id, instance ? 'idle' : 'deleted');
     }
   }
 

@@ -5,7 +5,8 @@ import type { EventEnvelope, InstanceEvent } from './instance-events.js';
 
 /** Wraps an event in the spec's envelope; `instanceData.token` is the instance's own token, decrypted. */
 export class EnvelopeBuilder {
-  readonly #tokens = new Map<string, string>();
+  /** Each instance's token, opened once per sealed value (a rotation seals a new one). */
+  readonly #tokens = new Map<string, { sealed: string; token: string }>();
 
   constructor(
     private readonly secrets: SecretBox,
@@ -13,11 +14,15 @@ export class EnvelopeBuilder {
   ) {}
 
   build(instance: InstanceRecord, event: InstanceEvent): EventEnvelope {
-    let token = this.#tokens.get(instance.id);
-    if (token === undefined) {
-      token = this.secrets.open(instance.tokenSealed, SecretPurpose.InstanceToken);
-      this.#tokens.set(instance.id, token);
+    let cached = this.#tokens.get(instance.id);
+    if (cached?.sealed !== instance.tokenSealed) {
+      cached = {
+        sealed: instance.tokenSealed,
+        token: this.secrets.open(instance.tokenSealed, SecretPurpose.InstanceToken),
+      };
+      this.#tokens.set(instance.id, cached);
     }
+    const { token } = cached;
     return {
       event: event.event,
       data: event.data,

@@ -25,6 +25,7 @@ import { httpsOnly } from './https-only.js';
 import { openApiDocument } from './openapi/openapi-document.js';
 import type { OpenApiDocument } from './openapi/openapi-document.js';
 import { rateLimit } from './rate-limit.js';
+import { accountRoutes } from './routes/account-routes.js';
 import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { callRoutes } from './routes/call-routes.js';
@@ -155,7 +156,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     metricsRoutes({ auth, metricsToken: deps.security.metricsToken, metrics: deps.node.metrics }),
     settingsPanelRoutes(),
     consoleRoutes(),
-    adminRoutes({ ...common, accounts: deps.services.accounts }),
+    adminRoutes({ ...common, accounts: deps.services.accounts, actors }),
+    accountRoutes({ ...common, accounts: deps.services.accounts }),
     accountWebhookRoutes({ ...common, store: deps.store, accountWebhooks: deps.services.accountWebhooks }),
     instanceRoutes({ ...common, instances: deps.services.instances, store: deps.store, actors }),
     instanceBlockRoutes({

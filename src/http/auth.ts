@@ -89,12 +89,13 @@ export function createAuthenticator(store: Store, adminToken: string | undefined
     async resolve(token, fromUrl = false) {
       if (!fromUrl && adminToken !== undefined && safeEqual(token, adminToken)) return { kind: 'global' };
       const hash = hashToken(token);
+      // A disabled account's tokens, and its instances' tokens, are no one's while it stays disabled.
       const account = await store.accounts.findByTokenHash(hash);
-      if (account) return { kind: 'account', account };
+      if (account) return account.disabledAt ? undefined : { kind: 'account', account };
       const instance = await store.instances.findByTokenHash(hash);
       if (!instance) return undefined;
       const owner = await store.accounts.findById(instance.accountId);
-      return owner ? { kind: 'instance', account: owner, instance } : undefined;
+      return owner && !owner.disabledAt ? { kind: 'instance', account: owner, instance } : undefined;
     },
   };
 }

@@ -7,9 +7,17 @@ import {
 } from '../errors.js';
 import { requireAddress } from '../msgnet/jid.js';
 import type { InstanceRecord } from '../store/records.js';
+import type { AppContext } from './app-state.js';
 import type { ApiRouter } from './api-router.js';
 import { requireAccountOrInstance } from './auth.js';
 import type { Authenticator } from './auth.js';
+
+/** The caller's account (and instance, for a TokenInstance) on a route whose guard refused the global token. */
+export function principalAccount(ctx: AppContext) {
+  const p = ctx.state.principal;
+  if (!p || p.kind === 'global') throw new Error('route reached without an account principal');
+  return p;
+}
 
 /** `5511…`, `+55 11 …` or a full JID (user, group, LID) → the JID; else 400 naming `field` (msgnet/jid.ts). */
 export function toRecipient(raw: string, field = 'number'): string {

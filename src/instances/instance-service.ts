@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { InternalError, StoreUnavailableError, ValidationError, MODULE_UNAVAILABLE } from '../errors.js';
+import type { CredentialNews } from '../events/credential-news.js';
+import { InternalError, NotFoundError, StoreUnavailableError, ValidationError, MODULE_UNAVAILABLE } from '../errors.js';
 import { SecretPurpose } from '../security/secret-box.js';
 import type { SecretBox } from '../security/secret-box.js';
 import { generateToken, hashToken } from '../security/tokens.js';
@@ -53,6 +54,8 @@ export interface InstanceServiceOptions {
   chatbot?: ChatbotBlockHandler;
   /** The helpdesk module; undefined when it is off (a helpdesk block is then ignored: `enabled: false`). */
   helpdesk?: HelpdeskActivation;
+  /** Where a token rotation is announced, so that every node closes the sockets of the old token at once. */
+  credentials?: CredentialNews;
 }
 
 /** Activates a created instance's helpdesk block; returns the block as it then is. */
@@ -174,6 +177,18 @@ export class InstanceService {
   async delete(instance: InstanceRecord): Promise<void> {
     await this.options.store.instances.delete(instance.id);
     this.options.logger.info({ instance: instance.name, instanceId: instance.id }, 'instance deleted');
+  }
+
+  /** Issues a new TokenInstance (shown once); the old one stops working at once, WebSockets included. */
+  async rotateToken(instance: InstanceRecord): Promise<string> {
+    const token = generateToken();
+    const sealed = this.options.secrets.seal(token, SecretPurpose.InstanceToken);
+    if (!(await this.options.store.instances.replaceToken(instance.id, hashToken(token), sealed))) {
+      throw new NotFoundError('Instance not found');
+    }
+    await this.options.credentials?.publish({ instanceId: instance.id });
+    this.options.logger.info({ instance: instance.name, instanceId: instance.id }, 'instance token rotated');
+    return token;
   }
 
   /**

@@ -48,6 +48,7 @@ export function buildHttp(config: Config, deps: AppDeps): NodeHttp {
     auth: createAuthenticator(deps.store, config.adminToken),
     rateLimiter: deps.runtime.rateLimiter,
     events: deps.runtime.events,
+    credentials: deps.runtime.credentials,
     logger: deps.node.logger,
     requireHttps: deps.security.requireHttps,
     trustProxy: config.trustProxy,

@@ -34,6 +34,8 @@ export const channels = {
   events: (instanceId: string) => `${P}:events:${instanceId}`,
   /** The simulated network: what reaches one sandbox number (messages, receipts, calls). */
   sandboxNumber: (numberJid: string) => `${P}:sandbox:${numberJid}`,
+  /** Credential changes (a token rotated, an account disabled or deleted), for every node at once. */
+  credentials: () => `${P}:credentials`,
   /** Membership news (a node leaving) so that peers need not wait for a heartbeat to expire. */
   cluster: () => `${P}:cluster`,
 } as const;

@@ -10,6 +10,8 @@ export interface AccountRecord {
   instanceQuota: number;
   allowedOrigins: string[];
   createdAt: string;
+  /** Set while an operator has disabled the account: its tokens answer 401 and its instances do not run. */
+  disabledAt?: string | undefined;
 }
 
 /** The seven behaviour settings of the spec's Resources section. */

@@ -58,6 +58,14 @@ export interface AccountRepository {
   list(): Promise<AccountRecord[]>;
   /** Replaces the token hash (the old token stops working at once). False when no such account. */
   replaceTokenHash(name: string, tokenHash: string): Promise<boolean>;
+  /** Disables the account (`disabledAt` set) or enables it (undefined); the updated record, or undefined. */
+  setDisabled(name: string, disabledAt: string | undefined): Promise<AccountRecord | undefined>;
+  /**
+   * Deletes the account with its account webhook and billing ledger, in one transaction with the check
+   * that it holds no instance. False when no such account.
+   * @throws ConflictError when it still has instances.
+   */
+  delete(id: string): Promise<boolean>;
   count(): Promise<number>;
 }
 
@@ -76,7 +84,10 @@ export interface InstanceRepository {
   /** The account's instances by creation time; `names` narrows to those names. */
   listByAccount(accountId: string, names?: string[]): Promise<InstanceRecord[]>;
   countByAccount(accountId: string): Promise<number>;
-  /** Ids of every instance that has a saved link or a pending connect (what the cluster must run). */
+  /**
+   * Ids of every instance that has a saved link or a pending connect (what the cluster must run), except
+   * those of disabled accounts.
+   */
   listRunnable(): Promise<string[]>;
   /** Deletes the instance with its webhooks, owned state and messages. False when it did not exist. */
   delete(id: string): Promise<boolean>;
@@ -94,6 +105,11 @@ export interface InstanceRepository {
     value: InstanceConfig[K] | undefined,
     epoch?: number,
   ): Promise<boolean>;
+  /**
+   * Replaces the TokenInstance (its hash, and the sealed copy the webhook envelopes carry). False when no
+   * such instance. @throws ConflictError when the hash is taken.
+   */
+  replaceToken(id: string, tokenHash: string, tokenSealed: string): Promise<boolean>;
   /** Increments the owner epoch and returns it: the caller is now the only valid writer. */
   claim(id: string): Promise<number>;
   /** @throws FencedError unless `epoch` is the current owner epoch. */

@@ -66,6 +66,7 @@ export async function gatewayFor(
     auth: createAuthenticator(node.store, ADMIN_TOKEN),
     rateLimiter: node.runtime.rateLimiter,
     events: node.runtime.events,
+    credentials: node.runtime.credentials,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     requireHttps: false,
     trustProxy: false,

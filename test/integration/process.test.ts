@@ -156,6 +156,14 @@ describe('the switchboard process', () => {
     const rotated = JSON.parse(cli('account', 'token', 'acme').stdout) as { token: string };
     expect(rotated.token).not.to.equal(account.token);
     expect(cli('account', 'token', 'nobody').stderr).to.include('Account not found');
+    const disabled = cli('account', 'disable', 'acme');
+    expect(disabled.status, disabled.stderr).to.equal(0);
+    expect(JSON.parse(disabled.stdout)).to.include({ name: 'acme', disabled: true });
+    expect(JSON.parse(cli('account', 'enable', 'acme').stdout)).to.include({ name: 'acme', disabled: false });
+    const deleted = cli('account', 'delete', 'acme');
+    expect(deleted.status, deleted.stderr).to.equal(0);
+    expect(JSON.parse(deleted.stdout)).to.deep.equal({ name: 'acme', deleted: true, deletedInstances: [] });
+    expect(cli('account', 'list').stdout).not.to.include('"name":"acme"');
     expect(cli('bogus').status).to.equal(64);
   });
 });

@@ -137,6 +137,42 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.accounts.replaceTokenHash('nobody', 'x')).to.equal(false);
     });
 
+    it('disables and enables an account by name, returning the record as it now is', async () => {
+      const a = account();
+      await store.accounts.create(a);
+      const at = now();
+      expect(await store.accounts.setDisabled(a.name, at)).to.deep.equal({ ...a, disabledAt: at });
+      expect((await store.accounts.findByTokenHash(a.tokenHash))?.disabledAt).to.equal(at);
+      expect(await store.accounts.setDisabled(a.name, undefined)).to.deep.equal(a);
+      expect(await store.accounts.findById(a.id)).to.deep.equal(a);
+      expect(await store.accounts.setDisabled('nobody', at)).to.equal(undefined);
+    });
+
+    it('deletes an account with its webhook and ledger, only once it has no instance', async () => {
+      const { a, i } = await seeded();
+      await store.accountWebhooks.save({
+        accountId: a.id,
+        url: 'https://h.example/a',
+        events: [],
+        enabled: true,
+        secretSealed: 'v1:s',
+        createdAt: now(),
+        updatedAt: now(),
+      });
+      const entry = { key: `k-${randomUUID()}`, accountId: a.id, event: 'e', description: 'd', data: '{}' };
+      await store.billingLedger.record({ ...entry, createdAt: now(), sentAt: undefined }, 0);
+      expect(await store.accounts.delete(a.id).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
+      expect(await store.accounts.findById(a.id)).to.not.equal(undefined);
+      await store.instances.delete(i.id);
+      expect(await store.accounts.delete(a.id)).to.equal(true);
+      expect(await store.accounts.findById(a.id)).to.equal(undefined);
+      expect(await store.accountWebhooks.get(a.id)).to.equal(undefined);
+      expect(await store.billingLedger.list(a.id)).to.deep.equal([]);
+      expect(await store.accounts.delete(a.id)).to.equal(false);
+      // The name is free again.
+      await store.accounts.create({ ...account(a.name) });
+    });
+
     it('lists accounts in creation order', async () => {
       const first = { ...account('b-first'), createdAt: '2026-01-01T00:00:00.000Z' };
       const second = { ...account('a-second'), createdAt: '2026-01-02T00:00:00.000Z' };
@@ -147,6 +183,19 @@ export function storeContract(openStore: () => Promise<Store>): void {
   });
 
   describe('instances', () => {
+    it('replaces the instance token: the old hash finds nothing, a taken hash is refused', async () => {
+      const { a, i } = await seeded();
+      expect(await store.instances.replaceToken(i.id, 'rotated-hash', 'v1:rotated')).to.equal(true);
+      expect(await store.instances.findByTokenHash(i.tokenHash)).to.equal(undefined);
+      const found = await store.instances.findByTokenHash('rotated-hash');
+      expect([found?.id, found?.tokenSealed]).to.deep.equal([i.id, 'v1:rotated']);
+      const other = instance(a.id);
+      await store.instances.create(other, [], 10);
+      const taken = await store.instances.replaceToken(other.id, 'rotated-hash', 'v1:x').catch((e: unknown) => e);
+      expect(taken).to.be.instanceOf(ConflictError);
+      expect(await store.instances.replaceToken(randomUUID(), 'h', 's')).to.equal(false);
+    });
+
     it('creates an instance with its webhooks and finds it every way', async () => {
       const { a, i } = await seeded();
       const found = await store.instances.findById(i.id);
@@ -384,6 +433,17 @@ export function storeContract(openStore: () => Promise<Store>): void {
   });
 
   describe('runnable instances', () => {
+    it('leaves out the instances of a disabled account, and lists them again once it is enabled', async () => {
+      const { a, i } = await seeded();
+      const epoch = await store.instances.claim(i.id);
+      await store.ownedState.write(i.id, epoch, [{ namespace: AUTH_NAMESPACE, key: 'creds', value: '{}' }]);
+      expect(await store.instances.listRunnable()).to.include(i.id);
+      await store.accounts.setDisabled(a.name, now());
+      expect(await store.instances.listRunnable()).to.not.include(i.id);
+      await store.accounts.setDisabled(a.name, undefined);
+      expect(await store.instances.listRunnable()).to.include(i.id);
+    });
+
     it('lists instances with a saved link or a live connection state', async () => {
       const { a, i: linked } = await seeded();
       const live = instance(a.id);

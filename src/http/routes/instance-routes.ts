@@ -4,11 +4,11 @@ import { creationBodySchema } from '../../instances/creation-body.js';
 import type { InstanceService } from '../../instances/instance-service.js';
 import { settingsSchema } from '../../instances/settings-schema.js';
 import type { Store } from '../../store/store.js';
-import type { AppContext } from '../app-state.js';
 import { ApiRouter, queryParam } from '../api-router.js';
 import { requireAccount, requireAccountOrInstance, requireInstance } from '../auth.js';
 import type { Authenticator } from '../auth.js';
 import { plainInvalidBody } from '../json-body.js';
+import { principalAccount } from '../route-helpers.js';
 
 interface Deps {
   instances: InstanceService;
@@ -21,12 +21,6 @@ interface Deps {
 
 /** How long deletion waits for the owner to unlink the device before deleting anyway. */
 const UNLINK_TIMEOUT_MS = 10_000;
-
-function principalAccount(ctx: AppContext) {
-  const p = ctx.state.principal;
-  if (!p || p.kind === 'global') throw new Error('route reached without an account principal');
-  return p;
-}
 
 const listQuery = z.object({
   instanceName: queryParam.text('Only these instances: comma-separated names').transform((value) =>
@@ -137,6 +131,29 @@ export function instanceRoutes(deps: Deps) {
           ctx.state.log.warn({ err }, 'settings saved but not applied live yet');
         });
       ctx.body = { success: true, message: 'Settings updated successfully', settings };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/token/:instance',
+      summary: 'Issue a new TokenInstance (shown only now); the previous one is revoked on every node',
+      auth: requireInstance(deps.store, deps.auth, { accountOnly: true }),
+      responses: { 200: '`{instance: {name, token}}`' },
+    },
+    async (ctx) => {
+      const instance = ctx.state.instance!;
+      const token = await deps.instances.rotateToken(instance);
+      // The owner's webhook envelopes carry the instance token: it re-reads it (the next refresh does otherwise).
+      await deps.actors.callIfOwned(instance.id, 'settings.apply', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
+        ctx.state.log.warn({ err }, 'token rotated; the owner has not re-read it yet');
+      });
+      ctx.body = {
+        success: true,
+        message: 'New instance token issued; the previous token is revoked',
+        instance: { name: instance.name, token },
+      };
     },
   );
 

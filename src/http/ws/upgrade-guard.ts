@@ -6,6 +6,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { RateLimiter } from '../../cluster/rate-limiter.js';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
+import { hashToken } from '../../security/tokens.js';
 import type { AccountRecord, InstanceRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { AppContext, AppState } from '../app-state.js';
@@ -60,7 +61,13 @@ export interface Refusal {
 
 type Verdict<T extends object> = ({ ok: true; headers: Record<string, string> } & T) | ({ ok: false } & Refusal);
 
-export type UpgradeVerdict = Verdict<{ instance: InstanceRecord }>;
+/** How a socket authenticated: re-checked while it stays open, so that a revoked token closes it. */
+export interface SocketCredential {
+  kind: 'account' | 'instance';
+  tokenHash: string;
+}
+
+export type UpgradeVerdict = Verdict<{ instance: InstanceRecord; credential: SocketCredential }>;
 /** The console stream's verdict: the TokenAccount's account. */
 export type AccountVerdict = Verdict<{ account: AccountRecord }>;
 
@@ -147,7 +154,9 @@ export class UpgradeGuard {
       const instance = await this.#authorize(ctx, name);
       if (!this.originAllowed(ctx)) return 'origin-blocked';
       if (!instance.config.websocket?.enabled) throw new ValidationError(WsMessage.NotEnabled);
-      return { instance };
+      const { token, principal } = ctx.state.presented!;
+      const kind = principal?.kind === 'instance' ? 'instance' : 'account';
+      return { instance, credential: { kind, tokenHash: hashToken(token!) } };
     });
   }
 

@@ -7,7 +7,8 @@ import type { RateLimiter } from '../../cluster/rate-limiter.js';
 import type { WebSocketOptions } from '../../config/config.js';
 import type { EventBus } from '../../events/event-bus.js';
 import type { EventEnvelope } from '../../events/instance-events.js';
-import type { InstanceRecord, WebsocketConfig } from '../../store/records.js';
+import type { CredentialNews } from '../../events/credential-news.js';
+import type { AccountRecord, InstanceRecord, WebsocketConfig } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { Authenticator } from '../auth.js';
 import { ConsoleStream, isConsoleStreamPath } from './console-stream.js';
@@ -15,6 +16,7 @@ import { beat, heartbeatTickMs, startHeartbeat } from './socket-heartbeat.js';
 import type { Heartbeating } from './socket-heartbeat.js';
 import { frameFor } from './ws-frames.js';
 import { UpgradeGuard, WsMessage, jsonError, refuseUpgrade, wsInstanceName } from './upgrade-guard.js';
+import type { SocketCredential } from './upgrade-guard.js';
 import { UpgradeAcceptor } from './upgrade-acceptor.js';
 
 /**
@@ -34,6 +36,8 @@ import { UpgradeAcceptor } from './upgrade-acceptor.js';
  * - A socket with more than `maxBufferedBytes` waiting to be sent is unregistered at once and closed with
  *   1011; if it has not closed EVICT_GRACE_MS later, it is dropped (the client then sees 1006).
  * - The instance deleted while connected, and the node shutting down (`close()`): close 1001.
+ * - The token the socket authenticated with rotated away, or its account disabled or deleted: close 4001,
+ *   at once on every node (CredentialNews), or at the next refresh if that news was lost.
  * - `GET /console/stream` on the same listener is the operator console's account-wide stream
  *   (console-stream.ts), checked by the same guard.
  *
@@ -62,6 +66,8 @@ export interface WebSocketGatewayDeps extends WebSocketOptions {
   rateLimiter: RateLimiter;
   /** The runtime's event bus (`runtime.events`): envelopes of each instance, from its owner on any node. */
   events: EventBus<EventEnvelope>;
+  /** Token and account changes from any node (`runtime.credentials`): revoked sockets close at once. */
+  credentials: CredentialNews;
   logger: Logger;
   /** Plain HTTP is refused (not TLS, not loopback, not ALLOW_INSECURE_HTTP, no trusted proxy saying https). */
   requireHttps: boolean;
@@ -74,11 +80,13 @@ export interface WebSocketGatewayDeps extends WebSocketOptions {
 
 interface Client extends Heartbeating {
   readonly channel: InstanceChannel;
+  readonly credential: SocketCredential;
 }
 
 /** The sockets of one instance on this node and their shared subscription. */
 interface InstanceChannel {
   readonly instanceId: string;
+  readonly accountId: string;
   readonly sockets: Set<Client>;
   /** Sockets plus upgrades in progress; the channel is dropped when this reaches 0. */
   refs: number;
@@ -103,6 +111,7 @@ export class WebSocketGateway {
   #heartbeat: NodeJS.Timeout | undefined;
   #refresher: NodeJS.Timeout | undefined;
   #refreshing = false;
+  #credentialNews: Promise<() => Promise<void>> | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -161,6 +170,7 @@ export class WebSocketGateway {
       this.#closed = true;
       clearInterval(this.#heartbeat);
       clearInterval(this.#refresher);
+      await this.#credentialNews?.then((unsubscribe) => unsubscribe()).catch(() => undefined);
       for (const server of this.#servers) server.off('upgrade', this.#onUpgrade);
       this.#servers.clear();
       const consoleClosed = this.#console.close();
@@ -232,7 +242,7 @@ export class WebSocketGateway {
       headers: verdict.headers,
       closed: () => this.#closed,
       release: () => this.#release(channel),
-      register: (ws) => this.#register(channel, ws, verdict.instance),
+      register: (ws) => this.#register(channel, ws, verdict.instance, verdict.credential),
     });
   }
 
@@ -241,6 +251,7 @@ export class WebSocketGateway {
     if (!channel) {
       const created: InstanceChannel = {
         instanceId: instance.id,
+        accountId: instance.accountId,
         sockets: new Set(),
         refs: 0,
         config: instance.config.websocket,
@@ -268,8 +279,8 @@ export class WebSocketGateway {
     this.#unsubscribing.add(done);
   }
 
-  #register(channel: InstanceChannel, ws: WebSocket, instance: InstanceRecord): void {
-    const client: Client = startHeartbeat(ws, this.deps, { channel });
+  #register(channel: InstanceChannel, ws: WebSocket, instance: InstanceRecord, credential: SocketCredential): void {
+    const client: Client = startHeartbeat(ws, this.deps, { channel, credential });
     channel.sockets.add(client);
     this.#clients.add(client);
     // Client messages are not read (spec 4.10); `ws` enforces the frame limit and answers pings itself.
@@ -317,6 +328,15 @@ export class WebSocketGateway {
     if (this.#heartbeat) return;
     this.#heartbeat = setInterval(() => this.#beat(), heartbeatTickMs(this.deps)).unref();
     this.#refresher = setInterval(() => void this.#refreshConfigs(), this.deps.configRefreshMs).unref();
+    // A revocation closes the sockets at once; the periodic refresh catches any news that was lost.
+    this.#credentialNews = this.deps.credentials.subscribe((change) => {
+      for (const channel of this.#channels.values()) {
+        const concerned =
+          'instanceId' in change ? channel.instanceId === change.instanceId : channel.accountId === change.accountId;
+        if (concerned) void this.#refreshOne(channel);
+      }
+    });
+    this.#credentialNews.catch((err: unknown) => this.#log.warn({ err }, 'cannot follow credential changes'));
   }
 
   #beat(): void {
@@ -341,19 +361,31 @@ export class WebSocketGateway {
     }
   }
 
+  /**
+   * Re-reads the instance and its account: the new configuration applies at once, a deleted instance
+   * closes its sockets with 1001, and a socket whose token was rotated away (or whose account was disabled
+   * or deleted) closes with 4001.
+   */
   async #refreshOne(channel: InstanceChannel): Promise<void> {
     let instance: InstanceRecord | undefined;
+    let account: AccountRecord | undefined;
     try {
       instance = await this.deps.store.instances.findById(channel.instanceId);
+      account = instance && (await this.deps.store.accounts.findById(instance.accountId));
     } catch (err) {
       this.#log.warn({ err, instanceId: channel.instanceId }, 'cannot re-read the websocket configuration');
       return;
     }
-    if (instance) {
-      channel.config = instance.config.websocket;
+    if (!instance) {
+      for (const client of [...channel.sockets]) this.#closeClient(client, 1001, 'instance deleted');
       return;
     }
-    for (const client of [...channel.sockets]) this.#closeClient(client, 1001, 'instance deleted');
+    channel.config = instance.config.websocket;
+    for (const client of [...channel.sockets]) {
+      const { kind, tokenHash } = client.credential;
+      const current = kind === 'instance' ? instance.tokenHash : account?.tokenHash;
+      if (!account || account.disabledAt || current !== tokenHash) this.#closeClient(client, 4001, 'token revoked');
+    }
   }
 }
 

@@ -1,10 +1,11 @@
-import type { Collection, Filter } from 'mongodb';
+import type { Collection, Db, Filter, MongoClient } from 'mongodb';
 import { ConflictError } from '../../errors.js';
 import type { AccountRecord } from '../records.js';
 import type { AccountRepository } from '../store.js';
 
 import { isDuplicateKey } from './mongo-docs.js';
-import type { AccountDoc } from './mongo-docs.js';
+import type { AccountDoc, InstanceDoc } from './mongo-docs.js';
+import { inTransaction } from './mongo-transaction.js';
 
 function toAccount(d: AccountDoc): AccountRecord {
   return {
@@ -14,11 +15,17 @@ function toAccount(d: AccountDoc): AccountRecord {
     instanceQuota: d.instanceQuota,
     allowedOrigins: d.allowedOrigins,
     createdAt: d.createdAt,
+    ...(d.disabledAt ? { disabledAt: d.disabledAt } : {}),
   };
 }
 
 export class MongoAccounts implements AccountRepository {
-  constructor(private readonly col: Collection<AccountDoc>) {}
+  constructor(
+    private readonly client: MongoClient,
+    private readonly col: Collection<AccountDoc>,
+    private readonly instances: Collection<InstanceDoc>,
+    private readonly db: Db,
+  ) {}
 
   async create(a: AccountRecord): Promise<void> {
     try {
@@ -55,6 +62,24 @@ export class MongoAccounts implements AccountRepository {
   async replaceTokenHash(name: string, tokenHash: string): Promise<boolean> {
     const res = await this.col.updateOne({ name }, { $set: { tokenHash } });
     return res.matchedCount === 1;
+  }
+
+  async setDisabled(name: string, disabledAt: string | undefined): Promise<AccountRecord | undefined> {
+    const update = disabledAt === undefined ? { $unset: { disabledAt: '' as const } } : { $set: { disabledAt } };
+    const doc = await this.col.findOneAndUpdate({ name }, update, { returnDocument: 'after' });
+    return doc ? toAccount(doc) : undefined;
+  }
+
+  /** The check that no instance is left and every deletion in one transaction, as in SQLite. */
+  async delete(id: string): Promise<boolean> {
+    return inTransaction(this.client, async (session) => {
+      if ((await this.instances.countDocuments({ accountId: id }, { session, limit: 1 })) > 0) {
+        throw new ConflictError('Account still has instances; delete them first or use force=true');
+      }
+      await this.db.collection<{ accountId: string }>('billing_ledger').deleteMany({ accountId: id }, { session });
+      await this.db.collection<{ _id: string }>('account_webhooks').deleteOne({ _id: id }, { session });
+      return (await this.col.deleteOne({ _id: id }, { session })).deletedCount === 1;
+    });
   }
 
   async count(): Promise<number> {

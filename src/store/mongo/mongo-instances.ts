@@ -107,7 +107,7 @@ export class MongoInstances implements InstanceRepository {
   async listRunnable(): Promise<string[]> {
     // let/$expr form of $lookup: the localField+pipeline form needs MongoDB 5.0, the driver supports 4.4.
     const pipeline: Document[] = [
-      { $project: { state: '$connection.state' } },
+      { $project: { state: '$connection.state', accountId: 1 } },
       {
         $lookup: {
           from: this.ownedState.collectionName,
@@ -121,6 +121,18 @@ export class MongoInstances implements InstanceRepository {
         },
       },
       { $match: { $or: [{ state: { $in: RUNNING_STATES } }, { 'auth.0': { $exists: true } }] } },
+      {
+        $lookup: {
+          from: this.accounts.collectionName,
+          let: { accountId: '$accountId' },
+          pipeline: [
+            { $match: { disabledAt: { $exists: true }, $expr: { $eq: ['$_id', '$$accountId'] } } },
+            { $project: { _id: 1 } },
+          ],
+          as: 'disabled',
+        },
+      },
+      { $match: { 'disabled.0': { $exists: false } } },
       { $sort: { _id: 1 } },
       { $project: { _id: 1 } },
     ];
@@ -174,6 +186,15 @@ export class MongoInstances implements InstanceRepository {
       throw new FencedError(id, epoch);
     }
     return false;
+  }
+
+  async replaceToken(id: string, tokenHash: string, tokenSealed: string): Promise<boolean> {
+    try {
+      return (await this.col.updateOne({ _id: id }, { $set: { tokenHash, tokenSealed } })).matchedCount === 1;
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new ConflictError('Token already in use');
+      throw err;
+    }
   }
 
   async claim(id: string): Promise<number> {

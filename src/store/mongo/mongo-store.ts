@@ -69,7 +69,7 @@ export class MongoStore implements Store {
     const chatbots = new MongoChatbots(db);
     // Repositories hand each other the plain objects; what the node sees answers outages as 503.
     const guard = <R extends object>(repository: R) => guardOutages(repository, isMongoOutage);
-    this.accounts = guard(new MongoAccounts(accounts));
+    this.accounts = guard(new MongoAccounts(client, accounts, instances, db));
     this.deliveries = guard(deliveries);
     this.messages = guard(messages);
     this.accountWebhooks = guard(new MongoAccountWebhooks(db));

@@ -14,6 +14,7 @@ function toAccount(row: Row): AccountRecord {
     instanceQuota: row.instance_quota as number,
     allowedOrigins: JSON.parse(str(row, 'allowed_origins')) as string[],
     createdAt: str(row, 'created_at'),
+    ...(row.disabled_at ? { disabledAt: str(row, 'disabled_at') } : {}),
   };
 }
 
@@ -59,6 +60,24 @@ export class SqliteAccounts implements AccountRepository {
   async replaceTokenHash(name: string, tokenHash: string): Promise<boolean> {
     const res = this.db.prepare('UPDATE accounts SET token_hash = ? WHERE name = ?').run(tokenHash, name);
     return res.changes === 1;
+  }
+
+  async setDisabled(name: string, disabledAt: string | undefined): Promise<AccountRecord | undefined> {
+    const row = this.db
+      .prepare('UPDATE accounts SET disabled_at = ? WHERE name = ? RETURNING *')
+      .get(disabledAt ?? null, name) as Row | undefined;
+    return row ? toAccount(row) : undefined;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const tx = this.db.transaction(() => {
+      const held = this.db.prepare('SELECT COUNT(*) AS n FROM instances WHERE account_id = ?').get(id) as { n: number };
+      if (held.n > 0) throw new ConflictError('Account still has instances; delete them first or use force=true');
+      this.db.prepare('DELETE FROM billing_ledger WHERE account_id = ?').run(id);
+      // The account webhook goes with it (ON DELETE CASCADE).
+      return this.db.prepare('DELETE FROM accounts WHERE id = ?').run(id).changes === 1;
+    });
+    return tx.immediate();
   }
 
   async count(): Promise<number> {

@@ -4,7 +4,7 @@ import type { ConnectionInfo, InstanceConfig, InstanceRecord, InstanceSettings, 
 import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
-import { str } from './sqlite-rows.js';
+import { isUniqueViolation, str } from './sqlite-rows.js';
 import type { Row } from './sqlite-rows.js';
 import { WEBHOOK_UPSERT, webhookParams } from './sqlite-webhooks.js';
 
@@ -102,8 +102,9 @@ export class SqliteInstances implements InstanceRepository {
     const rows = this.db
       .prepare(
         `SELECT id FROM instances
-         WHERE json_extract(connection, '$.state') IN ('connecting', 'qr', 'connected')
-            OR EXISTS (SELECT 1 FROM owned_state s WHERE s.instance_id = instances.id AND s.namespace = ?)
+         WHERE (json_extract(connection, '$.state') IN ('connecting', 'qr', 'connected')
+            OR EXISTS (SELECT 1 FROM owned_state s WHERE s.instance_id = instances.id AND s.namespace = ?))
+           AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = instances.account_id AND a.disabled_at IS NOT NULL)
          ORDER BY id`,
       )
       .all(AUTH_NAMESPACE) as { id: string }[];
@@ -152,6 +153,18 @@ export class SqliteInstances implements InstanceRepository {
       return true;
     });
     return tx.immediate();
+  }
+
+  async replaceToken(id: string, tokenHash: string, tokenSealed: string): Promise<boolean> {
+    try {
+      const res = this.db
+        .prepare('UPDATE instances SET token_hash = ?, token_sealed = ? WHERE id = ?')
+        .run(tokenHash, tokenSealed, id);
+      return res.changes === 1;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError('Token already in use');
+      throw err;
+    }
   }
 
   async claim(id: string): Promise<number> {

@@ -124,6 +124,8 @@ const MIGRATIONS: string[] = [
      instance_id TEXT PRIMARY KEY REFERENCES instances (id) ON DELETE CASCADE,
      link TEXT NOT NULL
    );`,
+  // 8: accounts an operator disabled (their tokens refused, their instances stopped).
+  `ALTER TABLE accounts ADD COLUMN disabled_at TEXT;`,
 ];
 
 export function migrate(db: Database.Database): void {
