@@ -30,6 +30,7 @@ import { resolveEncryptionKey } from './security/encryption-key.js';
 import { SecretBox } from './security/secret-box.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { requestIdField } from './util/request-context.js';
 
 export interface RunningNode {
   nodeId: string;
@@ -59,7 +60,11 @@ export interface RunningNode {
  */
 export async function startNode(config: Config, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const nodeId = config.nodeId ?? `node-${randomUUID().slice(0, 8)}`;
-  const logger = (options.logger ?? pino({ level: config.logLevel })).child({ node: nodeId });
+  // Every line logged while serving a request (here or, routed, on another node) carries its id.
+  const logger = (options.logger ?? pino({ level: config.logLevel })).child(
+    { node: nodeId },
+    { formatters: { log: requestIdField } },
+  );
   const teardown = new Teardown();
   try {
     return await assemble(config, nodeId, logger, teardown);

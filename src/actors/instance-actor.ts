@@ -3,6 +3,7 @@ import { FencedError, NotOwnerError, TimeoutError, UnavailableError } from '../e
 import type { ConnectionInfo, InstanceConfig, OwnedStateOp } from '../store/records.js';
 import type { ConfigBlock, Store } from '../store/store.js';
 import type { ActorCallKind, ActorPayload, ActorResult, ActorState } from './actor-calls.js';
+import { currentRequestId, withRequestId } from '../util/request-context.js';
 
 /** What a behaviour may do while it runs a turn. Every side effect goes through the owner checks here. */
 export interface ActorContext {
@@ -85,6 +86,8 @@ interface Job {
   reject: (err: unknown) => void;
   timer: NodeJS.Timeout;
   settled: boolean;
+  /** The request the call serves, if any (its log lines carry it). */
+  requestId?: string;
 }
 
 /**
@@ -160,9 +163,11 @@ export class InstanceActor {
       return Promise.reject(new UnavailableError('Instance is busy; try again later'));
     }
     return new Promise<ActorResult<K>>((resolve, reject) => {
+      const requestId = currentRequestId();
       const job: Job = {
         kind,
         payload,
+        ...(requestId === undefined ? {} : { requestId }),
         resolve: resolve as (v: unknown) => void,
         reject,
         settled: false,
@@ -188,7 +193,8 @@ export class InstanceActor {
     }
     this.#running = true;
     this.lastActivity = performance.now();
-    void this.#run(job).finally(() => {
+    // Each job runs for its own request (the queue's chain would otherwise lend it the previous one's).
+    void withRequestId(job.requestId, () => this.#run(job)).finally(() => {
       this.#running = false;
       this.#pump();
     });

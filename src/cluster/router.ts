@@ -10,6 +10,7 @@ import type { LeaseManager } from './lease-manager.js';
 import type { Membership } from './membership.js';
 import { placeInstance } from './placement.js';
 import type { Transport } from '../transport/transport.js';
+import { currentRequestId, withRequestId } from '../util/request-context.js';
 
 /** A routed call on the wire (node → owner's inbox). */
 interface CallMessage {
@@ -22,6 +23,8 @@ interface CallMessage {
   timeoutMs: number;
   /** The sender found no owner and chose this node by placement: take the lease if it is free. */
   activate: boolean;
+  /** The front end's request, so that the owner's log lines name it too. */
+  requestId?: string;
 }
 
 /** A hint that an instance was just released for this node to take (handoff). */
@@ -164,6 +167,7 @@ export class Router {
       if (!actor) throw new NotOwnerError(instanceId);
       return actor.call(kind, payload, timeoutMs);
     }
+    const requestId = currentRequestId();
     return (await this.#send(owner, {
       t: 'call',
       id: randomUUID(),
@@ -173,6 +177,7 @@ export class Router {
       payload,
       timeoutMs,
       activate,
+      ...(requestId === undefined ? {} : { requestId }),
     })) as ActorResult<K>;
   }
 
@@ -235,11 +240,12 @@ export class Router {
         );
       return;
     }
-    const serving = this.#serve(msg).finally(() => this.#serving.delete(serving));
+    const serving = withRequestId(msg.requestId, () => this.#serve(msg)).finally(() => this.#serving.delete(serving));
     this.#serving.add(serving);
   }
 
   async #serve(msg: CallMessage): Promise<void> {
+    this.options.log.debug({ instanceId: msg.instanceId, kind: msg.kind, from: msg.from }, 'serving a routed call');
     let reply: ReplyMessage;
     try {
       const actor =

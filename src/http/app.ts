@@ -53,6 +53,7 @@ import { mediaRoutes } from './routes/media-routes.js';
 import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 import { actorCaller } from '../cluster/actor-caller.js';
+import { withRequestId } from '../util/request-context.js';
 
 /** What the edge needs, grouped by the part of the node that provides it. */
 export interface AppDeps {
@@ -118,13 +119,16 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     const given = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
-    ctx.state.log = deps.node.logger.child({ requestId: ctx.state.requestId });
+    // The node's logger adds the request id to each line logged within (request-context.ts).
+    ctx.state.log = deps.node.logger;
     const started = performance.now();
-    await next();
-    ctx.state.log.debug(
-      { method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(2) },
-      'request',
-    );
+    await withRequestId(ctx.state.requestId, async () => {
+      await next();
+      ctx.state.log.debug(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(2) },
+        'request',
+      );
+    });
   });
   app.use(errorEnvelope);
   const health = healthRoutes({ nodeId: deps.node.nodeId, mode: deps.node.mode, checks: deps.node.healthChecks });

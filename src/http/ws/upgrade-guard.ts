@@ -14,6 +14,7 @@ import { AuthMessage, resolvePresented } from '../auth.js';
 import type { Authenticator } from '../auth.js';
 import { errorEnvelope } from '../error-envelope.js';
 import { rateLimit } from '../rate-limit.js';
+import { withRequestId } from '../../util/request-context.js';
 
 /**
  * Everything a WebSocket upgrade must pass before the 101 (spec sections 4.10, 5, 7), checked on a Koa
@@ -180,7 +181,7 @@ export class UpgradeGuard {
    * Builds a Koa context for the upgrade request and runs `decide` inside the rate limit, the HTTPS check
    * and the error envelope; a thrown AppError becomes the refusal's status and body.
    */
-  async #run<T extends object>(
+  #run<T extends object>(
     req: IncomingMessage,
     decide: (ctx: AppContext) => Promise<T | 'origin-blocked'>,
   ): Promise<Verdict<T>> {
@@ -189,8 +190,15 @@ export class UpgradeGuard {
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.upgrade = true;
     ctx.set('X-Request-Id', ctx.state.requestId);
-    ctx.state.log = this.options.logger.child({ requestId: ctx.state.requestId });
+    // The node's logger adds the request id to each line logged within (request-context.ts).
+    ctx.state.log = this.options.logger;
+    return withRequestId(ctx.state.requestId, () => this.#decide(ctx, decide));
+  }
 
+  async #decide<T extends object>(
+    ctx: AppContext,
+    decide: (ctx: AppContext) => Promise<T | 'origin-blocked'>,
+  ): Promise<Verdict<T>> {
     let accepted: T | undefined;
     let originBlocked = false;
     await errorEnvelope(ctx, () =>
