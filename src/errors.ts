@@ -18,6 +18,8 @@ export const ErrorCode = {
   Fenced: 'fenced',
   NotOwner: 'not_owner',
   NotConnected: 'not_connected',
+  /** The messaging network could not be reached (DNS, refused, proxy down): a gateway error. */
+  NetworkUnreachable: 'network_unreachable',
   Timeout: 'timeout',
   Internal: 'internal',
   // The status endpoint's internal statuses (spec 7), returned as `error.code`.
@@ -183,6 +185,18 @@ export class NotConnectedError extends AppError {
   }
 }
 
+/**
+ * Connecting failed because the network could not be reached at all (its host does not resolve, the
+ * connection is refused, the proxy is down); the session keeps retrying in the background.
+ */
+export class NetworkUnreachableError extends AppError {
+  constructor(cause: string) {
+    super(ErrorCode.NetworkUnreachable, `could not reach WhatsApp: ${cause}`);
+  }
+}
+
+const UNREACHABLE_PREFIX = 'could not reach WhatsApp: ';
+
 export function isNotConnected(err: unknown): boolean {
   return err instanceof NotConnectedError;
 }
@@ -223,6 +237,7 @@ const FROM_WIRE: { [C in ErrorCode]?: (message: string, instanceId: string) => A
   [ErrorCode.Fenced]: (_m, id) => new FencedError(id),
   [ErrorCode.NotOwner]: (_m, id) => new NotOwnerError(id),
   [ErrorCode.NotConnected]: () => new NotConnectedError(),
+  [ErrorCode.NetworkUnreachable]: (m) => new NetworkUnreachableError(m.replace(UNREACHABLE_PREFIX, '')),
   [ErrorCode.Timeout]: (m) => new TimeoutError(m),
   [ErrorCode.Internal]: (m) => new InternalError(m),
   [ErrorCode.MediaUploadFailed]: () => new MediaUploadError(),

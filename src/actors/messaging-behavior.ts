@@ -237,6 +237,8 @@ export class MessagingBehavior {
     switch (e.type) {
       case 'connection': {
         const before = this.#instance.connection;
+        // The last failure to reach the network stays shown until a connection succeeds.
+        const lastError = e.state === 'connected' ? undefined : (e.error ?? before.lastError);
         const connection = {
           state: e.state,
           numberJid: e.state === 'loggedout' ? undefined : (e.numberJid ?? before.numberJid),
@@ -246,6 +248,7 @@ export class MessagingBehavior {
             : before.profileName
               ? { profileName: before.profileName }
               : {}),
+          ...(lastError ? { lastError } : {}),
         };
         await this.#untilStored(() => this.#ctx.setConnection(connection));
         this.#instance = { ...this.#instance, connection };

@@ -19,6 +19,7 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.NotOwner]: 503,
   // Most endpoints answer 400; those the spec gives 503 rethrow it as UnavailableError.
   [ErrorCode.NotConnected]: 400,
+  [ErrorCode.NetworkUnreachable]: 502,
   [ErrorCode.Timeout]: 504,
   [ErrorCode.MediaDownloadFailed]: 400,
   [ErrorCode.MediaValidationFailed]: 400,

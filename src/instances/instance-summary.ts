@@ -105,7 +105,11 @@ export function instanceView(instance: InstanceRecord, webhooks: WebhookRecord[]
   return {
     name: instance.name,
     createdAt: instance.createdAt,
-    connection: { state: instance.connection.state, numberJid: instance.connection.numberJid ?? null },
+    connection: {
+      state: instance.connection.state,
+      numberJid: instance.connection.numberJid ?? null,
+      lastError: instance.connection.lastError ?? null,
+    },
     profile: {
       name: instance.connection.profileName ?? null,
       pictureUrl: instance.connection.profilePictureUrl ?? null,

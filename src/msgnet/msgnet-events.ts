@@ -16,6 +16,8 @@ export interface ConnectionEvent {
   qrCode?: string;
   /** Why the connection closed (`logged out`, `replaced by another session`…). */
   reason?: string;
+  /** The network's own words when it could not be reached (`getaddrinfo ENOTFOUND web.whatsapp.com`). */
+  error?: string;
   profileName?: string;
 }
 

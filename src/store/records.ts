@@ -195,6 +195,8 @@ export interface ConnectionInfo {
   /** The push name and picture the network reports for the linked number. */
   profileName?: string;
   profilePictureUrl?: string;
+  /** Why the last attempt to reach the network failed; dropped once connected. */
+  lastError?: string;
 }
 
 export interface InstanceRecord {

@@ -36,9 +36,10 @@ describe('operator console at /console, in headless Chromium', function () {
     page = await browser.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
     // CSP violations and failed loads are reported as console errors.
-    // The wrong-token sign-in's 401 is the one expected failed load.
+    // The expected failed loads: the wrong-token sign-in's 401, and the 502 of a connect while WhatsApp is out of reach.
+    const expected = /status of (401|502)/;
     page.on('console', (m) => {
-      if (m.type() === 'error' && !m.text().includes('status of 401')) consoleErrors.push(m.text());
+      if (m.type() === 'error' && !expected.test(m.text())) consoleErrors.push(m.text());
     });
   });
 
@@ -120,6 +121,17 @@ describe('operator console at /console, in headless Chromium', function () {
     expect(await page.getByLabel(/Instance token/).isHidden()).to.equal(true);
     expect(await page.locator('#detail-state').textContent()).to.equal('Disconnected');
 
+    // WhatsApp out of reach: the connect fails at once with the cause, which the detail keeps showing.
+    const fault = await node.api.post(
+      '/api/sandbox/fault/front-desk',
+      { operation: 'network', message: 'getaddrinfo ENOTFOUND web.whatsapp.com' },
+      { token: instanceToken },
+    );
+    expect(fault.status, fault.text).to.equal(200);
+    await page.getByRole('button', { name: 'Show QR code' }).click();
+    await page.locator('#error').filter({ hasText: 'could not reach WhatsApp' }).waitFor();
+    await page.locator('#detail-error').filter({ hasText: 'getaddrinfo ENOTFOUND web.whatsapp.com' }).waitFor();
+
     // Connect: the QR code is an image that decodes.
     await page.getByRole('button', { name: 'Show QR code' }).click();
     const qr = page.getByRole('img', { name: 'QR code to link this instance' });
@@ -140,6 +152,7 @@ describe('operator console at /console, in headless Chromium', function () {
     await page.locator('#detail-state').filter({ hasText: 'Connected' }).waitFor();
     await qr.waitFor({ state: 'hidden' });
     await page.locator('#detail-number').filter({ hasText: '+5511955550001' }).waitFor();
+    await page.locator('#detail-error-row').waitFor({ state: 'hidden' });
     await list
       .getByRole('button', { name: /front-desk/ })
       .filter({ hasText: 'Connected' })

@@ -184,6 +184,32 @@ describe('BaileysSession: connection lifecycle', () => {
     expect(h.session.state).to.equal('loggedout');
   });
 
+  it('an unreachable network fails a waiting connect at once with the cause, and keeps retrying', async () => {
+    const h = await openSession({ driver: { linkTimeoutMs: 30_000, backoff: { baseMs: 20, maxMs: 40 } } });
+    const started = Date.now();
+    const challenge = h.session.connect({ method: 'qr' });
+    await sleep(5);
+    const dns = Object.assign(boom(408, 'WebSocket Error (getaddrinfo ENOTFOUND web.whatsapp.com)'), {
+      data: new Error('getaddrinfo ENOTFOUND web.whatsapp.com'),
+    });
+    h.factory.last.close(dns);
+    const err = await rejection(challenge);
+    expect(Date.now() - started).to.be.below(1000);
+    expect(err).to.be.instanceOf(AppError);
+    expect((err as AppError).code).to.equal(ErrorCode.NetworkUnreachable);
+    expect((err as AppError).message).to.equal('could not reach WhatsApp: getaddrinfo ENOTFOUND web.whatsapp.com');
+    expect(connectionEvents(h.events).at(-1)).to.include({
+      state: 'disconnected',
+      reason: 'network unreachable',
+      error: 'getaddrinfo ENOTFOUND web.whatsapp.com',
+    });
+    // The background retry goes on; once the network answers, a QR comes as usual.
+    await waitFor(() => h.factory.sockets.length === 2);
+    h.factory.last.qr('QR-AFTER-OUTAGE');
+    expect(await h.session.connect({ method: 'qr' })).to.deep.equal({ status: 'qr', qrCode: 'QR-AFTER-OUTAGE' });
+    await h.session.close();
+  });
+
   it('408 "QR refs attempts ended": stops and fails the pending link', async () => {
     const h = await openSession({ driver: { linkTimeoutMs: 5_000 } });
     const challenge = h.session.connect({ method: 'pairing', phoneNumber: '5511988887777' });

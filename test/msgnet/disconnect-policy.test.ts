@@ -27,6 +27,25 @@ describe('disconnect policy', () => {
     expect(decideDisconnect(new Error('socket hang up')).kind).to.equal('backoff');
   });
 
+  it('names the cause when the WebSocket itself failed: the network could not be reached', () => {
+    const dns = Object.assign(boom(408, 'WebSocket Error (getaddrinfo ENOTFOUND web.whatsapp.com)'), {
+      data: Object.assign(new Error('getaddrinfo ENOTFOUND web.whatsapp.com'), { code: 'ENOTFOUND' }),
+    });
+    expect(decideDisconnect(dns)).to.deep.equal({
+      kind: 'backoff',
+      reason: 'network unreachable',
+      cause: 'getaddrinfo ENOTFOUND web.whatsapp.com',
+    });
+    // Without the original error, the text inside the parentheses.
+    expect(decideDisconnect(boom(408, 'WebSocket Error (connect ECONNREFUSED 127.0.0.1:9)'))).to.include({
+      cause: 'connect ECONNREFUSED 127.0.0.1:9',
+    });
+    expect(decideDisconnect(boom(408, 'Connection was lost'))).to.deep.equal({
+      kind: 'backoff',
+      reason: 'connection lost',
+    });
+  });
+
   it('backs off exponentially with jitter, capped', () => {
     const opts = { baseMs: 1_000, maxMs: 60_000 };
     expect(backoffDelay(0, opts, () => 0)).to.equal(500);

@@ -27,6 +27,7 @@ export function connectionRoutes(deps: Deps) {
       query: connectQuery,
       responses: {
         200: '`{status: "qr", qrCode, qrCodeBase64}`, `{status: "pairing", pairingCode}` or `{status: "connected", numberJid}`',
+        502: '`could not reach WhatsApp: <cause>` (DNS, refused, proxy down); the session keeps retrying',
       },
     },
     async (ctx, { query }) => {

@@ -369,6 +369,10 @@ function renderDetail() {
   $('detail-number').textContent = numberOf(instance.connection && instance.connection.numberJid) || '—';
   $('detail-profile').textContent = (instance.profile && instance.profile.name) || '—';
   $('detail-created').textContent = instance.createdAt ? new Date(instance.createdAt).toLocaleString() : '—';
+  // Why WhatsApp could not be reached last time (DNS, refused, proxy down); gone once connected.
+  const lastError = (instance.connection && instance.connection.lastError) || '';
+  $('detail-error-row').hidden = !lastError;
+  $('detail-error').textContent = lastError;
   const connected = state === 'connected';
   $('connected-note').hidden = !connected;
   $('connected-note').textContent = connected
@@ -410,7 +414,14 @@ $('token-once-done').addEventListener('click', () => {
 const DATA_PNG = /^data:image\/png;base64,[A-Za-z0-9+/]+={0,2}$/;
 
 async function fetchQr(name) {
-  const res = await api('GET', '/api/instance/connect/' + pathOf(name));
+  let res;
+  try {
+    res = await api('GET', '/api/instance/connect/' + pathOf(name));
+  } catch (err) {
+    // A failed connect (WhatsApp out of reach) records its cause on the instance: show it.
+    scheduleReload();
+    throw err;
+  }
   if (name !== session.selected) return;
   if (res.status === 'connected') {
     stopQr();

@@ -1,6 +1,6 @@
 import type { ConnectionState as WAConnectionUpdate } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
-import { NotConnectedError } from '../../errors.js';
+import { NetworkUnreachableError, NotConnectedError } from '../../errors.js';
 import type { ConnectionState } from '../../store/records.js';
 import type { ProxySettings, SessionOptions } from '../msgnet-driver.js';
 import type { ConnectionEvent, MsgNetEvent } from '../msgnet-events.js';
@@ -242,7 +242,9 @@ export class ConnectionManager {
       return;
     }
     if (action.kind === 'backoff') {
-      this.#setState('disconnected', { reason: action.reason }, true);
+      this.#setState('disconnected', { reason: action.reason, ...(action.cause ? { error: action.cause } : {}) }, true);
+      // A connect waiting for its QR learns at once that the network is out of reach; retries go on.
+      if (action.cause) this.#waiters.fail(new NetworkUnreachableError(action.cause));
       const delay = backoffDelay(this.#attempt++, this.deps.backoff ?? DEFAULT_BACKOFF, this.deps.random);
       this.log.info({ delay, reason: action.reason }, 'connection closed; reconnecting after a delay');
       this.#reconnectTimer = setTimeout(() => {

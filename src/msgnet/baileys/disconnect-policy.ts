@@ -5,8 +5,8 @@ import type { ConnectionState } from '../../store/records.js';
 export type DisconnectAction =
   /** Build a new socket with the same auth at once (515 after a new pairing). */
   | { kind: 'restart' }
-  /** Transient: build a new socket after a backoff delay. */
-  | { kind: 'backoff'; reason: string }
+  /** Transient: build a new socket after a backoff delay; `cause` when the network could not be reached. */
+  | { kind: 'backoff'; reason: string; cause?: string }
   /** Stay closed: a new socket would fail the same way or fight another process. */
   | { kind: 'stop'; state: ConnectionState; reason: string; clearAuth: boolean };
 
@@ -16,9 +16,23 @@ export function statusCodeOf(error: unknown): number | undefined {
   return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
 }
 
+/**
+ * The socket-level cause when the WebSocket itself failed (Baileys wraps it as `WebSocket Error (<message>)`
+ * with the original error as `data`): DNS failures, refused connections, a proxy that is down.
+ */
+export function unreachableCause(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : '';
+  const match = /^WebSocket Error \((.*)\)$/s.exec(message);
+  if (!match) return undefined;
+  const inner = (error as { data?: { message?: unknown } }).data?.message;
+  return typeof inner === 'string' && inner !== '' ? inner : match[1] || 'connection failed';
+}
+
 export function decideDisconnect(error: unknown): DisconnectAction {
   const code = statusCodeOf(error);
   const message = error instanceof Error ? error.message : '';
+  const cause = unreachableCause(error);
+  if (cause !== undefined) return { kind: 'backoff', reason: 'network unreachable', cause };
   switch (code) {
     case DisconnectReason.restartRequired:
       return { kind: 'restart' };

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Transport } from '../../transport/transport.js';
 import {
+  NetworkUnreachableError,
   ConflictError,
   MediaUploadError,
   NotConnectedError,
@@ -87,7 +88,10 @@ export class SandboxSession implements MsgNetSession {
     return this.#numberJid;
   }
 
-  #set(state: ConnectionState, extra: { qrCode?: string; reason?: string; profileName?: string } = {}): void {
+  #set(
+    state: ConnectionState,
+    extra: { qrCode?: string; reason?: string; error?: string; profileName?: string } = {},
+  ): void {
     this.#state = state;
     if (this.#closed) return;
     this.options.emit({
@@ -118,6 +122,13 @@ export class SandboxSession implements MsgNetSession {
 
   async connect(request: LinkRequest): Promise<LinkChallenge> {
     if (this.#state === 'connected' && this.#numberJid) return { status: 'connected', numberJid: this.#numberJid };
+    // The `network` fault: the network cannot be reached this once, as when its host does not resolve.
+    const unreachable = this.#faults.get('network');
+    if (unreachable !== undefined) {
+      this.#faults.delete('network');
+      this.#set('disconnected', { reason: 'network unreachable', error: unreachable });
+      throw new NetworkUnreachableError(unreachable);
+    }
     if (await this.options.auth.get('creds')) {
       await this.resume();
       return { status: 'connected', numberJid: this.#numberJid! };
