@@ -341,6 +341,9 @@ export interface ChatbotConfig {
 }
 
 /** node-cron's every-minute expression. */
+/** Every environment variable a node reads (what deploy manifests and the README may name). */
+export const ENV_OPTIONS: readonly string[] = Object.keys(envSchema.shape);
+
 export const DEFAULT_BILLING_CRON = '* * * * *';
 
 export class ConfigError extends NamedError {}
