@@ -300,7 +300,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     o.log(`chaos: operations ${byOutcome.join(', ')}; availability after the last fault: ${tookMs} ms`);
     const summary = `chaos: ${nemesis.faults} faults, ${clientOps.length} operations, ${anomalies} anomalies (seed ${o.seed})`;
     if (anomalies > 0) {
-      o.log(`chaos: replay with: npm run chaos -- --seed ${o.seed} --duration ${o.durationMs / 1000}s`);
+      o.log(
+        `chaos: replay with: npm run chaos -- --seed ${o.seed} --duration ${o.durationMs / 1000}s --nodes ${o.nodes}` +
+          ` --fault-interval ${o.faultIntervalMs / 1000}s --instances ${o.instances} --workers ${o.workers}`,
+      );
     }
     return { faults: nemesis.faults, operations: clientOps.length, anomalies, verdicts, seed: o.seed, summary };
   } finally {
