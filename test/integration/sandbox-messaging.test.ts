@@ -68,6 +68,7 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     expect(list.body.instances[0].connection).to.deep.equal({
       state: 'connected',
       numberJid: linkedRes.body.numberJid,
+      lastError: null,
     });
     const connected = await node.api.get('/api/instance/connect/sales', { token });
     expect(connected.body).to.include({ status: 'connected', numberJid: linkedRes.body.numberJid });
@@ -229,7 +230,7 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     const out = await node.api.post('/api/instance/logout/erin', undefined, { token: e.token });
     expect(out.body).to.deep.include({ success: true, instance: { name: 'erin', state: 'loggedout' } });
     const list = await node.api.get('/api/instance/list?instanceName=erin', { token: account });
-    expect(list.body.instances[0].connection).to.deep.equal({ state: 'loggedout', numberJid: null });
+    expect(list.body.instances[0].connection).to.deep.equal({ state: 'loggedout', numberJid: null, lastError: null });
     const send = await node.api.post(
       '/api/message/text/erin',
       { number: '5511000000001', text: 'x' },

@@ -145,7 +145,7 @@ export function instanceRoutes(deps: Deps) {
     async (ctx) => {
       const instance = ctx.state.instance!;
       const token = await deps.instances.rotateToken(instance);
-      // The owner's webhook envelopes carry the instance token: it re-reads it (the next refresh does otherwise).
+      // Webhook envelopes carry the instance token: the owner re-reads it now (else at its next settings change or start).
       await deps.actors.callIfOwned(instance.id, 'settings.apply', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
         ctx.state.log.warn({ err }, 'token rotated; the owner has not re-read it yet');
       });
