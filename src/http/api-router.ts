@@ -8,6 +8,7 @@ import type { AppState } from './app-state.js';
 import type { Guard } from './auth.js';
 import type { IdempotencyMiddleware } from './idempotency.js';
 import { bodyOf, detailedInvalidBody, jsonBody } from './json-body.js';
+import { acceptedFields, dropUnknownFields } from './tolerant-body.js';
 import type { InvalidBodyMessage } from './json-body.js';
 
 /**
@@ -56,6 +57,11 @@ export interface RouteSpec<B extends ObjectSchema | undefined, Q extends ObjectS
    * very schema (export it from the service): documented from it, parsed as JSON here, given raw.
    */
   rawBody?: ObjectSchema;
+  /**
+   * Other top-level spellings the route's service maps to the schema's fields (the hosted product's
+   * aliases). A top-level field that is neither is ignored and named in `X-Ignored-Fields`.
+   */
+  aliases?: (field: string) => boolean;
   /** How a refused body is worded. @default `Invalid request body: <detail>` */
   invalidBody?: InvalidBodyMessage;
   /** Query parameters (first value of a repeated one), validated here; see `queryParam` for the helpers. */
@@ -136,7 +142,9 @@ export class ApiRouter {
       chain.push(jsonBody(this.options.maxBodyBytes, invalid));
     }
     const { body, query } = spec;
+    const accepts = acceptedFields(body ?? spec.rawBody, spec.aliases);
     chain.push(async (ctx) => {
+      if (accepts) dropUnknownFields(ctx, accepts);
       let parsedQuery: unknown = {};
       if (query) {
         const parsed = query.safeParse(firstValues(ctx.query));

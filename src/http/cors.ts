@@ -11,7 +11,7 @@ import type { AppContext } from './app-state.js';
 
 const ALLOW_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
 const ALLOW_HEADERS = 'Content-Type, Authorization, token';
-const EXPOSE_HEADERS = 'Content-Length';
+const EXPOSE_HEADERS = 'Content-Length, X-Ignored-Fields';
 
 function crossOrigin(ctx: AppContext): string | undefined {
   const origin = ctx.get('origin').toLowerCase();

@@ -115,6 +115,11 @@ export const CREATION_ALIASES: Readonly<Record<string, string>> = {
   ),
 };
 
+/** The creation body's other top-level spellings: the aliases above and the settings given flat. */
+export function isCreationAlias(field: string): boolean {
+  return Object.hasOwn(CREATION_ALIASES, field) || Object.hasOwn(settingsSchema.shape, field);
+}
+
 function invalid(detail: string): ValidationError {
   return new ValidationError(`Invalid request body: ${detail}`);
 }
@@ -206,6 +211,11 @@ const SHORT_NAMES: Record<BlockPrefix, Record<string, string>> = {
 export function blockBodySchema(prefix: BlockPrefix) {
   const own = Object.entries(fields).filter(([k]) => k.startsWith(prefix));
   return z.strictObject(Object.fromEntries(own.map(([k, v]) => [k, v.optional()])));
+}
+
+/** A block body's other top-level spellings: its short names and the creation body's aliases. */
+export function isBlockAlias(prefix: BlockPrefix): (field: string) => boolean {
+  return (field) => Object.hasOwn(SHORT_NAMES[prefix], field) || Object.hasOwn(CREATION_ALIASES, field);
 }
 
 export function parseBlockBody(raw: Record<string, unknown>, prefix: BlockPrefix): Partial<CreationBody> {

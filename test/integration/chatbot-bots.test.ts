@@ -137,7 +137,6 @@ describe('chatbot bots: CRUD, uniqueness, the integration link, module switch (s
           { url: FLOW, triggerType: 'all', debounceSeconds: 1.5 },
           "Invalid request body: field 'debounceSeconds': expected int, received number",
         ],
-        [{ url: FLOW, triggerType: 'all', typebot: 'my-flow' }, "Invalid request body: unknown field 'typebot'"],
         [
           { url: FLOW, triggerType: 'sometimes' },
           'Invalid request body: field \'triggerType\': Invalid option: expected one of "all"|"keyword"',

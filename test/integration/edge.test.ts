@@ -215,7 +215,7 @@ describe('edge: rate limits, HTTPS, CORS, request ids (spec sections 1 and 8)', 
       expectOk(res);
       expect(res.body.instances.map((i: { name: string }) => i.name)).to.deep.equal(['web']);
       expect(res.headers.get('access-control-allow-origin')).to.equal(ALLOWED);
-      expect(res.headers.get('access-control-expose-headers')).to.equal('Content-Length');
+      expect(res.headers.get('access-control-expose-headers')).to.equal('Content-Length, X-Ignored-Fields');
       expect(res.headers.get('access-control-allow-credentials')).to.equal(null);
     });
 

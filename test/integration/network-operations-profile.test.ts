@@ -116,7 +116,12 @@ describe('network operations: profile (sandbox, HTTP)', function () {
       400,
       'Invalid request body: profilePicture is not valid base64',
     );
-    expectError(await update({ nickname: 'x' }), 400, "Invalid request body: unknown field 'nickname'");
+    // An unknown field is ignored: with nothing else, there is nothing to update.
+    expectError(
+      await update({ nickname: 'x' }),
+      400,
+      'At least one field must be provided (profilePicture, profileName, or profileStatus)',
+    );
     expectError(
       await update({ profileName: 5 }),
       400,

@@ -117,7 +117,6 @@ describe('WebSocket configuration endpoints', function () {
       400,
       "Invalid request body: field 'events': expected array, received string",
     );
-    expectError(await post('sales', { enabled: true, extra: 1 }), 400, "Invalid request body: unknown field 'extra'");
     expectError(await post('sales', [true]), 400, 'Invalid request body: expected a JSON object');
     expectError(
       await node.api.post('/api/events/websocket/sales', undefined, { token: account, raw: '{"enabled": tru' }),

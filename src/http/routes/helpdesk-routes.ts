@@ -1,6 +1,6 @@
 import { UnavailableError, MODULE_UNAVAILABLE } from '../../errors.js';
 import type { HelpdeskService } from '../../integrations/helpdesk/helpdesk-service.js';
-import { WEBHOOK_PATH, helpdeskPatchSchema } from '../../integrations/helpdesk/helpdesk-settings.js';
+import { WEBHOOK_PATH, helpdeskPatchSchema, isHelpdeskAlias } from '../../integrations/helpdesk/helpdesk-settings.js';
 import type { Store } from '../../store/store.js';
 import { z } from 'zod';
 import { ApiRouter } from '../api-router.js';
@@ -47,6 +47,7 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
         summary: 'Create or update the Chatwoot integration and activate it (inbox created or reused)',
         auth: guard,
         rawBody: helpdeskPatchSchema,
+        aliases: isHelpdeskAlias,
         responses: {
           200: '`{helpdesk}` (no token); saved with `status: error` when Chatwoot is unreachable',
           400: 'Settings missing or refused by Chatwoot',

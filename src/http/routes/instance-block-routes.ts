@@ -4,7 +4,7 @@ import { ValidationError } from '../../errors.js';
 import type { BlockSettings } from '../../instances/block-settings.js';
 import type { Store } from '../../store/store.js';
 import { isPlainObject } from '../../validation.js';
-import { blockBodySchema } from '../../instances/creation-body.js';
+import { blockBodySchema, isBlockAlias } from '../../instances/creation-body.js';
 import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { Authenticator } from '../auth.js';
@@ -32,6 +32,7 @@ export function instanceBlockRoutes(deps: Deps) {
       summary: 'Save the storage (S3) block; omitted fields keep their values, the secret key is never returned',
       auth: guard,
       rawBody: blockBodySchema('s3'),
+      aliases: isBlockAlias('s3'),
       responses: {
         200: '`{s3}`: the storage summary, its secret masked, with `status` (`ok`, `error` and its cause, `unchecked`)',
       },
@@ -66,6 +67,7 @@ export function instanceBlockRoutes(deps: Deps) {
       summary: 'Save the proxy block (applied at the next connection; `reconnect: true` reconnects now)',
       auth: guard,
       rawBody: blockBodySchema('proxy').extend({ reconnect: z.boolean().optional() }),
+      aliases: isBlockAlias('proxy'),
       responses: { 200: '`{proxy, reconnected, reconnectError?}` (no password)' },
     },
     async (ctx, { body: raw }) => {

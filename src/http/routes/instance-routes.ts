@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ActorCaller } from '../../cluster/actor-caller.js';
-import { creationBodySchema } from '../../instances/creation-body.js';
+import { creationBodySchema, isCreationAlias } from '../../instances/creation-body.js';
 import type { InstanceService } from '../../instances/instance-service.js';
 import { settingsSchema } from '../../instances/settings-schema.js';
 import type { Store } from '../../store/store.js';
@@ -52,6 +52,7 @@ export function instanceRoutes(deps: Deps) {
         'Rate-limited separately (RATE_LIMIT_CREATE_PER_MINUTE).',
       auth: requireAccount(deps.auth),
       rawBody: creationBodySchema,
+      aliases: isCreationAlias,
       responses: {
         201: 'Instance created successfully: `{instance: {name, token, …}, …}`',
         403: 'Account instance quota exceeded',

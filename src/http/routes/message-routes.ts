@@ -117,7 +117,10 @@ export function messageRoutes(deps: Deps) {
       if (b.delayMs) {
         // The wait happens here, not in the actor, whose mailbox must stay free for other calls.
         await actors.call(instanceId, 'msgnet.presence', { to, state: 'composing' });
+        const sendAt = Date.now() + b.delayMs;
         await sleep(b.delayMs);
+        // A timer can fire a millisecond before Date.now() reaches its time; the delay is a promise to the client.
+        if (Date.now() < sendAt) await sleep(sendAt - Date.now());
       }
       const sent = await actors.call(instanceId, 'msgnet.sendText', {
         to,

@@ -51,6 +51,11 @@ function canonical(key: string): string {
   return short in FIELDS ? short : key;
 }
 
+/** A top-level name `set` maps to one of its fields (`helpdeskBaseUrl`, `chatwootBaseUrl`). */
+export function isHelpdeskAlias(key: string): boolean {
+  return canonical(key) in FIELDS;
+}
+
 const invalid = (detail: string) => new ValidationError(`Invalid request body: ${detail}`);
 
 /**
