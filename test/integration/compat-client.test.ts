@@ -169,6 +169,7 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
       name: null,
       about: null,
       pictureUrl: null,
+      profilePicture: null,
       isBusiness: false,
     });
     await client.call('POST', '/api/profile/account/legacy', { profileName: 'Loja', profileStatus: 'Aberto' });
@@ -184,5 +185,36 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
       headers: { authorization: `Bearer ${(client as any).token}` },
     });
     expect(res.status).to.equal(404);
+  });
+
+  it('uses the small spellings of the hosted product: DELETE logout, a label in the delete body, chatwoot/unlink', async () => {
+    const created = await client.call('POST', '/api/instance/new', { name: 'spellings', webhookEnabled: false });
+    expect(created.instance.id).to.be.a('string');
+    for (const label of ['default', 'crm']) {
+      await client.call('POST', '/api/events/webhook/spellings', { label, url: receiver.url, enabled: true });
+    }
+    // The label in the JSON body deletes that webhook, not `default`.
+    const deleted = await client.call('DELETE', '/api/events/webhook/spellings', { label: 'crm' });
+    expect(deleted.webhook).to.deep.equal({ label: 'crm' });
+    const left = await client.call('GET', '/api/events/getWebhook/spellings');
+    expect(left.webhooks.map((w: { label: string }) => w.label)).to.deep.equal(['default']);
+    const conflicting = await fetch(`${node.url}/api/events/webhook/spellings?label=default`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${(client as any).token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'other' }),
+    });
+    expect(conflicting.status).to.equal(400);
+    expect((await client.call('GET', '/api/events/getWebhook/spellings')).webhooks).to.have.length(1);
+
+    const logout = await client.call('DELETE', '/api/instance/logout/spellings');
+    expect(logout.instance).to.deep.include({ name: 'spellings' });
+    const unlink = await fetch(`${node.url}/api/chatwoot/unlink/spellings`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${(client as any).token}` },
+    });
+    expect(unlink.status).to.equal(404);
+    expect(((await unlink.json()) as { error: { message: string } }).error.message).to.equal(
+      'Helpdesk integration not found',
+    );
   });
 });

@@ -62,19 +62,26 @@ export function connectionRoutes(deps: Deps) {
     },
   );
 
-  api.route(
-    {
-      method: 'post',
-      path: '/logout/:instance',
-      summary: 'Unlink the device',
-      auth: guard,
-      responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
-    },
-    async (ctx) => {
-      const { state } = await actors.call(ctx.state.instance!.id, 'msgnet.logout', {});
-      ctx.body = { success: true, message: 'Instance logged out', instance: { name: ctx.state.instance!.name, state } };
-    },
-  );
+  // DELETE as well: what clients of the hosted product send.
+  for (const method of ['post', 'delete'] as const) {
+    api.route(
+      {
+        method,
+        path: '/logout/:instance',
+        summary: 'Unlink the device',
+        auth: guard,
+        responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
+      },
+      async (ctx) => {
+        const { state } = await actors.call(ctx.state.instance!.id, 'msgnet.logout', {});
+        ctx.body = {
+          success: true,
+          message: 'Instance logged out',
+          instance: { name: ctx.state.instance!.name, state },
+        };
+      },
+    );
+  }
 
   api.route(
     {

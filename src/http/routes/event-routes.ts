@@ -51,6 +51,11 @@ const redeliverBody = z.strictObject({
 
 const labelQuery = (what: string) => z.object({ label: queryParam.text(what) });
 
+/** The delete's body: clients of the hosted product name the label here rather than in the query. */
+const deleteBody = z.strictObject({
+  label: z.string().max(64).optional().describe('The webhook to delete (or `?label=`); default: "default"'),
+});
+
 /** A webhook as the API shows it: `mediaBase64` mirrors `base64` (the hosted product's name); never the authorization. */
 export function webhookView(w: WebhookRecord) {
   return {
@@ -185,11 +190,17 @@ export function eventRoutes(deps: Deps) {
       path: '/webhook/:instance',
       summary: 'Delete a webhook',
       auth: guard,
-      query: labelQuery('The webhook to delete; default: "default"'),
+      query: labelQuery('The webhook to delete (or `label` in the body); default: "default"'),
+      body: deleteBody,
       responses: { 200: 'Webhook deleted', 404: 'Webhook not found' },
     },
-    async (ctx, { query }) => {
-      const label = query.label ?? 'default';
+    async (ctx, { query, body }) => {
+      const fromBody = body.label?.trim() || undefined;
+      // Two different labels are a mistake to refuse: deleting either one could be the wrong delete.
+      if (query.label !== undefined && fromBody !== undefined && query.label !== fromBody) {
+        throw new ValidationError("Invalid request body: 'label' differs between the query and the body");
+      }
+      const label = query.label ?? fromBody ?? 'default';
       if (!(await deps.store.webhooks.delete(ctx.state.instance!.id, label))) {
         throw new NotFoundError('Webhook not found');
       }

@@ -82,23 +82,26 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
         };
       },
     );
-    api.route(
-      {
-        method: 'delete',
-        path: '/delete/:instance',
-        summary: 'Remove the Chatwoot integration (the inbox is kept)',
-        auth: guard,
-        responses: { 200: '`{helpdesk: {inboxId}}`', 404: '`Helpdesk integration not found`', ...unavailable },
-      },
-      async (ctx) => {
-        const { inboxId } = await available().remove(ctx.state.instance!);
-        ctx.body = {
-          success: true,
-          message: 'Helpdesk integration removed; the Chatwoot inbox is kept',
-          helpdesk: { inboxId },
-        };
-      },
-    );
+    // `unlink`: the hosted product's name of the delete.
+    for (const path of ['/delete/:instance', '/unlink/:instance']) {
+      api.route(
+        {
+          method: 'delete',
+          path,
+          summary: 'Remove the Chatwoot integration (the inbox is kept)',
+          auth: guard,
+          responses: { 200: '`{helpdesk: {inboxId}}`', 404: '`Helpdesk integration not found`', ...unavailable },
+        },
+        async (ctx) => {
+          const { inboxId } = await available().remove(ctx.state.instance!);
+          ctx.body = {
+            success: true,
+            message: 'Helpdesk integration removed; the Chatwoot inbox is kept',
+            helpdesk: { inboxId },
+          };
+        },
+      );
+    }
     return api;
   });
 

@@ -169,13 +169,20 @@ export function profileRoutes(deps: Deps) {
       summary: "The instance's own profile, or a contact's with ?number=",
       auth: guard,
       query: z.object({ number: queryParam.text("A contact's phone number with country code") }),
-      responses: { 200: '`{profile}`', 404: 'Number is not on WhatsApp' },
+      responses: {
+        200: "`{profile: {jid, name, about, pictureUrl, profilePicture, isBusiness}}` (`profilePicture`: the hosted product's name of `pictureUrl`)",
+        404: 'Number is not on WhatsApp',
+      },
     },
     async (ctx, { query }) => {
       const raw = query.number;
       const profile = await actors.call(ctx.state.instance!.id, 'msgnet.profile', raw ? { jid: toRecipient(raw) } : {});
       if (!profile) throw new NotFoundError('Number is not on WhatsApp');
-      ctx.body = { success: true, message: 'Profile found', profile };
+      ctx.body = {
+        success: true,
+        message: 'Profile found',
+        profile: { ...profile, profilePicture: profile.pictureUrl },
+      };
     },
   );
 
