@@ -124,6 +124,49 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       expect(media.waveform).to.have.length(64);
     });
 
+    it("takes the hosted product's field names: mediaType, mediaBase64, message, mimetype, isVoice, duration, waveform", async () => {
+      const png = await pngImage(40, 30);
+      const image = await send('media', {
+        number: BOB,
+        mediaType: 'image',
+        mediaBase64: `data:image/png;base64,${png.toString('base64')}`,
+        message: 'from a hosted-product client',
+        mimetype: 'image/png',
+      });
+      expectOk(image);
+      expect(image.headers.get('x-ignored-fields')).to.equal(null);
+      expect((await n.outbox('alice', alice, BOB)).at(-1).media).to.deep.include({
+        kind: 'image',
+        caption: 'from a hosted-product client',
+      });
+
+      const waveform = Array.from({ length: 64 }, (_, i) => i % 100);
+      const voice = await send('media', {
+        number: BOB,
+        mediaType: 'audio',
+        mediaUrl: server.url('/tone.wav'),
+        isVoice: true,
+        duration: 7,
+        waveform,
+      });
+      expectOk(voice);
+      expect(voice.body.data.media.seconds).to.equal(7);
+      const media = (await n.outbox('alice', alice, BOB)).at(-1).media;
+      expect(media).to.deep.include({ kind: 'audio', mimetype: OPUS_MIME, ptt: true, seconds: 7 });
+      expect(media.waveform).to.deep.equal(waveform);
+
+      expectError(
+        await send('media', { number: BOB, type: 'image', mediaType: 'video', mediaUrl: server.url('/photo.png') }),
+        400,
+        "Invalid request body: send 'type' or 'mediaType', not both",
+      );
+      expectError(
+        await send('media', { number: BOB, type: 'image', mediaUrl: server.url('/photo.png'), duration: 3 }),
+        400,
+        "Invalid request body: 'duration' and 'waveform' are for audio only",
+      );
+    });
+
     it('refuses bad bodies, bad media and a disconnected instance', async () => {
       expectError(
         await send('media', { type: 'image', mediaUrl: server.url('/photo.png') }),

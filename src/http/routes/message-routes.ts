@@ -49,7 +49,34 @@ const mediaBody = z.strictObject({
   caption: z.string().max(4096).optional(),
   ptt: z.boolean().optional().describe('Audio: send as a voice note (Ogg/Opus)'),
   replyTo,
+  // The hosted product's names of the fields above.
+  mediaType: z.string().optional().describe("Alias of 'type'"),
+  mediaBase64: z.string().optional().describe("Alias of 'base64' (a data: URI is accepted)"),
+  message: z.string().max(4096).optional().describe("Alias of 'caption'"),
+  mimetype: z.string().trim().max(128).optional().describe("Alias of 'mimeType'"),
+  isVoice: z.boolean().optional().describe("Alias of 'ptt'"),
+  duration: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .optional()
+    .describe('Audio: its length in seconds (measured when omitted)'),
+  waveform: z
+    .array(z.number().int().min(0).max(100))
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('Voice note: the amplitudes (0 to 100) its player draws (computed when omitted)'),
 });
+
+/** A field sent under our name or the hosted product's: either one, never both. */
+function either<T>(ours: T | undefined, theirs: T | undefined, names: [string, string]): T | undefined {
+  if (ours !== undefined && theirs !== undefined) {
+    throw new ValidationError(`Invalid request body: send '${names[0]}' or '${names[1]}', not both`);
+  }
+  return ours ?? theirs;
+}
 
 const deleteBody = z.strictObject({
   messageId: z.string().trim().max(128).optional().describe('The message to revoke (required)'),
@@ -142,7 +169,15 @@ export function messageRoutes(deps: Deps) {
       body: mediaBody,
       responses: sentAnswer,
     },
-    async (ctx, { body: b }) => {
+    async (ctx, { body: raw }) => {
+      const b = {
+        ...raw,
+        type: either(raw.type, raw.mediaType, ['type', 'mediaType']),
+        base64: either(raw.base64, raw.mediaBase64, ['base64', 'mediaBase64']),
+        caption: either(raw.caption, raw.message, ['caption', 'message']),
+        mimeType: either(raw.mimeType, raw.mimetype, ['mimeType', 'mimetype']),
+        ptt: either(raw.ptt, raw.isVoice, ['ptt', 'isVoice']),
+      };
       if (!b.number) throw new ValidationError('Number is required');
       const type = MEDIA_TYPES.find((t) => t === b.type);
       if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
@@ -151,6 +186,9 @@ export function messageRoutes(deps: Deps) {
       }
       if (b.mediaUrl !== undefined && b.base64 !== undefined) {
         throw new ValidationError("Invalid request body: send 'mediaUrl' or 'base64', not both");
+      }
+      if ((b.duration !== undefined || b.waveform !== undefined) && type !== 'audio') {
+        throw new ValidationError("Invalid request body: 'duration' and 'waveform' are for audio only");
       }
       const to = toRecipient(b.number);
       const instance = ctx.state.instance!;
@@ -182,8 +220,8 @@ export function messageRoutes(deps: Deps) {
           ...(media.fileName ? { fileName: media.fileName } : {}),
           ...(caption ? { caption } : {}),
           ...(type === 'audio' ? { ptt: b.ptt ?? false } : {}),
-          ...(media.seconds ? { seconds: media.seconds } : {}),
-          ...(media.waveform && b.ptt ? { waveform: [...media.waveform] } : {}),
+          ...((b.duration ?? media.seconds) ? { seconds: b.duration ?? media.seconds } : {}),
+          ...((b.waveform ?? media.waveform) && b.ptt ? { waveform: [...(b.waveform ?? media.waveform!)] } : {}),
         },
         ...(reply ? { replyTo: reply } : {}),
       });
@@ -192,7 +230,7 @@ export function messageRoutes(deps: Deps) {
           mimetype: media.mimetype,
           size: media.data.length,
           ...(media.fileName ? { fileName: media.fileName } : {}),
-          ...(media.seconds ? { seconds: media.seconds } : {}),
+          ...((b.duration ?? media.seconds) ? { seconds: b.duration ?? media.seconds } : {}),
         },
       });
     },
