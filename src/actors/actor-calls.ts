@@ -25,7 +25,11 @@ export interface ActorCallMap extends IdempotencyCallMap {
   'msgnet.connect': { payload: LinkRequest; result: LinkChallenge };
   'msgnet.logout': { payload: Record<string, never>; result: { state: ConnectionState } };
   'msgnet.reconnect': { payload: Record<string, never>; result: { state: ConnectionState } };
-  'msgnet.sendText': { payload: { to: string; text: string; replyTo?: QuotedMessage }; result: SentMessage };
+  'msgnet.sendText': {
+    /** `mentionAll`: every member of the group `to` is mentioned too (resolved on the owner). */
+    payload: { to: string; text: string; replyTo?: QuotedMessage; mentions?: string[]; mentionAll?: boolean };
+    result: SentMessage;
+  };
   'msgnet.sendMedia': { payload: { to: string; media: WireMedia; replyTo?: QuotedMessage }; result: SentMessage };
   /** Revokes a message for everyone (a status too) and drops it from the history. */
   'msgnet.deleteMessage': {

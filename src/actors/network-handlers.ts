@@ -5,6 +5,7 @@ import {
   ErrorCode,
   InternalError,
   MediaUploadError,
+  NotFoundError,
   StoreUnavailableError,
   TimeoutError,
   isNotConnected,
@@ -118,10 +119,18 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
   };
 
   return {
-    'msgnet.sendText': async (ctx, { to, text, replyTo }) => {
-      const result = await attempt('Failed to send the message', () =>
-        host.session().sendText(to, text, replyTo ? { replyTo } : undefined),
-      );
+    'msgnet.sendText': async (ctx, { to, text, replyTo, mentions, mentionAll }) => {
+      const mentioned = new Set(mentions ?? []);
+      if (mentionAll) {
+        const group = (await host.session().listGroups(true)).find((g) => g.jid === to);
+        if (!group) throw new NotFoundError('Group not found');
+        for (const member of group.members ?? []) mentioned.add(member.jid);
+      }
+      const options = {
+        ...(replyTo ? { replyTo } : {}),
+        ...(mentioned.size > 0 ? { mentions: [...mentioned] } : {}),
+      };
+      const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, options));
       await sent(ctx, to, text, result);
       return result;
     },

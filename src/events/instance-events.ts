@@ -39,6 +39,8 @@ export interface MessageExchangeData {
       error: string | null;
     } | null;
     interactive: { selectedButtonId: string } | null;
+    /** The JIDs the message mentions; empty when none. */
+    mentions: string[];
   };
 }
 
@@ -139,6 +141,7 @@ export function messageExchange(m: NormalizedMessage, source: string): MessageEx
           }
         : null,
       interactive: m.selectedButtonId ? { selectedButtonId: m.selectedButtonId } : null,
+      mentions: m.mentions ?? [],
     },
   };
 }

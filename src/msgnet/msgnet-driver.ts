@@ -96,6 +96,8 @@ export interface SendOptions {
    * answers the first send again; WhatsApp clients keep one message per id).
    */
   messageId?: string;
+  /** JIDs to mention: each is notified (the text shows them as `@number`). */
+  mentions?: string[];
 }
 
 /** A label of a (Business) account. */

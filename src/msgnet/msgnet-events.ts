@@ -39,6 +39,8 @@ export interface NormalizedMessage {
   media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number };
   /** The id of the button a contact clicked (`buttons_response`). */
   selectedButtonId?: string;
+  /** The JIDs the message mentions (each notified, as `@number` in the text). */
+  mentions?: string[];
 }
 
 export interface MessageEvent {

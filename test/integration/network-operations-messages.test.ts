@@ -49,6 +49,46 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       expect(text.timestamp - presence.timestamp).to.be.at.least(400);
     });
 
+    it('mentions: the sender records them, the recipient receives them in message.exchange', async () => {
+      const events = await n.record(bob);
+      const res = await send('text', { number: BOB, message: `hi @${BOB}`, mention: [`+${BOB}`] });
+      expectOk(res);
+      const sent = (await n.outbox('alice', alice, BOB)).at(-1);
+      expect(sent).to.deep.include({ type: 'text', text: `hi @${BOB}`, mentions: [BOB_JID] });
+      const received = () =>
+        events.find((e) => e.event === 'message.exchange' && (e.data as any).id === res.body.data.messageId);
+      for (let i = 0; i < 100 && !received(); i++) await new Promise((r) => setTimeout(r, 20));
+      expect((received()!.data as any).message.mentions).to.deep.equal([BOB_JID]);
+    });
+
+    it('mentionAll mentions every member of a group; it is refused outside groups', async () => {
+      const created = await n.node.api.post(
+        '/api/sandbox/group/alice',
+        { subject: 'Crew', participants: [{ number: '5511800000051' }, { number: '5511800000052' }] },
+        { token: alice },
+      );
+      expect(created.status, created.text).to.equal(201);
+      const groupJid = created.body.group.jid as string;
+      expectOk(await send('text', { number: groupJid, text: 'all hands', mentionAll: true }));
+      const sent = (await n.outbox('alice', alice, groupJid)).at(-1);
+      expect(sent.mentions).to.include.members(['5511800000051@s.whatsapp.net', '5511800000052@s.whatsapp.net']);
+      expectError(
+        await send('text', { number: BOB, text: 'x', mentionAll: true }),
+        400,
+        'Invalid request body: mentionAll is for groups only',
+      );
+      expectError(
+        await send('text', { number: BOB, text: 'x', mention: [groupJid] }),
+        400,
+        'Invalid request body: mention takes people, not groups',
+      );
+      expectError(
+        await send('text', { number: BOB, text: 'x', mention: ['not a number'] }),
+        400,
+        'Invalid mention: expected digits with the country code (an optional +) or a JID',
+      );
+    });
+
     it('replyTo quotes a message of the history', async () => {
       const question = await send('text', { number: ALICE, text: 'are you open?' }, 'bob', bob);
       expectOk(question);

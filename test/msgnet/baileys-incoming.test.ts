@@ -64,6 +64,32 @@ describe('BaileysSession: incoming messages', () => {
     expect(OWN_LID).to.include('88001122334455');
   });
 
+  it('maps the mentions of a text and of a caption (contextInfo.mentionedJid)', async () => {
+    const h = await receive([
+      {
+        key: { remoteJid: PEER, id: 'M3' },
+        message: { extendedTextMessage: { text: 'hi @5511988887777', contextInfo: { mentionedJid: [PEER] } } },
+        messageTimestamp: 5,
+      },
+      {
+        key: { remoteJid: PEER, id: 'M4' },
+        message: {
+          imageMessage: { mimetype: 'image/jpeg', caption: 'look', contextInfo: { mentionedJid: [OWN_JID] } },
+        },
+        messageTimestamp: 6,
+      },
+      {
+        key: { remoteJid: PEER, id: 'M5' },
+        message: { conversation: 'no one' },
+        messageTimestamp: 7,
+      },
+    ]);
+    const [text, image, plain] = messagesOf(h.events);
+    expect(text!.mentions).to.deep.equal([PEER]);
+    expect(image!.mentions).to.deep.equal([OWN_JID]);
+    expect(plain!.mentions).to.equal(undefined);
+  });
+
   it('maps a group text: the sender is the participant, with its LID and push name', async () => {
     const h = await receive([
       {

@@ -18,6 +18,14 @@ describe('BaileysSession: outgoing messages', () => {
     expect(sent).to.deep.equal({ messageId: 'SENT1', timestamp: 1_700_000_000_000 });
   });
 
+  it('sendText with mentions: sendMessage with {text, mentions}', async () => {
+    const h = await connectedSession();
+    await h.session.sendText(PEER, `hi @5511988887777`, { mentions: [PEER] });
+    expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
+      [PEER, { text: 'hi @5511988887777', mentions: [PEER] }, undefined],
+    ]);
+  });
+
   it('a send given its message id (a chatbot reply recorded as intent) goes out under that id', async () => {
     const h = await connectedSession();
     await h.session.sendText(PEER, 'hello', { messageId: '3EB0AAAABBBBCCCCDDDD' });

@@ -34,6 +34,12 @@ const textBody = z.strictObject({
   message: z.string().max(65_536).optional().describe("Alias of 'text'"),
   delayMs: z.number().int().optional().describe(`Show "typing…" this long first (0 to ${MAX_DELAY_MS})`),
   replyTo,
+  mention: z
+    .array(z.string().trim().max(128))
+    .max(1024)
+    .optional()
+    .describe('Numbers (or JIDs) to mention: each is notified; write them as @<number> in the text'),
+  mentionAll: z.boolean().optional().describe('Groups only: mention every member'),
 });
 
 const mediaBody = z.strictObject({
@@ -139,6 +145,13 @@ export function messageRoutes(deps: Deps) {
         throw new ValidationError(`Invalid request body: delayMs must be from 0 to ${MAX_DELAY_MS}`);
       }
       const to = toRecipient(b.number);
+      const mentions = (b.mention ?? []).map((m) => toRecipient(m, 'mention'));
+      if (mentions.some((jid) => jid.endsWith('@g.us'))) {
+        throw new ValidationError('Invalid request body: mention takes people, not groups');
+      }
+      if (b.mentionAll && !to.endsWith('@g.us')) {
+        throw new ValidationError('Invalid request body: mentionAll is for groups only');
+      }
       const instanceId = ctx.state.instance!.id;
       const reply = await quoted(deps.store, instanceId, b.replyTo);
       if (b.delayMs) {
@@ -153,6 +166,8 @@ export function messageRoutes(deps: Deps) {
         to,
         text: content,
         ...(reply ? { replyTo: reply } : {}),
+        ...(mentions.length ? { mentions } : {}),
+        ...(b.mentionAll ? { mentionAll: true } : {}),
       });
       ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {});
     },

@@ -114,7 +114,8 @@ export class BaileysSession implements MsgNetSession {
   }
 
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
-    return out.send(this.#conn.socket(), toJid(to), { text }, withId(options));
+    const mentions = options?.mentions?.length ? { mentions: options.mentions } : {};
+    return out.send(this.#conn.socket(), toJid(to), { text, ...mentions }, withId(options));
   }
 
   async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {

@@ -52,6 +52,7 @@ export function toNormalizedMessage(msg: WAMessage, own: OwnIdentity): Normalize
   } else {
     sender = { ...chat, ...(msg.pushName ? { name: msg.pushName } : {}) };
   }
+  const mentions = mentionsOf(content, contentType);
   return {
     id: key.id,
     fromMe,
@@ -59,7 +60,14 @@ export function toNormalizedMessage(msg: WAMessage, own: OwnIdentity): Normalize
     chat: { ...chat, type: chatType },
     sender,
     ...body,
+    ...(mentions.length ? { mentions } : {}),
   };
+}
+
+/** The JIDs a text or a caption mentions (`contextInfo.mentionedJid`). */
+function mentionsOf(content: proto.IMessage, contentType: keyof proto.IMessage): string[] {
+  const inner = content[contentType] as { contextInfo?: proto.IContextInfo | null } | null | undefined;
+  return (inner?.contextInfo?.mentionedJid ?? []).filter((jid): jid is string => typeof jid === 'string');
 }
 
 function bodyOf(content: proto.IMessage, contentType: keyof proto.IMessage): Body {

@@ -273,6 +273,7 @@ export class SandboxSession implements MsgNetSession {
       text: wire.text,
       ...(media ? { media } : {}),
       ...(wire.buttonReplyId ? { selectedButtonId: wire.buttonReplyId } : {}),
+      ...(wire.mentions?.length ? { mentions: wire.mentions } : {}),
     };
     this.options.emit({ type: 'message', message });
   }
@@ -309,6 +310,7 @@ export class SandboxSession implements MsgNetSession {
         type: wire.media ? 'media' : 'text',
         text: wire.text,
         ...(wire.media ? { media: wire.media } : {}),
+        ...(wire.mentions ? { mentions: wire.mentions } : {}),
       },
     });
     this.options.emit({
@@ -337,14 +339,23 @@ export class SandboxSession implements MsgNetSession {
     const again = await this.#sentBefore(options);
     if (again) return again;
     this.#failIf('sendText');
+    const mentions = options?.mentions?.length ? { mentions: options.mentions } : {};
     const entry = await this.#record({
       to: jid,
       type: 'text',
       text,
       ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
       ...(options?.messageId ? { messageId: options.messageId } : {}),
+      ...mentions,
     });
-    return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text });
+    return this.#deliver(jid, entry, {
+      t: 'msg',
+      id: entry.messageId,
+      from,
+      timestamp: entry.timestamp,
+      text,
+      ...mentions,
+    });
   }
 
   async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {

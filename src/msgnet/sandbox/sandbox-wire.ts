@@ -23,6 +23,7 @@ export type SandboxWire =
         base64?: string;
       };
       buttonReplyId?: string;
+      mentions?: string[];
     }
   | { t: 'receipt'; from: string; status: 'delivered' | 'read'; ids: string[]; timestamp: number }
   | {
@@ -56,6 +57,8 @@ export interface OutboxEntry {
   media?: OutboxMedia;
   /** The quoted message of a reply. */
   replyTo?: string;
+  /** The JIDs a text mentions. */
+  mentions?: string[];
   /** Chat presence (`composing` before a delayed message). */
   presence?: 'composing' | 'paused';
   buttons?: Button[];
