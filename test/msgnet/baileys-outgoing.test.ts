@@ -18,6 +18,33 @@ describe('BaileysSession: outgoing messages', () => {
     expect(sent).to.deep.equal({ messageId: 'SENT1', timestamp: 1_700_000_000_000 });
   });
 
+  it('a reply quotes its message: key and text; in a group the quoted author too', async () => {
+    const h = await connectedSession();
+    await h.session.sendText(PEER, 'yes', {
+      replyTo: { id: 'Q1', chatJid: PEER, fromMe: false, senderJid: PEER, text: 'open today?' },
+    });
+    const group = '120363000000000001@g.us';
+    await h.session.sendMedia(
+      group,
+      { kind: 'image', data: Buffer.from('x'), mimetype: 'image/jpeg' },
+      {
+        replyTo: { id: 'Q2', chatJid: group, fromMe: false, senderJid: PEER, text: 'photo?' },
+        messageId: '3EB0AAAABBBBCCCCDDDD',
+      },
+    );
+    const [first, second] = h.factory.last.callsOf('sendMessage').map((call) => call[2]);
+    expect(first).to.deep.equal({
+      quoted: { key: { remoteJid: PEER, id: 'Q1', fromMe: false }, message: { conversation: 'open today?' } },
+    });
+    expect(second).to.deep.equal({
+      messageId: '3EB0AAAABBBBCCCCDDDD',
+      quoted: {
+        key: { remoteJid: group, id: 'Q2', fromMe: false, participant: PEER },
+        message: { conversation: 'photo?' },
+      },
+    });
+  });
+
   it('sendText with mentions: sendMessage with {text, mentions}', async () => {
     const h = await connectedSession();
     await h.session.sendText(PEER, `hi @5511988887777`, { mentions: [PEER] });

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { MiscMessageGenerationOptions } from '@whiskeysockets/baileys';
 import { NotConnectedError, NotFoundError, PayloadTooLargeError, UnavailableError } from '../../errors.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
@@ -35,8 +36,30 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 export type { BaileysSessionDeps };
 
 /** Baileys sends under a given id when asked (`messageId`), else under one of its own. */
-const withId = (options: SendOptions | undefined) =>
-  options?.messageId ? { messageId: options.messageId } : undefined;
+/**
+ * Baileys' options of a send: the id chosen beforehand, and the quoted message of a reply (Baileys builds
+ * the quote's context from a WAMessage: its key, and its text as the quoted content).
+ */
+function baileysOptions(options: SendOptions | undefined): MiscMessageGenerationOptions | undefined {
+  const quote = options?.replyTo;
+  if (!options?.messageId && !quote) return undefined;
+  return {
+    ...(options?.messageId ? { messageId: options.messageId } : {}),
+    ...(quote
+      ? {
+          quoted: {
+            key: {
+              remoteJid: quote.chatJid,
+              id: quote.id,
+              fromMe: quote.fromMe,
+              ...(quote.chatJid.endsWith('@g.us') ? { participant: quote.senderJid } : {}),
+            },
+            message: { conversation: quote.text },
+          },
+        }
+      : {}),
+  };
+}
 
 export const OFFER_CALL_UNSUPPORTED = 'Ring-and-drop calls are not supported by the baileys driver';
 
@@ -115,11 +138,11 @@ export class BaileysSession implements MsgNetSession {
 
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const mentions = options?.mentions?.length ? { mentions: options.mentions } : {};
-    return out.send(this.#conn.socket(), toJid(to), { text, ...mentions }, withId(options));
+    return out.send(this.#conn.socket(), toJid(to), { text, ...mentions }, baileysOptions(options));
   }
 
   async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
-    return out.send(this.#conn.socket(), toJid(to), out.mediaContent(media), withId(options));
+    return out.send(this.#conn.socket(), toJid(to), out.mediaContent(media), baileysOptions(options));
   }
 
   async sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
