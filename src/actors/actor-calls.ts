@@ -5,6 +5,7 @@ import type {
   LabelInfo,
   LinkChallenge,
   LinkRequest,
+  Location,
   MediaKind,
   PrivacyField,
   PrivacySettings,
@@ -30,6 +31,7 @@ export interface ActorCallMap extends IdempotencyCallMap {
     payload: { to: string; text: string; replyTo?: QuotedMessage; mentions?: string[]; mentionAll?: boolean };
     result: SentMessage;
   };
+  'msgnet.sendLocation': { payload: { to: string; location: Location; replyTo?: QuotedMessage }; result: SentMessage };
   'msgnet.sendMedia': { payload: { to: string; media: WireMedia; replyTo?: QuotedMessage }; result: SentMessage };
   /** Revokes a message for everyone (a status too) and drops it from the history. */
   'msgnet.deleteMessage': {

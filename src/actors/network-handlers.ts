@@ -91,6 +91,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
     text: string,
     result: { messageId: string; timestamp: number },
     media?: OutgoingMedia,
+    type = media?.kind ?? 'text',
   ) => {
     const me = host.session().numberJid ?? '';
     const meta = media
@@ -110,7 +111,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
         fromMe: true,
         senderJid: me,
         timestamp: result.timestamp,
-        type: media?.kind ?? 'text',
+        type,
         text,
         media: meta,
       },
@@ -132,6 +133,13 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       };
       const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, options));
       await sent(ctx, to, text, result);
+      return result;
+    },
+    'msgnet.sendLocation': async (ctx, { to, location, replyTo }) => {
+      const result = await attempt('Failed to send the message', () =>
+        host.session().sendLocation(to, location, replyTo ? { replyTo } : undefined),
+      );
+      await sent(ctx, to, location.name ?? '', result, undefined, 'location');
       return result;
     },
     'msgnet.sendMedia': async (ctx, { to, media, replyTo }) => {

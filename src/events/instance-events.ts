@@ -41,6 +41,8 @@ export interface MessageExchangeData {
     interactive: { selectedButtonId: string } | null;
     /** The JIDs the message mentions; empty when none. */
     mentions: string[];
+    /** A `location` message's place; null otherwise. */
+    location: { latitude: number; longitude: number; name: string | null; address: string | null } | null;
   };
 }
 
@@ -142,6 +144,14 @@ export function messageExchange(m: NormalizedMessage, source: string): MessageEx
         : null,
       interactive: m.selectedButtonId ? { selectedButtonId: m.selectedButtonId } : null,
       mentions: m.mentions ?? [],
+      location: m.location
+        ? {
+            latitude: m.location.latitude,
+            longitude: m.location.longitude,
+            name: m.location.name ?? null,
+            address: m.location.address ?? null,
+          }
+        : null,
     },
   };
 }

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { ConnectionState, InstanceSettings, ProxyProtocol } from '../store/records.js';
-import type { MediaKind, MsgNetEvent, NormalizedMessage } from './msgnet-events.js';
+import type { Location, MediaKind, MsgNetEvent, NormalizedMessage } from './msgnet-events.js';
 
-export type { MediaKind } from './msgnet-events.js';
+export type { Location, MediaKind } from './msgnet-events.js';
 
 /**
  * The one seam between Switchboard and the messaging network. A driver opens one session per instance on
@@ -196,6 +196,7 @@ export interface MsgNetSession {
   sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage>;
   sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage>;
   sendEventCard(to: string, card: EventCard): Promise<SentMessage>;
+  sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage>;
   publishStatus(post: StatusPost): Promise<SentMessage>;
   deleteMessage(chatJid: string, messageId: string, fromMe: boolean): Promise<void>;
   markRead(chatJid: string, messageIds: string[], participant?: string): Promise<void>;

@@ -21,6 +21,16 @@ export interface ConnectionEvent {
   profileName?: string;
 }
 
+/** A place, as a location message carries it. */
+export interface Location {
+  /** Degrees, -90 to 90. */
+  latitude: number;
+  /** Degrees, -180 to 180. */
+  longitude: number;
+  name?: string;
+  address?: string;
+}
+
 export interface Party {
   jid: string;
   lid?: string;
@@ -34,13 +44,15 @@ export interface NormalizedMessage {
   timestamp: number;
   chat: Party & { type: 'private' | 'group' | 'newsletter' | 'status' };
   sender: Party;
-  type: 'text' | 'media' | 'buttons_response' | 'interactive' | 'payment' | 'event' | 'reaction' | 'other';
+  type: 'text' | 'media' | 'location' | 'buttons_response' | 'interactive' | 'payment' | 'event' | 'reaction' | 'other';
   text: string;
   media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number };
   /** The id of the button a contact clicked (`buttons_response`). */
   selectedButtonId?: string;
   /** The JIDs the message mentions (each notified, as `@number` in the text). */
   mentions?: string[];
+  /** The place of a `location` message. */
+  location?: Location;
 }
 
 export interface MessageEvent {

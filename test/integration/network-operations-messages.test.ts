@@ -89,6 +89,67 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       );
     });
 
+    it('location: sent as a place, received in message.exchange with its coordinates', async () => {
+      const events = await n.record(bob);
+      const res = await send('location', {
+        number: BOB,
+        latitude: -23.5505,
+        longitude: -46.6333,
+        name: 'Praça da Sé',
+        address: 'São Paulo',
+      });
+      expectOk(res);
+      expect(res.body.data).to.deep.include({ messageType: 'location', content: 'Praça da Sé' });
+      const place = { latitude: -23.5505, longitude: -46.6333, name: 'Praça da Sé', address: 'São Paulo' };
+      expect((await n.outbox('alice', alice, BOB)).at(-1)).to.deep.include({ type: 'location', location: place });
+      const received = () =>
+        events.find((e) => e.event === 'message.exchange' && (e.data as any).id === res.body.data.messageId);
+      for (let i = 0; i < 100 && !received(); i++) await new Promise((r) => setTimeout(r, 20));
+      expect((received()!.data as any).message).to.deep.include({
+        type: 'location',
+        content: 'Praça da Sé',
+        location: place,
+      });
+      const recorded = (await history(`?chat=${BOB}`)).messages.find((m: any) => m.id === res.body.data.messageId);
+      expect(recorded).to.deep.include({ type: 'location', text: 'Praça da Sé' });
+
+      // What a contact shares reaches the instance the same way (the sandbox's inbound).
+      const aliceEvents = await n.record(alice);
+      const inbound = await n.node.api.post(
+        '/api/sandbox/inbound/alice',
+        { from: BOB, location: { latitude: 1.5, longitude: 2.5 }, mention: [ALICE] },
+        { token: alice },
+      );
+      expectOk(inbound);
+      const shared = aliceEvents.find(
+        (e) => e.event === 'message.exchange' && (e.data as any).id === inbound.body.messageId,
+      );
+      expect((shared!.data as any).message).to.deep.include({
+        type: 'location',
+        location: { latitude: 1.5, longitude: 2.5, name: null, address: null },
+        mentions: [`${ALICE}@s.whatsapp.net`],
+      });
+    });
+
+    it('location: refuses (0, 0), out-of-range and missing coordinates', async () => {
+      expectError(
+        await send('location', { number: BOB, latitude: 0, longitude: 0 }),
+        400,
+        'Invalid request body: latitude 0 and longitude 0 is not a place',
+      );
+      expectError(
+        await send('location', { number: BOB, latitude: 91, longitude: 0 }),
+        400,
+        "Invalid request body: field 'latitude': Too big: expected number to be <=90",
+      );
+      expectError(
+        await send('location', { number: BOB, latitude: 10 }),
+        400,
+        'Invalid request body: latitude and longitude are required',
+      );
+      expectError(await send('location', { latitude: 1, longitude: 1 }), 400, 'Number is required');
+    });
+
     it('replyTo quotes a message of the history', async () => {
       const question = await send('text', { number: ALICE, text: 'are you open?' }, 'bob', bob);
       expectOk(question);

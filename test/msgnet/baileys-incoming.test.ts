@@ -64,6 +64,22 @@ describe('BaileysSession: incoming messages', () => {
     expect(OWN_LID).to.include('88001122334455');
   });
 
+  it('maps a location: type location, its coordinates, name and address', async () => {
+    const h = await receive([
+      {
+        key: { remoteJid: PEER, id: 'L1' },
+        message: { locationMessage: { degreesLatitude: -23.55, degreesLongitude: -46.63, name: 'Sé', address: 'SP' } },
+        messageTimestamp: 5,
+      },
+    ]);
+    const [msg] = messagesOf(h.events);
+    expect(msg).to.deep.include({
+      type: 'location',
+      text: 'Sé',
+      location: { latitude: -23.55, longitude: -46.63, name: 'Sé', address: 'SP' },
+    });
+  });
+
   it('maps the mentions of a text and of a caption (contextInfo.mentionedJid)', async () => {
     const h = await receive([
       {

@@ -45,6 +45,14 @@ describe('BaileysSession: outgoing messages', () => {
     });
   });
 
+  it('sendLocation: sendMessage with {location} in degrees, name and address', async () => {
+    const h = await connectedSession();
+    await h.session.sendLocation(PEER, { latitude: -23.55, longitude: -46.63, name: 'Sé', address: 'SP' });
+    expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
+      [PEER, { location: { degreesLatitude: -23.55, degreesLongitude: -46.63, name: 'Sé', address: 'SP' } }, undefined],
+    ]);
+  });
+
   it('sendText with mentions: sendMessage with {text, mentions}', async () => {
     const h = await connectedSession();
     await h.session.sendText(PEER, `hi @5511988887777`, { mentions: [PEER] });

@@ -84,6 +84,15 @@ function either<T>(ours: T | undefined, theirs: T | undefined, names: [string, s
   return ours ?? theirs;
 }
 
+const locationBody = z.strictObject({
+  number,
+  latitude: z.number().min(-90).max(90).optional().describe('Degrees, -90 to 90 (required)'),
+  longitude: z.number().min(-180).max(180).optional().describe('Degrees, -180 to 180 (required)'),
+  name: z.string().trim().max(256).optional().describe("The place's name"),
+  address: z.string().trim().max(512).optional().describe("The place's address"),
+  replyTo,
+});
+
 const deleteBody = z.strictObject({
   messageId: z.string().trim().max(128).optional().describe('The message to revoke (required)'),
   chat: z.string().trim().max(128).optional().describe('Its chat, when the message is not in the history'),
@@ -121,7 +130,7 @@ export function messageRoutes(deps: Deps) {
   const idempotent = idempotency(deps.actors);
   const guard = requireInstance(deps.store, deps.auth);
   const { actors } = deps;
-  for (const path of ['/text', '/media', '/delete']) nameRequired(api, 'post', path, deps.auth);
+  for (const path of ['/text', '/media', '/location', '/delete']) nameRequired(api, 'post', path, deps.auth);
 
   const sentAnswer = { 200: 'Message sent: `{success, message, status: "sent", data: {messageId, …}}`' };
   api.route(
@@ -248,6 +257,43 @@ export function messageRoutes(deps: Deps) {
           ...((b.duration ?? media.seconds) ? { seconds: b.duration ?? media.seconds } : {}),
         },
       });
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/location/:instance',
+      idempotency: idempotent,
+      summary: 'Send a location',
+      auth: guard,
+      body: locationBody,
+      responses: sentAnswer,
+    },
+    async (ctx, { body: b }) => {
+      if (!b.number) throw new ValidationError('Number is required');
+      if (b.latitude === undefined || b.longitude === undefined) {
+        throw new ValidationError('Invalid request body: latitude and longitude are required');
+      }
+      // (0, 0) is open sea off Africa: almost always a client that sent no position at all.
+      if (b.latitude === 0 && b.longitude === 0) {
+        throw new ValidationError('Invalid request body: latitude 0 and longitude 0 is not a place');
+      }
+      const to = toRecipient(b.number);
+      const instanceId = ctx.state.instance!.id;
+      const reply = await quoted(deps.store, instanceId, b.replyTo);
+      const location = {
+        latitude: b.latitude,
+        longitude: b.longitude,
+        ...(b.name ? { name: b.name } : {}),
+        ...(b.address ? { address: b.address } : {}),
+      };
+      const sent = await actors.call(instanceId, 'msgnet.sendLocation', {
+        to,
+        location,
+        ...(reply ? { replyTo: reply } : {}),
+      });
+      ctx.body = sentBody(sent, 'location', b.name ?? '', to, { location });
     },
   );
 

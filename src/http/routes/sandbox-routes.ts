@@ -27,6 +27,16 @@ const schemas = {
       .regex(/^\d{6,30}(-\d+)?@g\.us$/, 'expected a group JID')
       .optional(),
     buttonReplyId: z.string().max(256).optional(),
+    location: z
+      .strictObject({
+        latitude: z.number().min(-90).max(90),
+        longitude: z.number().min(-180).max(180),
+        name: z.string().max(256).optional(),
+        address: z.string().max(512).optional(),
+      })
+      .optional()
+      .describe('A shared place instead of a text'),
+    mention: z.array(number).max(256).optional().describe('Numbers the message mentions'),
     media: z
       .strictObject({
         kind: z.enum(['image', 'video', 'audio', 'document', 'sticker']),
@@ -96,11 +106,13 @@ export function sandboxRoutes(deps: Deps) {
     async (ctx, { body: b }) => {
       const { messageId } = await actors.call(id(ctx), 'sandbox.inbound', {
         from: `${digits(b.from)}@s.whatsapp.net`,
-        text: b.text ?? b.media?.caption ?? '',
+        text: b.text ?? b.media?.caption ?? b.location?.name ?? '',
         ...(b.pushName ? { pushName: b.pushName } : {}),
         ...(b.groupJid ? { groupJid: b.groupJid } : {}),
         ...(b.buttonReplyId ? { buttonReplyId: b.buttonReplyId } : {}),
         ...(b.media ? { media: b.media } : {}),
+        ...(b.location ? { location: b.location } : {}),
+        ...(b.mention?.length ? { mentions: b.mention.map((m) => `${digits(m)}@s.whatsapp.net`) } : {}),
       });
       ctx.body = { success: true, message: 'Message delivered to the instance', messageId };
     },

@@ -17,6 +17,8 @@ export interface SandboxInbound {
     /** The file's bytes, which the instance can then download. */
     base64?: string;
   };
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  mentions?: string[];
 }
 
 /** The sandbox controls' calls, answered only where the driver is the sandbox (sandbox-extension.ts). */

@@ -6,6 +6,7 @@ import type {
   Button,
   ChatLabels,
   EventCard,
+  Location,
   GroupInfo,
   LabelInfo,
   LinkChallenge,
@@ -152,6 +153,16 @@ export class BaileysSession implements MsgNetSession {
 
   async sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
     return out.relay(this.#conn.socket(), toJid(to), paymentContent(payment), options?.messageId);
+  }
+
+  async sendLocation(to: string, place: Location, options?: SendOptions): Promise<SentMessage> {
+    const location = {
+      degreesLatitude: place.latitude,
+      degreesLongitude: place.longitude,
+      ...(place.name ? { name: place.name } : {}),
+      ...(place.address ? { address: place.address } : {}),
+    };
+    return out.send(this.#conn.socket(), toJid(to), { location }, baileysOptions(options));
   }
 
   async sendEventCard(to: string, card: EventCard): Promise<SentMessage> {

@@ -31,7 +31,7 @@ export interface OwnIdentity {
   name: string | undefined;
 }
 
-type Body = Pick<NormalizedMessage, 'type' | 'text' | 'media' | 'selectedButtonId'>;
+type Body = Pick<NormalizedMessage, 'type' | 'text' | 'media' | 'selectedButtonId' | 'location'>;
 
 /** A Baileys message to our one shape; `undefined` for messages with nothing to report. */
 export function toNormalizedMessage(msg: WAMessage, own: OwnIdentity): NormalizedMessage | undefined {
@@ -91,6 +91,19 @@ function bodyOf(content: proto.IMessage, contentType: keyof proto.IMessage): Bod
     return { type: 'text', text: content.conversation };
   }
   if (content.extendedTextMessage) return { type: 'text', text: content.extendedTextMessage.text ?? '' };
+  if (content.locationMessage) {
+    const l = content.locationMessage;
+    return {
+      type: 'location',
+      text: l.name ?? '',
+      location: {
+        latitude: l.degreesLatitude ?? 0,
+        longitude: l.degreesLongitude ?? 0,
+        ...(l.name ? { name: l.name } : {}),
+        ...(l.address ? { address: l.address } : {}),
+      },
+    };
+  }
   if (content.buttonsResponseMessage) {
     const reply = content.buttonsResponseMessage;
     return buttonReply(reply.selectedButtonId, reply.selectedDisplayText);

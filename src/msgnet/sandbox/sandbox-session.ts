@@ -15,6 +15,7 @@ import type {
   Button,
   ChatLabels,
   EventCard,
+  Location,
   GroupInfo,
   LabelInfo,
   LinkChallenge,
@@ -269,11 +270,12 @@ export class SandboxSession implements MsgNetSession {
         ? { jid: wire.groupJid, type: 'group' }
         : { jid: wire.from, type: 'private', ...(wire.pushName ? { name: wire.pushName } : {}) },
       sender: { jid: wire.from, ...(wire.pushName ? { name: wire.pushName } : {}) },
-      type: wire.buttonReplyId ? 'buttons_response' : wire.media ? 'media' : 'text',
+      type: wire.buttonReplyId ? 'buttons_response' : wire.media ? 'media' : wire.location ? 'location' : 'text',
       text: wire.text,
       ...(media ? { media } : {}),
       ...(wire.buttonReplyId ? { selectedButtonId: wire.buttonReplyId } : {}),
       ...(wire.mentions?.length ? { mentions: wire.mentions } : {}),
+      ...(wire.location ? { location: wire.location } : {}),
     };
     this.options.emit({ type: 'message', message });
   }
@@ -307,10 +309,11 @@ export class SandboxSession implements MsgNetSession {
         timestamp: entry.timestamp,
         chat: { jid: to, type: to.endsWith('@g.us') ? 'group' : 'private' },
         sender: { jid: me },
-        type: wire.media ? 'media' : 'text',
+        type: wire.media ? 'media' : wire.location ? 'location' : 'text',
         text: wire.text,
         ...(wire.media ? { media: wire.media } : {}),
         ...(wire.mentions ? { mentions: wire.mentions } : {}),
+        ...(wire.location ? { location: wire.location } : {}),
       },
     });
     this.options.emit({
@@ -355,6 +358,30 @@ export class SandboxSession implements MsgNetSession {
       timestamp: entry.timestamp,
       text,
       ...mentions,
+    });
+  }
+
+  async sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage> {
+    const from = this.#requireConnected();
+    const jid = toJid(to);
+    const again = await this.#sentBefore(options);
+    if (again) return again;
+    this.#failIf('sendLocation');
+    const entry = await this.#record({
+      to: jid,
+      type: 'location',
+      location,
+      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
+      ...(options?.messageId ? { messageId: options.messageId } : {}),
+    });
+    const text = location.name ?? '';
+    return this.#deliver(jid, entry, {
+      t: 'msg',
+      id: entry.messageId,
+      from,
+      timestamp: entry.timestamp,
+      text,
+      location,
     });
   }
 

@@ -1,4 +1,4 @@
-import type { Button, EventCard, MediaKind, PixPayment } from '../msgnet-driver.js';
+import type { Button, EventCard, Location, MediaKind, PixPayment } from '../msgnet-driver.js';
 
 /**
  * What travels between sandbox numbers on their channels (through Redis in cluster mode), and what the
@@ -24,6 +24,7 @@ export type SandboxWire =
       };
       buttonReplyId?: string;
       mentions?: string[];
+      location?: Location;
     }
   | { t: 'receipt'; from: string; status: 'delivered' | 'read'; ids: string[]; timestamp: number }
   | {
@@ -43,6 +44,7 @@ export interface OutboxEntry {
   type:
     | 'text'
     | 'media'
+    | 'location'
     | 'buttons'
     | 'payment'
     | 'event'
@@ -59,6 +61,7 @@ export interface OutboxEntry {
   replyTo?: string;
   /** The JIDs a text mentions. */
   mentions?: string[];
+  location?: Location;
   /** Chat presence (`composing` before a delayed message). */
   presence?: 'composing' | 'paused';
   buttons?: Button[];
