@@ -337,106 +337,69 @@ export class SandboxSession implements MsgNetSession {
   }
 
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
-    const from = this.#requireConnected();
-    const jid = toJid(to);
-    const again = await this.#sentBefore(options);
-    if (again) return again;
-    this.#failIf('sendText');
     const mentions = options?.mentions?.length ? { mentions: options.mentions } : {};
-    const entry = await this.#record({
-      to: jid,
-      type: 'text',
-      text,
-      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
-      ...(options?.messageId ? { messageId: options.messageId } : {}),
-      ...mentions,
-    });
-    return this.#deliver(jid, entry, {
-      t: 'msg',
-      id: entry.messageId,
-      from,
-      timestamp: entry.timestamp,
-      text,
-      ...mentions,
-    });
+    return this.#sendOne(to, options, ['sendText'], { type: 'text', text, ...mentions }, { text, ...mentions });
   }
 
   async sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage> {
-    const from = this.#requireConnected();
-    const jid = toJid(to);
-    const again = await this.#sentBefore(options);
-    if (again) return again;
-    this.#failIf('sendLocation');
-    const entry = await this.#record({
-      to: jid,
-      type: 'location',
-      location,
-      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
-      ...(options?.messageId ? { messageId: options.messageId } : {}),
-    });
-    const text = location.name ?? '';
-    return this.#deliver(jid, entry, {
-      t: 'msg',
-      id: entry.messageId,
-      from,
-      timestamp: entry.timestamp,
-      text,
-      location,
-    });
+    return this.#sendOne(
+      to,
+      options,
+      ['sendLocation'],
+      { type: 'location', location },
+      { text: location.name ?? '', location },
+    );
   }
 
   async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
-    const from = this.#requireConnected();
-    const jid = toJid(to);
-    const again = await this.#sentBefore(options);
-    if (again) return again;
-    this.#failIf('uploadMedia');
-    this.#failIf('sendMedia');
     const meta = outboxMedia(media);
-    const entry = await this.#record({
-      to: jid,
-      type: 'media',
-      media: meta,
-      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
-      ...(options?.messageId ? { messageId: options.messageId } : {}),
-    });
-    return this.#deliver(jid, entry, {
-      t: 'msg',
-      id: entry.messageId,
-      from,
-      timestamp: entry.timestamp,
-      text: media.caption ?? '',
-      media: meta,
-    });
+    return this.#sendOne(
+      to,
+      options,
+      ['uploadMedia', 'sendMedia'],
+      { type: 'media', media: meta },
+      { text: media.caption ?? '', media: meta },
+    );
   }
 
   async sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
-    const from = this.#requireConnected();
-    const jid = toJid(to);
-    const again = await this.#sentBefore(options);
-    if (again) return again;
-    const entry = await this.#record({
-      to: jid,
-      type: 'buttons',
-      text,
-      buttons,
-      ...(options?.messageId ? { messageId: options.messageId } : {}),
-    });
-    return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text });
+    return this.#sendOne(to, options, [], { type: 'buttons', text, buttons }, { text });
   }
 
   async sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
+    return this.#sendOne(to, options, [], { type: 'payment', payment }, { text: '' });
+  }
+
+  /**
+   * One outgoing message: refused while not connected, answered again for an id it already sent, failed
+   * by the faults set on `operations`, recorded in the outbox, then echoed as this instance's own message
+   * and carried to `to`.
+   */
+  async #sendOne(
+    to: string,
+    options: SendOptions | undefined,
+    operations: string[],
+    entry: Omit<OutboxEntry, 'messageId' | 'timestamp' | 'to' | 'replyTo'>,
+    wire: Omit<Extract<SandboxWire, { t: 'msg' }>, 't' | 'id' | 'from' | 'timestamp'>,
+  ): Promise<SentMessage> {
     const from = this.#requireConnected();
     const jid = toJid(to);
     const again = await this.#sentBefore(options);
     if (again) return again;
-    const entry = await this.#record({
+    for (const operation of operations) this.#failIf(operation);
+    const recorded = await this.#record({
       to: jid,
-      type: 'payment',
-      payment,
+      ...entry,
+      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
       ...(options?.messageId ? { messageId: options.messageId } : {}),
     });
-    return this.#deliver(jid, entry, { t: 'msg', id: entry.messageId, from, timestamp: entry.timestamp, text: '' });
+    return this.#deliver(jid, recorded, {
+      t: 'msg',
+      id: recorded.messageId,
+      from,
+      timestamp: recorded.timestamp,
+      ...wire,
+    });
   }
 
   async sendEventCard(to: string, card: EventCard): Promise<SentMessage> {
