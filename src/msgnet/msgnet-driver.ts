@@ -1,8 +1,15 @@
 import type { Logger } from 'pino';
 import type { ConnectionState, InstanceSettings, ProxyProtocol } from '../store/records.js';
-import type { Location, MediaKind, MsgNetEvent, NormalizedMessage } from './msgnet-events.js';
+import type {
+  ContactCard,
+  EventDetails,
+  Location,
+  MediaKind,
+  MsgNetEvent,
+  NormalizedMessage,
+} from './msgnet-events.js';
 
-export type { Location, MediaKind } from './msgnet-events.js';
+export type { ContactCard, EventDetails, Location, MediaKind } from './msgnet-events.js';
 
 /**
  * The one seam between Switchboard and the messaging network. A driver opens one session per instance on
@@ -100,7 +107,6 @@ export interface SendOptions {
   mentions?: string[];
 }
 
-/** A label of a (Business) account. */
 /** A profile as the network shows it to this account. */
 export interface ProfileInfo {
   jid: string;
@@ -111,6 +117,7 @@ export interface ProfileInfo {
   isBusiness: boolean;
 }
 
+/** A label of a (Business) account. */
 export interface LabelInfo {
   id: string;
   name: string;
@@ -121,6 +128,58 @@ export type Button =
   | { type: 'url'; url: string; label: string }
   | { type: 'call'; phoneNumber: string; label: string }
   | { type: 'copy'; code: string; label: string };
+
+/** What a chat shows of us: typing, recording a voice note, or neither. */
+export type ChatPresence = 'composing' | 'recording' | 'paused';
+
+export interface ListRow {
+  id: string;
+  title: string;
+  description?: string;
+}
+
+export interface ListSection {
+  title: string;
+  rows: ListRow[];
+}
+
+/** One card of a carousel; `M` is the media as it travels (bytes on the owner, base64 between nodes). */
+export interface CarouselCard<M = OutgoingMedia> {
+  title: string;
+  subtitle?: string;
+  /** An image or a video shown above the text. */
+  media?: M;
+  body: string;
+  footer?: string;
+  buttons: Button[];
+}
+
+/** A message of the chat history another message acts on (a reaction, an edit). */
+export interface MessageRef {
+  id: string;
+  chatJid: string;
+  fromMe: boolean;
+  /** Its author in a group, when not us. */
+  participant?: string;
+}
+
+/**
+ * The message kinds beyond text, media and location, sent through `sendContent`. `M` is the media as it
+ * travels: `OutgoingMedia` on the owner, base64 between nodes.
+ */
+export type MessageContent<M = OutgoingMedia> =
+  | { kind: 'contacts'; contacts: ContactCard[] }
+  | { kind: 'buttons'; text: string; header?: string; footer?: string; media?: M; buttons: Button[] }
+  | { kind: 'list'; text: string; buttonText: string; header?: string; footer?: string; sections: ListSection[] }
+  | { kind: 'carousel'; text?: string; footer?: string; cards: CarouselCard<M>[] }
+  | { kind: 'poll'; question: string; options: string[]; maxAnswer: number }
+  | { kind: 'event'; event: EventDetails }
+  | { kind: 'reaction'; target: MessageRef; emoji: string }
+  | { kind: 'edit'; target: MessageRef; text: string }
+  /** A message of the history sent again, marked as forwarded: its text, or its media with the caption. */
+  | { kind: 'forward'; text: string; media?: M };
+
+export type ContentKind = MessageContent['kind'];
 
 export interface PixPayment {
   merchantName: string;
@@ -197,6 +256,8 @@ export interface MsgNetSession {
   sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage>;
   sendEventCard(to: string, card: EventCard): Promise<SentMessage>;
   sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage>;
+  /** Contacts, interactive messages, polls, events, reactions, edits and forwards. */
+  sendContent(to: string, content: MessageContent, options?: SendOptions): Promise<SentMessage>;
   publishStatus(post: StatusPost): Promise<SentMessage>;
   deleteMessage(chatJid: string, messageId: string, fromMe: boolean): Promise<void>;
   markRead(chatJid: string, messageIds: string[], participant?: string): Promise<void>;
@@ -221,8 +282,8 @@ export interface MsgNetSession {
    * @throws NotFoundError when it does not, PayloadTooLargeError past `maxBytes`.
    */
   downloadMedia(message: NormalizedMessage, maxBytes: number, signal?: AbortSignal): Promise<ReceivedMedia>;
-  /** Shows "typing…" (`composing`) in a chat, or stops it (`paused`). */
-  sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void>;
+  /** Shows "typing…" (`composing`) or "recording…" in a chat, or stops it (`paused`). */
+  sendChatPresence(to: string, state: ChatPresence): Promise<void>;
   /** Every label of the account, including those on no chat. */
   listLabels(): Promise<LabelInfo[]>;
   /** Adds or removes labels on a chat; returns the chat's labels after. @throws NotFoundError for an unknown label */

@@ -31,20 +31,82 @@ export interface Location {
   address?: string;
 }
 
+/** A contact card (vCard) as a contact message carries it. */
+export interface ContactCard {
+  fullName: string;
+  /** Digits with the country code. */
+  phone: string;
+  organization?: string;
+  email?: string;
+  url?: string;
+}
+
+/** An invitation to an event, as an event message carries it. */
+export interface EventDetails {
+  name: string;
+  description?: string;
+  /** Unix milliseconds. */
+  startAt: number;
+  endAt?: number;
+  location?: string;
+  joinLink?: string;
+}
+
+/**
+ * What a received message is. `media` covers stickers too (`media.kind`); `interactive` is a buttons, list
+ * or carousel message someone sent us; `revoked` a message deleted for everyone.
+ */
+export type MessageType =
+  | 'text'
+  | 'media'
+  | 'location'
+  | 'contact'
+  | 'reaction'
+  | 'poll'
+  | 'poll_vote'
+  | 'event'
+  | 'buttons_response'
+  | 'list_response'
+  | 'edit'
+  | 'revoked'
+  | 'interactive'
+  | 'payment'
+  | 'other';
+
+/** The content of the kinds beyond text, media and location (one of them is set, by `type`). */
+export interface MessageDetails {
+  /** The row of a list a contact chose (`list_response`). */
+  selectedRowId?: string;
+  /** The cards of a `contact` message. */
+  contacts?: ContactCard[];
+  /** What a `reaction` reacts to; an empty emoji removes the reaction. */
+  reaction?: { messageId: string; emoji: string };
+  poll?: { question: string; options: string[]; maxAnswer: number };
+  /** A `poll_vote`: the poll it answers and the options chosen (all of the voter's choices; none withdraws). */
+  pollVote?: { pollId: string; options: string[] };
+  event?: EventDetails;
+  /** An `edit`: the message it replaces and its new text (also in `text`). */
+  edit?: { messageId: string; text: string };
+  /** A `revoked` message: the one deleted for everyone. */
+  revoked?: { messageId: string };
+  /** Forwarded from another chat. */
+  forwarded?: boolean;
+}
+
 export interface Party {
   jid: string;
   lid?: string;
   name?: string;
 }
 
-export interface NormalizedMessage {
+export interface NormalizedMessage extends MessageDetails {
   id: string;
   fromMe: boolean;
   /** Unix milliseconds. */
   timestamp: number;
   chat: Party & { type: 'private' | 'group' | 'newsletter' | 'status' };
   sender: Party;
-  type: 'text' | 'media' | 'location' | 'buttons_response' | 'interactive' | 'payment' | 'event' | 'reaction' | 'other';
+  type: MessageType;
   text: string;
   media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number };
   /** The id of the button a contact clicked (`buttons_response`). */

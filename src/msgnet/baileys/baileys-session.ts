@@ -5,12 +5,14 @@ import type { ConnectionState } from '../../store/records.js';
 import type {
   Button,
   ChatLabels,
+  ChatPresence,
   EventCard,
   Location,
   GroupInfo,
   LabelInfo,
   LinkChallenge,
   LinkRequest,
+  MessageContent,
   MsgNetSession,
   OutgoingMedia,
   PixPayment,
@@ -301,7 +303,11 @@ export class BaileysSession implements MsgNetSession {
     };
   }
 
-  async sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void> {
+  async sendContent(_to: string, content: MessageContent): Promise<SentMessage> {
+    throw new UnavailableError(`Sending ${content.kind} messages is not supported by the baileys driver yet`);
+  }
+
+  async sendChatPresence(to: string, state: ChatPresence): Promise<void> {
     await this.#conn.socket().sendPresenceUpdate(state, toJid(to));
   }
 

@@ -7,6 +7,7 @@ import {
   NotConnectedError,
   NotFoundError,
   PayloadTooLargeError,
+  UnavailableError,
   ValidationError,
 } from '../../errors.js';
 import { channels } from '../../redis/keys.js';
@@ -14,12 +15,14 @@ import type { ConnectionState } from '../../store/records.js';
 import type {
   Button,
   ChatLabels,
+  ChatPresence,
   EventCard,
   Location,
   GroupInfo,
   LabelInfo,
   LinkChallenge,
   LinkRequest,
+  MessageContent,
   MsgNetSession,
   OutgoingMedia,
   PixPayment,
@@ -449,7 +452,11 @@ export class SandboxSession implements MsgNetSession {
     return { messageId: entry.messageId, timestamp: entry.timestamp };
   }
 
-  async sendChatPresence(to: string, state: 'composing' | 'paused'): Promise<void> {
+  async sendContent(_to: string, content: MessageContent): Promise<SentMessage> {
+    throw new UnavailableError(`Sending ${content.kind} messages is not supported by the sandbox yet`);
+  }
+
+  async sendChatPresence(to: string, state: ChatPresence): Promise<void> {
     this.#requireConnected();
     await this.#record({ to: toJid(to), type: 'presence', presence: state });
   }

@@ -1,4 +1,4 @@
-import type { Button, EventCard, Location, MediaKind, PixPayment } from '../msgnet-driver.js';
+import type { Button, ChatPresence, EventCard, Location, MediaKind, PixPayment } from '../msgnet-driver.js';
 
 /**
  * What travels between sandbox numbers on their channels (through Redis in cluster mode), and what the
@@ -63,7 +63,7 @@ export interface OutboxEntry {
   mentions?: string[];
   location?: Location;
   /** Chat presence (`composing` before a delayed message). */
-  presence?: 'composing' | 'paused';
+  presence?: ChatPresence;
   buttons?: Button[];
   payment?: PixPayment;
   event?: EventCard;
