@@ -1,11 +1,13 @@
 import type {
   ChatLabels,
+  ChatPresence,
   EventCard,
   GroupInfo,
   LabelInfo,
   LinkChallenge,
   LinkRequest,
   Location,
+  MessageContent,
   MediaKind,
   PrivacyField,
   PrivacySettings,
@@ -28,18 +30,20 @@ export interface ActorCallMap extends IdempotencyCallMap {
   'msgnet.reconnect': { payload: Record<string, never>; result: { state: ConnectionState } };
   'msgnet.sendText': {
     /** `mentionAll`: every member of the group `to` is mentioned too (resolved on the owner). */
-    payload: { to: string; text: string; replyTo?: QuotedMessage; mentions?: string[]; mentionAll?: boolean };
+    payload: SendCommon & { text: string; mentions?: string[]; mentionAll?: boolean };
     result: SentMessage;
   };
-  'msgnet.sendLocation': { payload: { to: string; location: Location; replyTo?: QuotedMessage }; result: SentMessage };
-  'msgnet.sendMedia': { payload: { to: string; media: WireMedia; replyTo?: QuotedMessage }; result: SentMessage };
+  'msgnet.sendLocation': { payload: SendCommon & { location: Location }; result: SentMessage };
+  'msgnet.sendMedia': { payload: SendCommon & { media: WireMedia }; result: SentMessage };
+  /** Contacts, interactive messages, polls, events, reactions, edits and forwards. */
+  'msgnet.send': { payload: SendCommon & { content: WireContent }; result: SentMessage };
   /** Revokes a message for everyone (a status too) and drops it from the history. */
   'msgnet.deleteMessage': {
     payload: { chatJid: string; messageId: string; fromMe: boolean };
     result: { deleted: true };
   };
   /** `sent: false` when the driver cannot show chat presence. */
-  'msgnet.presence': { payload: { to: string; state: 'composing' | 'paused' }; result: { sent: boolean } };
+  'msgnet.presence': { payload: { to: string; state: ChatPresence }; result: { sent: boolean } };
   /** Whether a number is on the network (and its JID and LID). */
   'msgnet.lookup': {
     payload: { number: string };
@@ -92,6 +96,18 @@ export interface IdempotencyCallMap {
   /** Forgets a started key whose request surely did nothing (refused before any side effect). */
   'idempotency.abandon': { payload: { key: string }; result: { forgotten: true } };
 }
+
+/** What every send takes beside its content. */
+export interface SendCommon {
+  to: string;
+  /** The message a reply quotes. */
+  replyTo?: QuotedMessage;
+  /** The client's label, echoed as `message.source` in the message's outgoing `message.exchange`. */
+  source?: string;
+}
+
+/** A kind of `msgnet.send` as it crosses the wire: media as base64. */
+export type WireContent = MessageContent<WireMedia>;
 
 /** Media on the wire between nodes: bytes as base64 (payloads are JSON when the owner is another node). */
 export interface WireMedia {

@@ -38,3 +38,19 @@ export async function remember(store: Store, record: MessageRecord, log: Logger)
     log.warn({ err, messageId: record.id }, 'could not store the message in the history');
   }
 }
+
+/** An edit replaces the text of the message it edits, when the history has it; a failure is only logged. */
+export async function applyEdit(
+  store: Store,
+  instanceId: string,
+  id: string,
+  text: string,
+  log: Logger,
+): Promise<void> {
+  try {
+    const original = await store.messages.find(instanceId, id);
+    if (original) await store.messages.save({ ...original, text });
+  } catch (err) {
+    log.warn({ err, messageId: id }, 'could not apply an edit to the history');
+  }
+}

@@ -15,7 +15,8 @@ import type { InstanceRecord, InstanceSettings, MessageStatus } from '../store/r
 import { mergeHandlers } from './instance-actor.js';
 import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
-import { historyRecord, remember } from './message-history.js';
+import { applyEdit, historyRecord, remember } from './message-history.js';
+import { BoundedMap } from '../util/bounded-map.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
@@ -51,6 +52,8 @@ export class MessagingBehavior {
   #unhandled = 0;
   #ctx!: ActorContext;
   #stopped = false;
+  /** Clients' labels (`source`) of messages being sent, by id, until their outgoing event leaves. */
+  readonly #sources = new BoundedMap<string, string>(1024);
   readonly #extensions: RunningExtension[];
   readonly #env: ExtensionEnv;
 
@@ -267,7 +270,12 @@ export class MessagingBehavior {
         const media = await this.deps.media?.receive(this.#instance, m, session, this.log);
         // Stored before the event leaves, so that a client reacting to it finds it in the history.
         await remember(this.#ctx.store, historyRecord(this.#ctx.instanceId, m, media?.stored), this.log);
-        const event = toInstanceEvent(e, 'api');
+        if (!m.fromMe && m.edit) {
+          await applyEdit(this.#ctx.store, this.#ctx.instanceId, m.edit.messageId, m.edit.text, this.log);
+        }
+        const source = this.#sources.get(m.id) ?? 'api';
+        this.#sources.delete(m.id);
+        const event = toInstanceEvent(e, source);
         await this.#emit(media ? withReceivedMedia(event, media) : event, media?.attachments);
         this.#notify(m);
         if (!m.fromMe && this.#settings.autoReadMessages && m.chat.type !== 'status') {
@@ -314,6 +322,7 @@ export class MessagingBehavior {
         session: () => this.#requireSession(),
         instance: () => this.#instance,
         setProfileName: (name) => this.#setProfileName(name),
+        labelSource: (messageId, source) => this.#sources.set(messageId, source),
         log: () => this.log,
       }),
       {

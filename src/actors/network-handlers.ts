@@ -12,12 +12,13 @@ import {
   isOwnershipLoss,
   reasonOf,
 } from '../errors.js';
-import type { MsgNetSession, OutgoingMedia, StatusPost } from '../msgnet/msgnet-driver.js';
+import type { MessageContent, MsgNetSession, OutgoingMedia, SendOptions, StatusPost } from '../msgnet/msgnet-driver.js';
+import { newMessageId } from '../msgnet/message-id.js';
 import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord } from '../store/records.js';
-import type { ProfileField, WireMedia } from './actor-calls.js';
+import type { ProfileField, SendCommon, WireContent, WireMedia } from './actor-calls.js';
 import type { ActorContext, CallHandlers } from './instance-actor.js';
-import { remember } from './message-history.js';
+import { applyEdit, remember } from './message-history.js';
 
 /** What the network operations need from the messaging behaviour that runs them. */
 export interface NetworkHost {
@@ -25,6 +26,8 @@ export interface NetworkHost {
   instance(): InstanceRecord;
   /** Updates the push name the instance caches (`connection.profileName`), in order with network events. */
   setProfileName(name: string): Promise<void>;
+  /** Names the client's label of a message about to be sent: its outgoing message.exchange carries it. */
+  labelSource(messageId: string, source: string): void;
   log(): Logger;
 }
 
@@ -63,6 +66,49 @@ export function outgoingMedia(m: WireMedia): OutgoingMedia {
     ...(m.seconds !== undefined ? { seconds: m.seconds } : {}),
     ...(m.waveform ? { waveform: Uint8Array.from(m.waveform) } : {}),
   };
+}
+
+export function fromWire(content: WireContent): MessageContent {
+  switch (content.kind) {
+    case 'buttons':
+    case 'forward': {
+      const { media, ...rest } = content;
+      return { ...rest, ...(media ? { media: outgoingMedia(media) } : {}) };
+    }
+    case 'carousel':
+      return {
+        ...content,
+        cards: content.cards.map(({ media, ...card }) => ({
+          ...card,
+          ...(media ? { media: outgoingMedia(media) } : {}),
+        })),
+      };
+    default:
+      return content;
+  }
+}
+
+/** How the history shows a sent kind: its type and its text. */
+function historyOf(content: MessageContent): { type: string; text: string } {
+  switch (content.kind) {
+    case 'contacts':
+      return { type: 'contact', text: content.contacts.map((c) => c.fullName).join(', ') };
+    case 'buttons':
+    case 'list':
+      return { type: 'interactive', text: content.text };
+    case 'carousel':
+      return { type: 'interactive', text: content.text ?? content.cards[0]?.body ?? '' };
+    case 'poll':
+      return { type: 'poll', text: content.question };
+    case 'event':
+      return { type: 'event', text: content.event.name };
+    case 'reaction':
+      return { type: 'reaction', text: content.emoji };
+    case 'edit':
+      return { type: 'edit', text: content.text };
+    case 'forward':
+      return { type: content.media?.kind ?? 'text', text: content.text };
+  }
 }
 
 /** The status table of spec 7: not connected stays as it is (the route answers 503), the rest get their code. */
@@ -119,35 +165,61 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
     );
   };
 
+  /** A send's options: the quote, and an id chosen now when the client labels the message. */
+  const optionsOf = (common: SendCommon, extra: SendOptions = {}): SendOptions => {
+    const options: SendOptions = { ...extra, ...(common.replyTo ? { replyTo: common.replyTo } : {}) };
+    if (common.source !== undefined) {
+      options.messageId = newMessageId();
+      host.labelSource(options.messageId, common.source);
+    }
+    return options;
+  };
+
   return {
-    'msgnet.sendText': async (ctx, { to, text, replyTo, mentions, mentionAll }) => {
+    'msgnet.sendText': async (ctx, { to, text, replyTo, mentions, mentionAll, source }) => {
       const mentioned = new Set(mentions ?? []);
       if (mentionAll) {
         const group = (await host.session().listGroups(true)).find((g) => g.jid === to);
         if (!group) throw new NotFoundError('Group not found');
         for (const member of group.members ?? []) mentioned.add(member.jid);
       }
-      const options = {
-        ...(replyTo ? { replyTo } : {}),
-        ...(mentioned.size > 0 ? { mentions: [...mentioned] } : {}),
-      };
+      const options = optionsOf(
+        { to, ...(replyTo ? { replyTo } : {}), ...(source !== undefined ? { source } : {}) },
+        mentioned.size > 0 ? { mentions: [...mentioned] } : {},
+      );
       const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, options));
       await sent(ctx, to, text, result);
       return result;
     },
-    'msgnet.sendLocation': async (ctx, { to, location, replyTo }) => {
+    'msgnet.sendLocation': async (ctx, { location, ...common }) => {
+      const { to } = common;
       const result = await attempt('Failed to send the message', () =>
-        host.session().sendLocation(to, location, replyTo ? { replyTo } : undefined),
+        host.session().sendLocation(to, location, optionsOf(common)),
       );
       await sent(ctx, to, location.name ?? '', result, undefined, 'location');
       return result;
     },
-    'msgnet.sendMedia': async (ctx, { to, media, replyTo }) => {
+    'msgnet.sendMedia': async (ctx, { media, ...common }) => {
+      const { to } = common;
       const outgoing = outgoingMedia(media);
       const result = await attempt('Failed to send the message', () =>
-        host.session().sendMedia(to, outgoing, replyTo ? { replyTo } : undefined),
+        host.session().sendMedia(to, outgoing, optionsOf(common)),
       );
       await sent(ctx, to, media.caption ?? '', result, outgoing);
+      return result;
+    },
+    'msgnet.send': async (ctx, { content: wire, ...common }) => {
+      const { to } = common;
+      const content = fromWire(wire);
+      const result = await attempt('Failed to send the message', () =>
+        host.session().sendContent(to, content, optionsOf(common)),
+      );
+      const { type, text } = historyOf(content);
+      const media = content.kind === 'forward' ? content.media : undefined;
+      await sent(ctx, to, text, result, media, type);
+      if (content.kind === 'edit') {
+        await applyEdit(ctx.store, ctx.instanceId, content.target.id, content.text, host.log());
+      }
       return result;
     },
     'msgnet.deleteMessage': async (ctx, { chatJid, messageId, fromMe }) => {

@@ -38,12 +38,41 @@ export interface MessageExchangeData {
       /** Why `url`/`s3Url`/`base64` are missing where they were expected (a failed download or upload). */
       error: string | null;
     } | null;
-    interactive: { selectedButtonId: string } | null;
+    /** A `buttons_response` or `list_response`: the id of the button or row chosen (the other null). */
+    interactive: { selectedButtonId: string | null; selectedRowId: string | null } | null;
     /** The JIDs the message mentions; empty when none. */
     mentions: string[];
     /** A `location` message's place; null otherwise. */
     location: { latitude: number; longitude: number; name: string | null; address: string | null } | null;
+    /** A `contact` message's cards. */
+    contacts: ContactData[] | null;
+    /** A `reaction`: the message it reacts to; an empty emoji removes the reaction. */
+    reaction: { messageId: string; emoji: string } | null;
+    poll: { question: string; options: string[]; maxAnswer: number } | null;
+    /** A `poll_vote`: the poll and every option the voter now chooses (none: the vote withdrawn). */
+    pollVote: { pollId: string; options: string[] } | null;
+    event: {
+      name: string;
+      description: string | null;
+      startAt: string;
+      endAt: string | null;
+      location: string | null;
+      joinLink: string | null;
+    } | null;
+    /** An `edit`: the message it replaces and its new text. */
+    edit: { messageId: string; text: string } | null;
+    /** A `revoked` message: the one deleted for everyone. */
+    revoked: { messageId: string } | null;
+    forwarded: boolean;
   };
+}
+
+export interface ContactData {
+  fullName: string;
+  phone: string;
+  organization: string | null;
+  email: string | null;
+  url: string | null;
 }
 
 export interface MessageStatusData {
@@ -142,7 +171,10 @@ export function messageExchange(m: NormalizedMessage, source: string): MessageEx
             error: null,
           }
         : null,
-      interactive: m.selectedButtonId ? { selectedButtonId: m.selectedButtonId } : null,
+      interactive:
+        m.selectedButtonId || m.selectedRowId
+          ? { selectedButtonId: m.selectedButtonId ?? null, selectedRowId: m.selectedRowId ?? null }
+          : null,
       mentions: m.mentions ?? [],
       location: m.location
         ? {
@@ -152,6 +184,31 @@ export function messageExchange(m: NormalizedMessage, source: string): MessageEx
             address: m.location.address ?? null,
           }
         : null,
+      contacts: m.contacts
+        ? m.contacts.map((c) => ({
+            fullName: c.fullName,
+            phone: c.phone,
+            organization: c.organization ?? null,
+            email: c.email ?? null,
+            url: c.url ?? null,
+          }))
+        : null,
+      reaction: m.reaction ?? null,
+      poll: m.poll ?? null,
+      pollVote: m.pollVote ?? null,
+      event: m.event
+        ? {
+            name: m.event.name,
+            description: m.event.description ?? null,
+            startAt: iso(m.event.startAt),
+            endAt: m.event.endAt !== undefined ? iso(m.event.endAt) : null,
+            location: m.event.location ?? null,
+            joinLink: m.event.joinLink ?? null,
+          }
+        : null,
+      edit: m.edit ?? null,
+      revoked: m.revoked ?? null,
+      forwarded: m.forwarded ?? false,
     },
   };
 }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
@@ -6,34 +5,29 @@ import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
 import type { LoadedMedia } from '../../media/media-source.js';
 import { prepareMedia } from '../../media/outgoing-media.js';
 import type { MediaClass } from '../../media/sniff.js';
-import type { QuotedMessage } from '../../msgnet/msgnet-driver.js';
-import type { Store } from '../../store/store.js';
 import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import { assertConnected, chatAddress, nameRequired, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
-import type { SentMessage } from '../../msgnet/msgnet-driver.js';
+import {
+  checkCommon,
+  either,
+  quoted,
+  quotingFields,
+  sendCommon,
+  sentAnswer,
+  sentBody,
+  waitFirst,
+} from './message-send.js';
 
 type Deps = ActorRouteDeps;
 
-/** The longest "typing…" shown before a message. */
-export const MAX_DELAY_MS = 60_000;
 const MEDIA_TYPES: readonly MediaClass[] = ['image', 'video', 'audio', 'document'];
 
-const number = z
-  .string()
-  .trim()
-  .max(128)
-  .optional()
-  .describe('Recipient: a phone number with country code, or a JID (required)');
-const replyTo = z.string().trim().min(1).max(128).optional().describe('Id of a message in the chat history to quote');
-
 const textBody = z.strictObject({
-  number,
+  ...quotingFields,
   text: z.string().max(65_536).optional().describe("The text (required; 'message' is the same field)"),
   message: z.string().max(65_536).optional().describe("Alias of 'text'"),
-  delayMs: z.number().int().optional().describe(`Show "typing…" this long first (0 to ${MAX_DELAY_MS})`),
-  replyTo,
   mention: z
     .array(z.string().trim().max(128))
     .max(1024)
@@ -43,7 +37,7 @@ const textBody = z.strictObject({
 });
 
 const mediaBody = z.strictObject({
-  number,
+  ...quotingFields,
   type: z
     .string()
     .optional()
@@ -54,7 +48,6 @@ const mediaBody = z.strictObject({
   fileName: z.string().trim().min(1).max(256).optional(),
   caption: z.string().max(4096).optional(),
   ptt: z.boolean().optional().describe('Audio: send as a voice note (Ogg/Opus)'),
-  replyTo,
   // The hosted product's names of the fields above.
   mediaType: z.string().optional().describe("Alias of 'type'"),
   mediaBase64: z.string().optional().describe("Alias of 'base64' (a data: URI is accepted)"),
@@ -76,53 +69,18 @@ const mediaBody = z.strictObject({
     .describe('Voice note: the amplitudes (0 to 100) its player draws (computed when omitted)'),
 });
 
-/** A field sent under our name or the hosted product's: either one, never both. */
-function either<T>(ours: T | undefined, theirs: T | undefined, names: [string, string]): T | undefined {
-  if (ours !== undefined && theirs !== undefined) {
-    throw new ValidationError(`Invalid request body: send '${names[0]}' or '${names[1]}', not both`);
-  }
-  return ours ?? theirs;
-}
-
 const locationBody = z.strictObject({
-  number,
+  ...quotingFields,
   latitude: z.number().min(-90).max(90).optional().describe('Degrees, -90 to 90 (required)'),
   longitude: z.number().min(-180).max(180).optional().describe('Degrees, -180 to 180 (required)'),
   name: z.string().trim().max(256).optional().describe("The place's name"),
   address: z.string().trim().max(512).optional().describe("The place's address"),
-  replyTo,
 });
 
 const deleteBody = z.strictObject({
   messageId: z.string().trim().max(128).optional().describe('The message to revoke (required)'),
   chat: z.string().trim().max(128).optional().describe('Its chat, when the message is not in the history'),
 });
-
-/** The quoted message of a reply, from the history: the network needs its author and text. */
-async function quoted(store: Store, instanceId: string, id: string | undefined): Promise<QuotedMessage | undefined> {
-  if (id === undefined) return undefined;
-  const m = await store.messages.find(instanceId, id);
-  if (!m) throw new ValidationError('Invalid request body: replyTo names no message in the chat history');
-  return { id: m.id, chatJid: m.chatJid, fromMe: m.fromMe, senderJid: m.senderJid, text: m.text };
-}
-
-/** Every send answers `{success, message, status: "sent", data: {messageId, …}}` (the hosted product's shape). */
-function sentBody(sent: SentMessage, messageType: string, content: string, to: string, extra: Record<string, unknown>) {
-  return {
-    success: true,
-    message: 'Message sent',
-    status: 'sent',
-    data: {
-      messageId: sent.messageId,
-      direction: 'outgoing',
-      messageType,
-      content,
-      to,
-      timestamp: new Date(sent.timestamp).toISOString(),
-      ...extra,
-    },
-  };
-}
 
 /** Sending and revoking messages: text (spec's referenced endpoint), media, delete. */
 export function messageRoutes(deps: Deps) {
@@ -132,7 +90,6 @@ export function messageRoutes(deps: Deps) {
   const { actors } = deps;
   for (const path of ['/text', '/media', '/location', '/delete']) nameRequired(api, 'post', path, deps.auth);
 
-  const sentAnswer = { 200: 'Message sent: `{success, message, status: "sent", data: {messageId, …}}`' };
   api.route(
     {
       method: 'post',
@@ -144,16 +101,9 @@ export function messageRoutes(deps: Deps) {
       responses: sentAnswer,
     },
     async (ctx, { body: b }) => {
-      if (!b.number) throw new ValidationError('Number is required');
-      if (b.text !== undefined && b.message !== undefined) {
-        throw new ValidationError("Invalid request body: send 'text' or 'message', not both");
-      }
-      const content = b.text ?? b.message;
+      const { to, delay } = checkCommon(b);
+      const content = either(b.text, b.message, ['text', 'message']);
       if (!content) throw new ValidationError('Message is required');
-      if (b.delayMs !== undefined && (b.delayMs < 0 || b.delayMs > MAX_DELAY_MS)) {
-        throw new ValidationError(`Invalid request body: delayMs must be from 0 to ${MAX_DELAY_MS}`);
-      }
-      const to = toRecipient(b.number);
       const mentions = (b.mention ?? []).map((m) => toRecipient(m, 'mention'));
       if (mentions.some((jid) => jid.endsWith('@g.us'))) {
         throw new ValidationError('Invalid request body: mention takes people, not groups');
@@ -163,22 +113,14 @@ export function messageRoutes(deps: Deps) {
       }
       const instanceId = ctx.state.instance!.id;
       const reply = await quoted(deps.store, instanceId, b.replyTo);
-      if (b.delayMs) {
-        // The wait happens here, not in the actor, whose mailbox must stay free for other calls.
-        await actors.call(instanceId, 'msgnet.presence', { to, state: 'composing' });
-        const sendAt = Date.now() + b.delayMs;
-        await sleep(b.delayMs);
-        // A timer can fire a millisecond before Date.now() reaches its time; the delay is a promise to the client.
-        if (Date.now() < sendAt) await sleep(sendAt - Date.now());
-      }
+      await waitFirst(actors, instanceId, to, delay);
       const sent = await actors.call(instanceId, 'msgnet.sendText', {
-        to,
+        ...sendCommon(to, b, reply),
         text: content,
-        ...(reply ? { replyTo: reply } : {}),
         ...(mentions.length ? { mentions } : {}),
         ...(b.mentionAll ? { mentionAll: true } : {}),
       });
-      ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {});
+      ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {}, b.source);
     },
   );
 
@@ -202,7 +144,7 @@ export function messageRoutes(deps: Deps) {
         mimeType: either(raw.mimeType, raw.mimetype, ['mimeType', 'mimetype']),
         ptt: either(raw.ptt, raw.isVoice, ['ptt', 'isVoice']),
       };
-      if (!b.number) throw new ValidationError('Number is required');
+      const { to, delay } = checkCommon(b);
       const type = MEDIA_TYPES.find((t) => t === b.type);
       if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
       if (b.mediaUrl === undefined && b.base64 === undefined) {
@@ -214,7 +156,6 @@ export function messageRoutes(deps: Deps) {
       if ((b.duration !== undefined || b.waveform !== undefined) && type !== 'audio') {
         throw new ValidationError("Invalid request body: 'duration' and 'waveform' are for audio only");
       }
-      const to = toRecipient(b.number);
       const instance = ctx.state.instance!;
       const reply = await quoted(deps.store, instance.id, b.replyTo);
       assertConnected(instance);
@@ -235,8 +176,9 @@ export function messageRoutes(deps: Deps) {
         maxBytes: limits.maxBytes,
       });
       const caption = type === 'audio' ? undefined : b.caption;
+      await waitFirst(actors, instance.id, to, delay, type === 'audio' && b.ptt ? 'recording' : 'composing');
       const sent = await actors.call(instance.id, 'msgnet.sendMedia', {
-        to,
+        ...sendCommon(to, b, reply),
         media: {
           kind: type,
           base64: media.data.toString('base64'),
@@ -247,16 +189,22 @@ export function messageRoutes(deps: Deps) {
           ...((b.duration ?? media.seconds) ? { seconds: b.duration ?? media.seconds } : {}),
           ...((b.waveform ?? media.waveform) && b.ptt ? { waveform: [...(b.waveform ?? media.waveform!)] } : {}),
         },
-        ...(reply ? { replyTo: reply } : {}),
       });
-      ctx.body = sentBody(sent, type, caption ?? '', to, {
-        media: {
-          mimetype: media.mimetype,
-          size: media.data.length,
-          ...(media.fileName ? { fileName: media.fileName } : {}),
-          ...((b.duration ?? media.seconds) ? { seconds: b.duration ?? media.seconds } : {}),
+      ctx.body = sentBody(
+        sent,
+        type,
+        caption ?? '',
+        to,
+        {
+          media: {
+            mimetype: media.mimetype,
+            size: media.data.length,
+            ...(media.fileName ? { fileName: media.fileName } : {}),
+            ...((b.duration ?? media.seconds) ? { seconds: b.duration ?? media.seconds } : {}),
+          },
         },
-      });
+        b.source,
+      );
     },
   );
 
@@ -271,7 +219,7 @@ export function messageRoutes(deps: Deps) {
       responses: sentAnswer,
     },
     async (ctx, { body: b }) => {
-      if (!b.number) throw new ValidationError('Number is required');
+      const { to, delay } = checkCommon(b);
       if (b.latitude === undefined || b.longitude === undefined) {
         throw new ValidationError('Invalid request body: latitude and longitude are required');
       }
@@ -279,7 +227,6 @@ export function messageRoutes(deps: Deps) {
       if (b.latitude === 0 && b.longitude === 0) {
         throw new ValidationError('Invalid request body: latitude 0 and longitude 0 is not a place');
       }
-      const to = toRecipient(b.number);
       const instanceId = ctx.state.instance!.id;
       const reply = await quoted(deps.store, instanceId, b.replyTo);
       const location = {
@@ -288,12 +235,9 @@ export function messageRoutes(deps: Deps) {
         ...(b.name ? { name: b.name } : {}),
         ...(b.address ? { address: b.address } : {}),
       };
-      const sent = await actors.call(instanceId, 'msgnet.sendLocation', {
-        to,
-        location,
-        ...(reply ? { replyTo: reply } : {}),
-      });
-      ctx.body = sentBody(sent, 'location', b.name ?? '', to, { location });
+      await waitFirst(actors, instanceId, to, delay);
+      const sent = await actors.call(instanceId, 'msgnet.sendLocation', { ...sendCommon(to, b, reply), location });
+      ctx.body = sentBody(sent, 'location', b.name ?? '', to, { location }, b.source);
     },
   );
 

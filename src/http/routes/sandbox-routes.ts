@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ValidationError } from '../../errors.js';
+import type { MessageDetails, MessageType } from '../../msgnet/msgnet-events.js';
 import { ApiRouter, queryParam } from '../api-router.js';
 import type { RouteContext } from '../api-router.js';
 import { requireInstance } from '../auth.js';
@@ -27,6 +29,55 @@ const schemas = {
       .regex(/^\d{6,30}(-\d+)?@g\.us$/, 'expected a group JID')
       .optional(),
     buttonReplyId: z.string().max(256).optional(),
+    listReplyId: z.string().max(256).optional().describe('The row id of a list the contact chose'),
+    contacts: z
+      .array(
+        z.strictObject({
+          fullName: z.string().trim().min(1).max(256),
+          phone: z.string().regex(/^\+?\d{6,20}$/, 'expected a phone number with country code'),
+          organization: z.string().max(256).optional(),
+          email: z.string().max(256).optional(),
+          url: z.string().max(2048).optional(),
+        }),
+      )
+      .min(1)
+      .max(10)
+      .optional()
+      .describe('Contact cards instead of a text'),
+    reaction: z
+      .strictObject({ messageId: z.string().min(1).max(128), emoji: z.string().max(32) })
+      .optional()
+      .describe('A reaction to a message (an empty emoji removes it)'),
+    poll: z
+      .strictObject({
+        question: z.string().min(1).max(255),
+        options: z.array(z.string().min(1).max(100)).min(2).max(12),
+        maxAnswer: z.number().int().min(1).max(12).optional(),
+      })
+      .optional(),
+    pollVote: z
+      .strictObject({ pollId: z.string().min(1).max(128), options: z.array(z.string().max(100)).max(12) })
+      .optional()
+      .describe("A vote on a poll the instance sent: the voter's choices (none withdraws the vote)"),
+    event: z
+      .strictObject({
+        name: z.string().min(1).max(256),
+        startAt: z.iso.datetime({ offset: true }),
+        endAt: z.iso.datetime({ offset: true }).optional(),
+        description: z.string().max(2048).optional(),
+        location: z.string().max(512).optional(),
+        joinLink: z.string().max(2048).optional(),
+      })
+      .optional(),
+    edit: z
+      .strictObject({ messageId: z.string().min(1).max(128), text: z.string().min(1).max(65_536) })
+      .optional()
+      .describe('The contact edits one of its messages'),
+    revoked: z
+      .strictObject({ messageId: z.string().min(1).max(128) })
+      .optional()
+      .describe('The contact deletes one of its messages for everyone'),
+    forwarded: z.boolean().optional().describe('The message was forwarded from another chat'),
     location: z
       .strictObject({
         latitude: z.number().min(-90).max(90),
@@ -67,6 +118,44 @@ const schemas = {
   }),
 };
 
+type Inbound = z.infer<typeof schemas.inbound>;
+
+/** The typed kind an inbound body asks for, if any: one at a time, never beside a text, media or place. */
+function inboundKind(b: Inbound): { kind: MessageType; details: MessageDetails; text: string } | undefined {
+  const kinds: { kind: MessageType; details: MessageDetails; text: string }[] = [];
+  if (b.listReplyId !== undefined) {
+    kinds.push({ kind: 'list_response', details: { selectedRowId: b.listReplyId }, text: '' });
+  }
+  if (b.contacts) {
+    const contacts = b.contacts.map((c) => ({ ...c, phone: c.phone.replace(/^\+/, '') }));
+    kinds.push({ kind: 'contact', details: { contacts }, text: contacts.map((c) => c.fullName).join(', ') });
+  }
+  if (b.reaction) kinds.push({ kind: 'reaction', details: { reaction: b.reaction }, text: b.reaction.emoji });
+  if (b.poll) {
+    const poll = { ...b.poll, maxAnswer: b.poll.maxAnswer ?? b.poll.options.length };
+    kinds.push({ kind: 'poll', details: { poll }, text: poll.question });
+  }
+  if (b.pollVote) kinds.push({ kind: 'poll_vote', details: { pollVote: b.pollVote }, text: '' });
+  if (b.event) {
+    const { startAt, endAt, ...rest } = b.event;
+    const event = { ...rest, startAt: Date.parse(startAt), ...(endAt ? { endAt: Date.parse(endAt) } : {}) };
+    if (event.endAt !== undefined && event.endAt <= event.startAt) {
+      throw new ValidationError('Invalid request body: event.endAt must be after event.startAt');
+    }
+    kinds.push({ kind: 'event', details: { event }, text: event.name });
+  }
+  if (b.edit) kinds.push({ kind: 'edit', details: { edit: b.edit }, text: b.edit.text });
+  if (b.revoked) kinds.push({ kind: 'revoked', details: { revoked: b.revoked }, text: '' });
+  // A list choice carries the chosen row's title as its text; the other kinds have no text of their own.
+  const others = [kinds[0]?.kind === 'list_response' ? undefined : b.text, b.media, b.location, b.buttonReplyId];
+  if (kinds.length > 1 || (kinds.length === 1 && others.some((v) => v !== undefined))) {
+    throw new ValidationError(
+      'Invalid request body: send one of text (with media or a place), buttonReplyId, listReplyId, contacts, reaction, poll, pollVote, event, edit, revoked',
+    );
+  }
+  return kinds[0];
+}
+
 const digits = (n: string) => n.replace(/^\+/, '').replace(/@s\.whatsapp\.net$/, '');
 
 /**
@@ -104,9 +193,12 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Message delivered to the instance: `{messageId}`' },
     },
     async (ctx, { body: b }) => {
+      const kind = inboundKind(b);
       const { messageId } = await actors.call(id(ctx), 'sandbox.inbound', {
         from: `${digits(b.from)}@s.whatsapp.net`,
-        text: b.text ?? b.media?.caption ?? b.location?.name ?? '',
+        text: b.text ?? b.media?.caption ?? b.location?.name ?? kind?.text ?? '',
+        ...(kind ? { kind: kind.kind, details: kind.details } : {}),
+        ...(b.forwarded && kind?.kind !== 'revoked' ? { details: { ...kind?.details, forwarded: true } } : {}),
         ...(b.pushName ? { pushName: b.pushName } : {}),
         ...(b.groupJid ? { groupJid: b.groupJid } : {}),
         ...(b.buttonReplyId ? { buttonReplyId: b.buttonReplyId } : {}),

@@ -48,7 +48,13 @@ const OVERDUE_DELAY_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Messages that can talk to a flow: text, a media caption, a clicked button or list item. */
-const ANSWER_TYPES = new Set<NormalizedMessage['type']>(['text', 'media', 'buttons_response', 'interactive']);
+const ANSWER_TYPES = new Set<NormalizedMessage['type']>([
+  'text',
+  'media',
+  'buttons_response',
+  'list_response',
+  'interactive',
+]);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -258,7 +264,9 @@ export class ChatbotExtension implements InstanceExtension {
   async #contactMessage(m: NormalizedMessage): Promise<void> {
     const chat = m.chat.jid;
     const now = Date.now();
-    const clicked = m.type === 'buttons_response' ? m.selectedButtonId : undefined;
+    // A list's row answers the flow as a button would.
+    const clicked =
+      m.type === 'buttons_response' ? m.selectedButtonId : m.type === 'list_response' ? m.selectedRowId : undefined;
     let session = this.#state.sessions.get(chat);
     // A button of the flow's choice input carries its item id; a markup reply button carries its label.
     const choice = clicked ? session?.choices.find((c) => c.id === clicked) : undefined;

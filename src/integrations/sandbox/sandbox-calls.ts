@@ -1,3 +1,4 @@
+import type { MessageDetails, MessageType } from '../../msgnet/msgnet-events.js';
 import type { SandboxProfile } from '../../msgnet/sandbox/sandbox-phone.js';
 import type { OutboxEntry, SandboxGroup } from '../../msgnet/sandbox/sandbox-wire.js';
 
@@ -19,6 +20,9 @@ export interface SandboxInbound {
   };
   location?: { latitude: number; longitude: number; name?: string; address?: string };
   mentions?: string[];
+  /** A kind beyond text, media and location, with its content. */
+  kind?: MessageType;
+  details?: MessageDetails;
 }
 
 /** The sandbox controls' calls, answered only where the driver is the sandbox (sandbox-extension.ts). */

@@ -7,7 +7,6 @@ import {
   NotConnectedError,
   NotFoundError,
   PayloadTooLargeError,
-  UnavailableError,
   ValidationError,
 } from '../../errors.js';
 import { channels } from '../../redis/keys.js';
@@ -36,12 +35,20 @@ import type {
   SessionOptions,
   StatusPost,
 } from '../msgnet-driver.js';
-import type { NormalizedMessage } from '../msgnet-events.js';
+import type { MessageType, NormalizedMessage } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
 import type { OutboxEntry, SandboxWire } from './sandbox-wire.js';
 import { BoundedMap } from '../../util/bounded-map.js';
 import { newMessageId } from '../message-id.js';
 import { SandboxControls, registerControls } from './sandbox-controls.js';
+import { sandboxSend } from './sandbox-content.js';
+
+/** What a message on the wire is, as the receiving phone shows it. */
+function typeOf(wire: Extract<SandboxWire, { t: 'msg' }>): MessageType {
+  if (wire.kind) return wire.kind;
+  if (wire.buttonReplyId) return 'buttons_response';
+  return wire.media ? 'media' : wire.location ? 'location' : 'text';
+}
 
 /** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
 const RECEIVED_MEDIA_KEPT = 256;
@@ -273,8 +280,9 @@ export class SandboxSession implements MsgNetSession {
         ? { jid: wire.groupJid, type: 'group' }
         : { jid: wire.from, type: 'private', ...(wire.pushName ? { name: wire.pushName } : {}) },
       sender: { jid: wire.from, ...(wire.pushName ? { name: wire.pushName } : {}) },
-      type: wire.buttonReplyId ? 'buttons_response' : wire.media ? 'media' : wire.location ? 'location' : 'text',
+      type: typeOf(wire),
       text: wire.text,
+      ...wire.details,
       ...(media ? { media } : {}),
       ...(wire.buttonReplyId ? { selectedButtonId: wire.buttonReplyId } : {}),
       ...(wire.mentions?.length ? { mentions: wire.mentions } : {}),
@@ -312,8 +320,9 @@ export class SandboxSession implements MsgNetSession {
         timestamp: entry.timestamp,
         chat: { jid: to, type: to.endsWith('@g.us') ? 'group' : 'private' },
         sender: { jid: me },
-        type: wire.media ? 'media' : wire.location ? 'location' : 'text',
+        type: typeOf(wire),
         text: wire.text,
+        ...wire.details,
         ...(wire.media ? { media: wire.media } : {}),
         ...(wire.mentions ? { mentions: wire.mentions } : {}),
         ...(wire.location ? { location: wire.location } : {}),
@@ -452,8 +461,9 @@ export class SandboxSession implements MsgNetSession {
     return { messageId: entry.messageId, timestamp: entry.timestamp };
   }
 
-  async sendContent(_to: string, content: MessageContent): Promise<SentMessage> {
-    throw new UnavailableError(`Sending ${content.kind} messages is not supported by the sandbox yet`);
+  async sendContent(to: string, content: MessageContent, options?: SendOptions): Promise<SentMessage> {
+    const { operations, entry, wire } = sandboxSend(content);
+    return this.#sendOne(to, options, operations, entry, wire);
   }
 
   async sendChatPresence(to: string, state: ChatPresence): Promise<void> {

@@ -1,4 +1,15 @@
-import type { Button, ChatPresence, EventCard, Location, MediaKind, PixPayment } from '../msgnet-driver.js';
+import type {
+  Button,
+  ChatPresence,
+  ContactCard,
+  EventCard,
+  EventDetails,
+  ListSection,
+  Location,
+  MediaKind,
+  PixPayment,
+} from '../msgnet-driver.js';
+import type { MessageDetails, MessageType } from '../msgnet-events.js';
 
 /**
  * What travels between sandbox numbers on their channels (through Redis in cluster mode), and what the
@@ -25,6 +36,9 @@ export type SandboxWire =
       buttonReplyId?: string;
       mentions?: string[];
       location?: Location;
+      /** What the message is when it is none of text, media and location (its content in `details`). */
+      kind?: MessageType;
+      details?: MessageDetails;
     }
   | { t: 'receipt'; from: string; status: 'delivered' | 'read'; ids: string[]; timestamp: number }
   | {
@@ -45,7 +59,13 @@ export interface OutboxEntry {
     | 'text'
     | 'media'
     | 'location'
+    | 'contact'
     | 'buttons'
+    | 'list'
+    | 'carousel'
+    | 'poll'
+    | 'reaction'
+    | 'edit'
     | 'payment'
     | 'event'
     | 'status'
@@ -65,11 +85,33 @@ export interface OutboxEntry {
   /** Chat presence (`composing` before a delayed message). */
   presence?: ChatPresence;
   buttons?: Button[];
+  /** The header and footer of a buttons or list message. */
+  header?: string;
+  footer?: string;
+  list?: { buttonText: string; sections: ListSection[] };
+  carousel?: OutboxCard[];
+  contacts?: ContactCard[];
+  poll?: { question: string; options: string[]; maxAnswer: number };
+  reaction?: { messageId: string; emoji: string };
+  edit?: { messageId: string; text: string };
+  /** Sent again from another chat. */
+  forwarded?: boolean;
   payment?: PixPayment;
-  event?: EventCard;
+  /** A call's event card, or an invitation to an event. */
+  event?: EventCard | EventDetails;
   status?: { type: string; backgroundColor?: string; font?: number };
   call?: { durationSeconds?: number; callId: string };
   deletedMessageId?: string;
+}
+
+/** A carousel card as the outbox shows it. */
+export interface OutboxCard {
+  title: string;
+  subtitle?: string;
+  media?: OutboxMedia;
+  body: string;
+  footer?: string;
+  buttons: Button[];
 }
 
 /** Media as the outbox shows it: its description, never its bytes. */
