@@ -100,6 +100,8 @@ function historyOf(content: MessageContent): { type: string; text: string } {
       return { type: 'interactive', text: content.text ?? content.cards[0]?.body ?? '' };
     case 'poll':
       return { type: 'poll', text: content.question };
+    case 'pix':
+      return { type: 'payment', text: '' };
     case 'event':
       return { type: 'event', text: content.event.name };
     case 'reaction':

@@ -37,7 +37,7 @@ export interface ResponseSpec {
 }
 
 /** Schemas are zod objects so that their fields become named body fields and query parameters. */
-type ObjectSchema = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
+export type ObjectSchema = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
 
 export interface RouteSpec<B extends ObjectSchema | undefined, Q extends ObjectSchema | undefined> {
   method: HttpMethod;

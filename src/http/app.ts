@@ -42,6 +42,7 @@ import { metricsRoutes } from './routes/metrics-routes.js';
 import { connectionRoutes } from './routes/connection-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
+import { messageKindRoutes } from './routes/message-kind-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { settingsPanelRoutes } from './routes/settings-panel-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
@@ -185,6 +186,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       ...deps.webhooks,
     }),
     messageRoutes(actorRoutes),
+    messageKindRoutes(actorRoutes),
     lookupRoutes(actorRoutes),
     statusRoutes(actorRoutes),
     groupRoutes(actorRoutes),

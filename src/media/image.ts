@@ -66,3 +66,31 @@ export async function toJpeg(bytes: Buffer, o: JpegOptions): Promise<{ data: Buf
     throw new ImageRejectedError('corrupt', (err as Error).message, { cause: err });
   }
 }
+
+/** WhatsApp's sticker canvas: a square of this side. */
+export const STICKER_SIDE = 512;
+
+/**
+ * An image as a sticker: WebP on a transparent 512×512 canvas, the image fitted inside (first frame of an
+ * animation). The same sniffing and pixel limits as `toJpeg`.
+ */
+export async function toSticker(bytes: Buffer): Promise<Buffer> {
+  const type = sniffMedia(bytes);
+  if (type?.kind !== 'image') {
+    throw new ImageRejectedError('not_image', 'the data is not a JPEG, PNG, WebP or GIF image');
+  }
+  if (!DECODABLE.has(type.mime)) {
+    throw new ImageRejectedError('unsupported', `${type.mime} is not supported; send JPEG, PNG, WebP or GIF`);
+  }
+  try {
+    return await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' })
+      .rotate()
+      .resize(STICKER_SIDE, STICKER_SIDE, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } })
+      .webp({ quality: 80 })
+      .toBuffer();
+  } catch (err) {
+    const message = (err as Error).message;
+    const tooLarge = /pixel limit/i.test(message);
+    throw new ImageRejectedError(tooLarge ? 'too_large' : 'corrupt', message, { cause: err });
+  }
+}

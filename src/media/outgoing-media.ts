@@ -1,7 +1,7 @@
 import { AppError, ErrorCode, InternalError } from '../errors.js';
 import { prepareAudio } from './audio.js';
 import { probeMedia, ToolError, withTempFile } from './ffmpeg.js';
-import { ImageRejectedError, toJpeg } from './image.js';
+import { ImageRejectedError, toJpeg, toSticker } from './image.js';
 import { sniffMedia } from './sniff.js';
 import type { MediaClass } from './sniff.js';
 
@@ -70,15 +70,29 @@ export async function prepareMedia(kind: MediaClass, bytes: Buffer, o: PrepareOp
   }
 }
 
+/** An image made a sticker (WebP, 512×512). @throws AppError `media_validation_failed`, `unsupported_media_type` */
+export async function prepareSticker(bytes: Buffer): Promise<{ data: Buffer; mimetype: 'image/webp' }> {
+  try {
+    return { data: await toSticker(bytes), mimetype: 'image/webp' };
+  } catch (err) {
+    throw imageRefusal(err);
+  }
+}
+
 async function image(bytes: Buffer): Promise<{ data: Buffer }> {
   try {
     return { data: (await toJpeg(bytes, { quality: IMAGE_QUALITY })).data };
   } catch (err) {
-    if (!(err instanceof ImageRejectedError)) throw err;
-    if (err.problem === 'unsupported') throw unsupported(err.message);
-    if (err.problem === 'not_image') throw invalid('The media is not an image');
-    throw invalid(err.problem === 'corrupt' ? `The image could not be decoded: ${err.message}` : err.message);
+    throw imageRefusal(err);
   }
+}
+
+/** An image conversion's failure as the send endpoints word it. */
+function imageRefusal(err: unknown): unknown {
+  if (!(err instanceof ImageRejectedError)) return err;
+  if (err.problem === 'unsupported') return unsupported(err.message);
+  if (err.problem === 'not_image') return invalid('The media is not an image');
+  return invalid(err.problem === 'corrupt' ? `The image could not be decoded: ${err.message}` : err.message);
 }
 
 async function video(bytes: Buffer, mime: string | undefined, maxSeconds: number | undefined): Promise<PreparedMedia> {

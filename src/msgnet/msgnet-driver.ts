@@ -173,6 +173,7 @@ export type MessageContent<M = OutgoingMedia> =
   | { kind: 'list'; text: string; buttonText: string; header?: string; footer?: string; sections: ListSection[] }
   | { kind: 'carousel'; text?: string; footer?: string; cards: CarouselCard<M>[] }
   | { kind: 'poll'; question: string; options: string[]; maxAnswer: number }
+  | { kind: 'pix'; payment: PixPayment }
   | { kind: 'event'; event: EventDetails }
   | { kind: 'reaction'; target: MessageRef; emoji: string }
   | { kind: 'edit'; target: MessageRef; text: string }

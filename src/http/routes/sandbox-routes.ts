@@ -132,7 +132,7 @@ function inboundKind(b: Inbound): { kind: MessageType; details: MessageDetails; 
   }
   if (b.reaction) kinds.push({ kind: 'reaction', details: { reaction: b.reaction }, text: b.reaction.emoji });
   if (b.poll) {
-    const poll = { ...b.poll, maxAnswer: b.poll.maxAnswer ?? b.poll.options.length };
+    const poll = { ...b.poll, maxAnswer: b.poll.maxAnswer ?? 1 };
     kinds.push({ kind: 'poll', details: { poll }, text: poll.question });
   }
   if (b.pollVote) kinds.push({ kind: 'poll_vote', details: { pollVote: b.pollVote }, text: '' });

@@ -76,6 +76,12 @@ export function sandboxSend(content: MessageContent): SandboxSend {
         wire: { text: content.question, kind: 'poll', details: { poll } },
       };
     }
+    case 'pix':
+      return {
+        operations: ['sendContent'],
+        entry: { type: 'payment', payment: content.payment },
+        wire: { text: '', kind: 'payment' },
+      };
     case 'event':
       return {
         operations: ['sendContent'],

@@ -1,0 +1,532 @@
+import { z } from 'zod';
+import type { WireContent, WireMedia } from '../../actors/actor-calls.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
+import { prepareMedia, prepareSticker } from '../../media/outgoing-media.js';
+import type { Button, MessageRef } from '../../msgnet/msgnet-driver.js';
+import { PIX_KEY_TYPES, pixKeyProblem } from '../../msgnet/pix-key.js';
+import type { MessageRecord } from '../../store/records.js';
+import { ApiRouter } from '../api-router.js';
+import type { ObjectSchema, RouteContext } from '../api-router.js';
+import { requireInstance } from '../auth.js';
+import { idempotency } from '../idempotency.js';
+import { assertConnected, nameRequired, toRecipient } from '../route-helpers.js';
+import type { ActorRouteDeps } from '../route-deps.js';
+import {
+  checkCommon,
+  commonFields,
+  either,
+  quoted,
+  quotingFields,
+  sendCommon,
+  sentAnswer,
+  sentBody,
+  waitFirst,
+} from './message-send.js';
+
+type Deps = ActorRouteDeps;
+
+/** WhatsApp lets a sender edit a message for 15 minutes. */
+export const EDIT_WINDOW_MS = 15 * 60_000;
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+const phone = z
+  .string()
+  .trim()
+  .regex(/^\+?[1-9]\d{7,14}$/, 'expected an international phone number (country code first)');
+
+const buttonSchema = z.strictObject({
+  id: text(2048).describe('Reply: the id echoed back; URL: the https link; CALL: +<number>; COPY: the text copied'),
+  displayText: text(25),
+  type: z.enum(['REPLY', 'URL', 'CALL', 'COPY']).optional().describe('REPLY (default), URL, CALL or COPY'),
+});
+
+const mediaHeader = {
+  mediaUrl: z
+    .string()
+    .trim()
+    .max(4096)
+    .optional()
+    .describe('An image or video shown above the text (URL or data: URI)'),
+  mediaType: z.enum(['image', 'video']).optional().describe('The kind of mediaUrl (default image)'),
+};
+
+const bodies = {
+  sticker: z.strictObject({
+    ...quotingFields,
+    imageUrl: z
+      .string()
+      .trim()
+      .max(16 * 1024 * 1024)
+      .optional()
+      .describe('The image: a public http(s) URL or a data:image/... URI (required; made a 512×512 WebP)'),
+  }),
+  contact: z.strictObject({
+    ...quotingFields,
+    vcard: z
+      .union([
+        z.array(
+          z.strictObject({
+            fullName: text(256),
+            phone,
+            organization: text(256).optional(),
+            email: z.email().max(256).optional(),
+            url: z
+              .url({ protocol: /^https?$/ })
+              .max(2048)
+              .optional(),
+          }),
+        ),
+        z.strictObject({
+          fullName: text(256),
+          phone,
+          organization: text(256).optional(),
+          email: z.email().max(256).optional(),
+          url: z
+            .url({ protocol: /^https?$/ })
+            .max(2048)
+            .optional(),
+        }),
+      ])
+      .optional()
+      .describe('1 to 10 cards `{fullName, phone, organization?, email?, url?}` (one card may be sent bare)'),
+  }),
+  pix: z.strictObject({
+    ...commonFields,
+    merchantName: text(25).optional().describe("The receiver's name (required)"),
+    pixKey: text(77).optional().describe('The key (required), in the format of its type'),
+    pixKeyType: z
+      .enum(PIX_KEY_TYPES as [string, ...string[]])
+      .optional()
+      .describe(`One of ${PIX_KEY_TYPES.join(', ')} (required)`),
+  }),
+  button: z.strictObject({
+    ...quotingFields,
+    contentText: z.string().trim().max(1024).optional().describe('The text above the buttons (required)'),
+    headerText: text(60).optional(),
+    footerText: text(60).optional(),
+    buttons: z.array(buttonSchema).optional().describe('1 to 3 buttons'),
+    ...mediaHeader,
+  }),
+  list: z.strictObject({
+    ...quotingFields,
+    contentText: z.string().trim().max(1024).optional().describe('The text above the list (required)'),
+    buttonText: text(20).optional().describe('The label of the button that opens the list (required)'),
+    headerText: text(60).optional(),
+    footerText: text(60).optional(),
+    sections: z
+      .array(
+        z.strictObject({
+          title: text(24),
+          rows: z.array(z.strictObject({ id: text(200), title: text(24), description: text(72).optional() })),
+        }),
+      )
+      .optional()
+      .describe('1 to 10 sections of 1 to 10 rows; row ids unique'),
+  }),
+  carousel: z.strictObject({
+    ...quotingFields,
+    message: z.string().trim().max(1024).optional().describe('The text above the cards'),
+    footer: text(60).optional(),
+    cards: z
+      .array(
+        z.strictObject({
+          header: z.strictObject({
+            title: text(60),
+            subtitle: text(60).optional(),
+            imageUrl: z.string().trim().max(4096).optional(),
+            videoUrl: z.string().trim().max(4096).optional(),
+          }),
+          body: z.strictObject({ text: text(1024) }),
+          footer: text(60).optional(),
+          buttons: z.array(buttonSchema).optional(),
+        }),
+      )
+      .optional()
+      .describe('1 to 10 cards, each with up to 3 buttons and an optional image or video'),
+  }),
+  poll: z.strictObject({
+    ...quotingFields,
+    question: text(255).optional().describe("The question (required; 'name' is the same field)"),
+    name: text(255).optional().describe("Alias of 'question'"),
+    options: z.array(text(100)).optional().describe('2 to 12 distinct options'),
+    values: z.array(text(100)).optional().describe("Alias of 'options'"),
+    maxAnswer: z.number().int().min(1).optional().describe('How many options a voter may choose (default 1)'),
+    selectableCount: z.number().int().min(1).optional().describe("Alias of 'maxAnswer'"),
+  }),
+  event: z.strictObject({
+    ...quotingFields,
+    name: text(256).optional().describe('The title (required)'),
+    startAt: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 with a zone (required)'),
+    endAt: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 with a zone, after startAt'),
+    description: z.string().trim().max(2048).optional(),
+    location: text(512).optional().describe("The place's name or address"),
+    joinLink: z
+      .url({ protocol: /^https$/ })
+      .max(2048)
+      .optional()
+      .describe('An https link to join (a call link)'),
+  }),
+  reaction: z.strictObject({
+    ...commonFields,
+    messageId: text(128).optional().describe('The message reacted to (required)'),
+    reaction: z.string().max(32).optional().describe('One emoji (required); an empty string removes the reaction'),
+    fromMe: z.boolean().optional().describe('The message is ours (when it is not in the history)'),
+    participant: z.string().trim().max(128).optional().describe('Its author in a group (when not ours)'),
+  }),
+  edit: z.strictObject({
+    ...commonFields,
+    messageId: text(128).optional().describe('The text message of ours to edit (required)'),
+    message: z.string().max(65_536).optional().describe("The new text (required; 'text' is the same field)"),
+    text: z.string().max(65_536).optional().describe("Alias of 'message'"),
+  }),
+  forward: z.strictObject({
+    ...commonFields,
+    messageId: text(128).optional().describe('A message of the history (required)'),
+    to: z.string().trim().max(128).optional().describe("Where to (required; 'number' is the same field)"),
+  }),
+};
+
+const invalid = (message: string) => new ValidationError(`Invalid request body: ${message}`);
+
+function unique(ids: string[], what: string): void {
+  if (new Set(ids).size !== ids.length) throw invalid(`${what} must be unique`);
+}
+
+function count<T>(items: T[] | undefined, min: number, max: number, field: string): T[] {
+  if (items === undefined) throw new ValidationError(`${field} is required`);
+  if (items.length < min || items.length > max) throw invalid(`${field} takes ${min} to ${max} items`);
+  return items;
+}
+
+/** A button as the body names it: `id` carries the link, the number or the text copied. */
+function toButton(b: z.infer<typeof buttonSchema>, where: string): Button {
+  switch (b.type ?? 'REPLY') {
+    case 'URL': {
+      let url: URL | undefined;
+      try {
+        url = new URL(b.id);
+      } catch {
+        url = undefined;
+      }
+      if (url?.protocol !== 'https:') throw invalid(`${where}: a URL button's id is an https link`);
+      return { type: 'url', url: b.id, label: b.displayText };
+    }
+    case 'CALL':
+      if (!/^\+[1-9]\d{7,14}$/.test(b.id)) throw invalid(`${where}: a CALL button's id is +<country code><number>`);
+      return { type: 'call', phoneNumber: b.id, label: b.displayText };
+    case 'COPY':
+      return { type: 'copy', code: b.id, label: b.displayText };
+    default:
+      return { type: 'reply', id: b.id, label: b.displayText };
+  }
+}
+
+function toButtons(buttons: z.infer<typeof buttonSchema>[], where: string): Button[] {
+  unique(
+    buttons.map((b) => b.id),
+    `${where} ids`,
+  );
+  return buttons.map((b, i) => toButton(b, `${where}[${i}]`));
+}
+
+/** One emoji (one grapheme that is a pictograph, a flag or a keycap), or '' to remove. */
+function isOneEmoji(value: string): boolean {
+  if (value === '') return true;
+  const graphemes = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(value)];
+  return graphemes.length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(value);
+}
+
+/** New kinds of message: sticker, contact, pix, buttons, list, carousel, poll, event, reaction, edit, forward. */
+export function messageKindRoutes(deps: Deps) {
+  const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
+  const idempotent = idempotency(deps.actors);
+  const guard = requireInstance(deps.store, deps.auth);
+  const { actors, store } = deps;
+  const kinds = ['sticker', 'contact', 'pix', 'button', 'buttons', 'list', 'carousel', 'poll', 'event'];
+  for (const kind of [...kinds, 'reaction', 'edit', 'forward']) nameRequired(api, 'post', `/${kind}`, deps.auth);
+
+  /** A media header (URL or data: URI), fetched through the address policy and checked for its kind. */
+  const loadMedia = async (source: string, kind: 'image' | 'video', field: string): Promise<WireMedia> => {
+    const limits = deps.media;
+    const loaded = source.startsWith('data:')
+      ? decodeBase64Media(source, field, limits.maxBytes)
+      : await downloadMedia(source, limits);
+    const media = await prepareMedia(kind, loaded.bytes, { opusAudio: false, maxBytes: limits.maxBytes });
+    return { kind, base64: media.data.toString('base64'), mimetype: media.mimetype };
+  };
+
+  /** Sends one kind: waits out the delay, then one actor call; answers like the text send. */
+  const send = async (
+    ctx: RouteContext,
+    b: { number?: string | undefined; delay?: number | undefined; delayMs?: number | undefined; source?: string },
+    common: { to: string; delay: number; replyTo?: string | undefined },
+    content: WireContent,
+    messageType: string,
+    shown: string,
+    extra: Record<string, unknown> = {},
+  ) => {
+    const instanceId = ctx.state.instance!.id;
+    const reply = await quoted(store, instanceId, common.replyTo);
+    await waitFirst(actors, instanceId, common.to, common.delay);
+    const sent = await actors.call(instanceId, 'msgnet.send', { ...sendCommon(common.to, b, reply), content });
+    ctx.body = sentBody(sent, messageType, shown, common.to, extra, b.source);
+  };
+
+  const post = <S extends ObjectSchema>(
+    path: string,
+    summary: string,
+    body: S,
+    handler: (ctx: RouteContext, b: z.infer<S>) => Promise<void>,
+  ) =>
+    api.route(
+      { method: 'post', path, idempotency: idempotent, summary, auth: guard, body, responses: sentAnswer },
+      async (ctx, { body: b }) => handler(ctx, b as z.infer<S>),
+    );
+
+  post('/sticker/:instance', 'Send a sticker (any image, made a 512×512 WebP)', bodies.sticker, async (ctx, b) => {
+    const common = checkCommon(b);
+    if (!b.imageUrl) throw new ValidationError('imageUrl is required');
+    assertConnected(ctx.state.instance!);
+    const limits = deps.media;
+    const loaded = b.imageUrl.startsWith('data:')
+      ? decodeBase64Media(b.imageUrl, 'imageUrl', limits.maxBytes)
+      : await downloadMedia(b.imageUrl, limits);
+    const sticker = await prepareSticker(loaded.bytes);
+    const instanceId = ctx.state.instance!.id;
+    const reply = await quoted(store, instanceId, b.replyTo);
+    await waitFirst(actors, instanceId, common.to, common.delay);
+    const sent = await actors.call(instanceId, 'msgnet.sendMedia', {
+      ...sendCommon(common.to, b, reply),
+      media: { kind: 'sticker', base64: sticker.data.toString('base64'), mimetype: sticker.mimetype },
+    });
+    ctx.body = sentBody(
+      sent,
+      'sticker',
+      '',
+      common.to,
+      { media: { mimetype: sticker.mimetype, size: sticker.data.length } },
+      b.source,
+    );
+  });
+
+  post('/contact/:instance', 'Send contact cards', bodies.contact, async (ctx, b) => {
+    const common = { ...checkCommon(b), replyTo: b.replyTo };
+    const cards = count(b.vcard === undefined ? undefined : [b.vcard].flat(), 1, 10, 'vcard');
+    const contacts = cards.map((c) => ({ ...c, phone: c.phone.replace(/^\+/, '') }));
+    const names = contacts.map((c) => c.fullName).join(', ');
+    await send(ctx, b, common, { kind: 'contacts', contacts }, 'contact', names, { contacts });
+  });
+
+  post('/pix/:instance', 'Send a PIX payment card (Brazil)', bodies.pix, async (ctx, b) => {
+    const common = checkCommon(b);
+    if (!b.merchantName || !b.pixKey || !b.pixKeyType) {
+      throw new ValidationError('merchantName, pixKey and pixKeyType are required');
+    }
+    const keyType = b.pixKeyType as (typeof PIX_KEY_TYPES)[number];
+    const problem = pixKeyProblem(keyType, b.pixKey);
+    if (problem) throw invalid(`pixKey: ${problem}`);
+    const payment = { merchantName: b.merchantName, key: b.pixKey, keyType };
+    await send(ctx, b, common, { kind: 'pix', payment }, 'pix', b.merchantName, { payment });
+  });
+
+  const buttonsHandler = async (ctx: RouteContext, b: z.infer<typeof bodies.button>) => {
+    const common = { ...checkCommon(b), replyTo: b.replyTo };
+    // The header is fetched first: a refused address is the answer whatever else the body holds.
+    const media = b.mediaUrl ? await loadMedia(b.mediaUrl, b.mediaType ?? 'image', 'mediaUrl') : undefined;
+    if (b.mediaType && !b.mediaUrl) throw invalid('mediaType needs mediaUrl');
+    if (!b.contentText) throw new ValidationError('contentText is required');
+    const buttons = toButtons(count(b.buttons, 1, 3, 'buttons'), 'buttons');
+    const content: WireContent = {
+      kind: 'buttons',
+      text: b.contentText,
+      buttons,
+      ...(b.headerText ? { header: b.headerText } : {}),
+      ...(b.footerText ? { footer: b.footerText } : {}),
+      ...(media ? { media } : {}),
+    };
+    await send(ctx, b, common, content, 'buttons', b.contentText, { buttons });
+  };
+  post('/button/:instance', 'Send a message with up to 3 buttons', bodies.button, buttonsHandler);
+  post('/buttons/:instance', "Send buttons ('button' under the plural name)", bodies.button, buttonsHandler);
+
+  post('/list/:instance', 'Send a list of choices', bodies.list, async (ctx, b) => {
+    const common = { ...checkCommon(b), replyTo: b.replyTo };
+    if (!b.contentText) throw new ValidationError('contentText is required');
+    if (!b.buttonText) throw new ValidationError('buttonText is required');
+    const sections = count(b.sections, 1, 10, 'sections');
+    sections.forEach((s, i) => count(s.rows, 1, 10, `sections[${i}].rows`));
+    unique(
+      sections.flatMap((s) => s.rows.map((r) => r.id)),
+      'row ids',
+    );
+    const content: WireContent = {
+      kind: 'list',
+      text: b.contentText,
+      buttonText: b.buttonText,
+      sections,
+      ...(b.headerText ? { header: b.headerText } : {}),
+      ...(b.footerText ? { footer: b.footerText } : {}),
+    };
+    await send(ctx, b, common, content, 'list', b.contentText, { sections });
+  });
+
+  post('/carousel/:instance', 'Send a carousel of cards', bodies.carousel, async (ctx, b) => {
+    const common = { ...checkCommon(b), replyTo: b.replyTo };
+    const cards = count(b.cards, 1, 10, 'cards');
+    const built = [];
+    for (const [i, card] of cards.entries()) {
+      const { imageUrl, videoUrl } = card.header;
+      if (imageUrl && videoUrl) throw invalid(`cards[${i}].header: send imageUrl or videoUrl, not both`);
+      const buttons = toButtons(count(card.buttons ?? [], 0, 3, `cards[${i}].buttons`), `cards[${i}].buttons`);
+      const media = imageUrl
+        ? await loadMedia(imageUrl, 'image', `cards[${i}].header.imageUrl`)
+        : videoUrl
+          ? await loadMedia(videoUrl, 'video', `cards[${i}].header.videoUrl`)
+          : undefined;
+      built.push({
+        title: card.header.title,
+        ...(card.header.subtitle ? { subtitle: card.header.subtitle } : {}),
+        ...(media ? { media } : {}),
+        body: card.body.text,
+        ...(card.footer ? { footer: card.footer } : {}),
+        buttons,
+      });
+    }
+    const content: WireContent = {
+      kind: 'carousel',
+      cards: built,
+      ...(b.message ? { text: b.message } : {}),
+      ...(b.footer ? { footer: b.footer } : {}),
+    };
+    await send(ctx, b, common, content, 'carousel', b.message ?? built[0]!.body, { cards: built.length });
+  });
+
+  post('/poll/:instance', 'Send a poll', bodies.poll, async (ctx, b) => {
+    const common = { ...checkCommon(b), replyTo: b.replyTo };
+    const question = either(b.question, b.name, ['question', 'name']);
+    if (!question) throw new ValidationError('question is required');
+    const options = count(either(b.options, b.values, ['options', 'values']), 2, 12, 'options');
+    unique(options, 'options');
+    const maxAnswer = either(b.maxAnswer, b.selectableCount, ['maxAnswer', 'selectableCount']) ?? 1;
+    if (maxAnswer > options.length) throw invalid('maxAnswer must not exceed the number of options');
+    await send(ctx, b, common, { kind: 'poll', question, options, maxAnswer }, 'poll', question, {
+      poll: { question, options, maxAnswer },
+    });
+  });
+
+  post('/event/:instance', 'Send an event invitation', bodies.event, async (ctx, b) => {
+    const common = { ...checkCommon(b), replyTo: b.replyTo };
+    if (!b.name) throw new ValidationError('name is required');
+    if (!b.startAt) throw new ValidationError('startAt is required');
+    const startAt = Date.parse(b.startAt);
+    const endAt = b.endAt ? Date.parse(b.endAt) : undefined;
+    if (endAt !== undefined && endAt <= startAt) throw invalid('endAt must be after startAt');
+    const event = {
+      name: b.name,
+      startAt,
+      ...(endAt !== undefined ? { endAt } : {}),
+      ...(b.description ? { description: b.description } : {}),
+      ...(b.location ? { location: b.location } : {}),
+      ...(b.joinLink ? { joinLink: b.joinLink } : {}),
+    };
+    await send(ctx, b, common, { kind: 'event', event }, 'event', b.name, {
+      event: {
+        ...event,
+        startAt: new Date(startAt).toISOString(),
+        endAt: endAt ? new Date(endAt).toISOString() : null,
+      },
+    });
+  });
+
+  /** The history's message a reaction, an edit or a forward acts on; `number`, when given, must be its chat. */
+  const target = async (ctx: RouteContext, messageId: string, number: string | undefined) => {
+    const found = await store.messages.find(ctx.state.instance!.id, messageId);
+    const chat = number !== undefined ? toRecipient(number) : undefined;
+    if (found && chat && found.chatJid !== chat) throw invalid('messageId is a message of another chat');
+    return { found, chat: found?.chatJid ?? chat };
+  };
+
+  post('/reaction/:instance', 'React to a message with an emoji', bodies.reaction, async (ctx, b) => {
+    if (!b.messageId) throw new ValidationError('messageId is required');
+    if (b.reaction === undefined) throw new ValidationError('reaction is required');
+    if (!isOneEmoji(b.reaction)) throw invalid('reaction is one emoji (or empty to remove it)');
+    const { found, chat } = await target(ctx, b.messageId, b.number);
+    if (!chat) throw new ValidationError('Number is required');
+    const fromMe = found?.fromMe ?? b.fromMe ?? false;
+    const participant =
+      found && !found.fromMe ? found.senderJid : b.participant && toRecipient(b.participant, 'participant');
+    if (chat.endsWith('@g.us') && !fromMe && !participant) {
+      throw invalid('participant is required to react in a group to a message that is not ours');
+    }
+    const ref: MessageRef = {
+      id: b.messageId,
+      chatJid: chat,
+      fromMe,
+      ...(participant && chat.endsWith('@g.us') ? { participant } : {}),
+    };
+    const common = { ...checkCommon({ ...b, number: chat }) };
+    await send(ctx, b, common, { kind: 'reaction', target: ref, emoji: b.reaction }, 'reaction', b.reaction, {
+      reaction: { messageId: b.messageId, emoji: b.reaction },
+    });
+  });
+
+  post('/edit/:instance', 'Edit a text message of ours', bodies.edit, async (ctx, b) => {
+    if (!b.messageId) throw new ValidationError('messageId is required');
+    const next = either(b.message, b.text, ['message', 'text']);
+    if (!next) throw new ValidationError('Message is required');
+    const { found } = await target(ctx, b.messageId, b.number);
+    if (!found) throw new NotFoundError('Message not found in the chat history');
+    editable(found);
+    const common = checkCommon({ ...b, number: found.chatJid });
+    const ref: MessageRef = { id: found.id, chatJid: found.chatJid, fromMe: true };
+    await send(ctx, b, common, { kind: 'edit', target: ref, text: next }, 'edit', next, {
+      edit: { messageId: found.id },
+    });
+  });
+
+  post('/forward/:instance', 'Forward a message of the history to another chat', bodies.forward, async (ctx, b) => {
+    if (!b.messageId) throw new ValidationError('messageId is required');
+    const to = either(b.to, b.number, ['to', 'number']);
+    if (!to) throw new ValidationError('to is required');
+    const common = checkCommon({ ...b, number: to });
+    const found = await store.messages.find(ctx.state.instance!.id, b.messageId);
+    if (!found) throw new NotFoundError('Message not found in the chat history');
+    const instanceId = ctx.state.instance!.id;
+    let content: WireContent;
+    if (found.media) {
+      assertConnected(ctx.state.instance!);
+      // The file again from the session that received it (the history keeps no bytes).
+      const file = await actors.call(instanceId, 'media.download', { messageId: found.id });
+      content = {
+        kind: 'forward',
+        text: found.text,
+        media: {
+          kind: found.media.kind as WireMedia['kind'],
+          base64: file.base64,
+          mimetype: file.mimetype,
+          ...(file.fileName ? { fileName: file.fileName } : {}),
+          ...(found.text && found.media.kind !== 'audio' && found.media.kind !== 'sticker'
+            ? { caption: found.text }
+            : {}),
+        },
+      };
+    } else if (found.type === 'text') {
+      content = { kind: 'forward', text: found.text };
+    } else {
+      throw invalid(`only text and media messages can be forwarded, not ${found.type}`);
+    }
+    await send(ctx, b, common, content, 'forward', found.text, { forwardedFrom: found.id });
+  });
+
+  return api;
+}
+
+/** Only our own text messages, and only within the network's edit window. */
+function editable(m: MessageRecord): void {
+  if (!m.fromMe) throw invalid('only messages sent by this instance can be edited');
+  if (m.type !== 'text') throw invalid('only text messages can be edited');
+  if (Date.now() - m.timestamp > EDIT_WINDOW_MS) {
+    throw invalid('the message is older than 15 minutes, past the edit window of WhatsApp');
+  }
+}
