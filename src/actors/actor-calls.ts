@@ -5,6 +5,7 @@ import type {
   GroupInfo,
   LabelInfo,
   LinkChallenge,
+  LinkPreview,
   LinkRequest,
   Location,
   MessageContent,
@@ -30,7 +31,7 @@ export interface ActorCallMap extends IdempotencyCallMap {
   'msgnet.reconnect': { payload: Record<string, never>; result: { state: ConnectionState } };
   'msgnet.sendText': {
     /** `mentionAll`: every member of the group `to` is mentioned too (resolved on the owner). */
-    payload: SendCommon & { text: string; mentions?: string[]; mentionAll?: boolean };
+    payload: SendCommon & { text: string; mentions?: string[]; mentionAll?: boolean; linkPreview?: LinkPreview };
     result: SentMessage;
   };
   'msgnet.sendLocation': { payload: SendCommon & { location: Location }; result: SentMessage };

@@ -178,7 +178,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
   };
 
   return {
-    'msgnet.sendText': async (ctx, { to, text, replyTo, mentions, mentionAll, source }) => {
+    'msgnet.sendText': async (ctx, { to, text, replyTo, mentions, mentionAll, source, linkPreview }) => {
       const mentioned = new Set(mentions ?? []);
       if (mentionAll) {
         const group = (await host.session().listGroups(true)).find((g) => g.jid === to);
@@ -187,7 +187,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       }
       const options = optionsOf(
         { to, ...(replyTo ? { replyTo } : {}), ...(source !== undefined ? { source } : {}) },
-        mentioned.size > 0 ? { mentions: [...mentioned] } : {},
+        { ...(mentioned.size > 0 ? { mentions: [...mentioned] } : {}), ...(linkPreview ? { linkPreview } : {}) },
       );
       const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, options));
       await sent(ctx, to, text, result);

@@ -95,6 +95,16 @@ export interface QuotedMessage {
   text: string;
 }
 
+/** The card a text shows for its first link, built by the edge. */
+export interface LinkPreview {
+  /** The link as the text writes it. */
+  url: string;
+  title: string;
+  description?: string;
+  /** A small JPEG of the page's image, base64. */
+  thumbnail?: string;
+}
+
 export interface SendOptions {
   replyTo?: QuotedMessage;
   /**
@@ -105,6 +115,8 @@ export interface SendOptions {
   messageId?: string;
   /** JIDs to mention: each is notified (the text shows them as `@number`). */
   mentions?: string[];
+  /** A text's preview card. */
+  linkPreview?: LinkPreview;
 }
 
 /** A profile as the network shows it to this account. */

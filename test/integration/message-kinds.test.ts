@@ -514,6 +514,33 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expectError(await send('forward', { messageId: text.body.messageId }), 400, 'to is required');
   });
 
+  it('linkPreview: the first link of a text gets its card (title, description, a small image), best effort', async () => {
+    const page = `<html><head><title>ignored</title>
+      <meta property="og:title" content="Shoes &amp; more">
+      <meta content="Autumn collection" name="description">
+      <meta property="og:image" content="/photo.png"></head><body>hi</body></html>`;
+    server.serve('/shop.html', Buffer.from(page), 'text/html; charset=utf-8');
+    server.serve('/plain.html', Buffer.from('<html><body>no head</body></html>'), 'text/html');
+    const url = server.url('/shop.html');
+    const res = await send('text', { number: BOB, text: `new in: ${url}.`, linkPreview: true });
+    expectOk(res);
+    expect(res.body.data.linkPreview).to.deep.equal({ url, title: 'Shoes & more' });
+    const card = (await lastOut()).linkPreview;
+    expect(card).to.deep.include({ url, title: 'Shoes & more', description: 'Autumn collection' });
+    expect(card.thumbnailBytes).to.be.greaterThan(100);
+
+    // No title, no link, or not asked: the text goes without a card.
+    expectOk(await send('text', { number: BOB, text: `see ${server.url('/plain.html')}`, linkPreview: true }));
+    expect((await lastOut()).linkPreview).to.equal(undefined);
+    expectOk(await send('text', { number: BOB, text: 'no link here', linkPreview: true }));
+    expect((await lastOut()).linkPreview).to.equal(undefined);
+    expectOk(await send('text', { number: BOB, text: url }));
+    expect((await lastOut()).linkPreview).to.equal(undefined);
+    const wrong = await send('text', { number: BOB, text: url, linkPreview: 'yes' });
+    expect(wrong.status).to.equal(400);
+    expect(wrong.body.error.message).to.include('linkPreview');
+  });
+
   it('source: a label echoed in the answer and in the outgoing message.exchange; absent, it stays "api"', async () => {
     const res = await send('poll', { number: BOB, question: 'q?', options: ['a', 'b'], source: 'crm-7' });
     expectOk(res);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
 import type { LoadedMedia } from '../../media/media-source.js';
+import { buildLinkPreview } from '../../media/link-preview.js';
 import { prepareMedia } from '../../media/outgoing-media.js';
 import type { MediaClass } from '../../media/sniff.js';
 import { ApiRouter } from '../api-router.js';
@@ -34,6 +35,10 @@ const textBody = z.strictObject({
     .optional()
     .describe('Numbers (or JIDs) to mention: each is notified; write them as @<number> in the text'),
   mentionAll: z.boolean().optional().describe('Groups only: mention every member'),
+  linkPreview: z
+    .boolean()
+    .optional()
+    .describe("Show a preview card of the text's first link (title, description, image), when the page has one"),
 });
 
 const mediaBody = z.strictObject({
@@ -113,14 +118,20 @@ export function messageRoutes(deps: Deps) {
       }
       const instanceId = ctx.state.instance!.id;
       const reply = await quoted(deps.store, instanceId, b.replyTo);
+      const preview = b.linkPreview ? await buildLinkPreview(content, deps.media, ctx.state.log) : undefined;
       await waitFirst(actors, instanceId, to, delay);
       const sent = await actors.call(instanceId, 'msgnet.sendText', {
         ...sendCommon(to, b, reply),
         text: content,
+        ...(preview ? { linkPreview: preview } : {}),
         ...(mentions.length ? { mentions } : {}),
         ...(b.mentionAll ? { mentionAll: true } : {}),
       });
-      ctx.body = sentBody(sent, 'text', content, to, reply ? { replyTo: reply.id } : {}, b.source);
+      const extra = {
+        ...(reply ? { replyTo: reply.id } : {}),
+        ...(preview ? { linkPreview: { url: preview.url, title: preview.title } } : {}),
+      };
+      ctx.body = sentBody(sent, 'text', content, to, extra, b.source);
     },
   );
 

@@ -20,6 +20,7 @@ import type {
   GroupInfo,
   LabelInfo,
   LinkChallenge,
+  LinkPreview,
   LinkRequest,
   MessageContent,
   MsgNetSession,
@@ -42,6 +43,11 @@ import { BoundedMap } from '../../util/bounded-map.js';
 import { newMessageId } from '../message-id.js';
 import { SandboxControls, registerControls } from './sandbox-controls.js';
 import { sandboxSend } from './sandbox-content.js';
+
+/** A preview card as the outbox shows it: the thumbnail's size, not its bytes. */
+function outboxPreview({ thumbnail, ...card }: LinkPreview): OutboxEntry['linkPreview'] {
+  return { ...card, ...(thumbnail ? { thumbnailBytes: Buffer.from(thumbnail, 'base64').length } : {}) };
+}
 
 /** What a message on the wire is, as the receiving phone shows it. */
 function typeOf(wire: Extract<SandboxWire, { t: 'msg' }>): MessageType {
@@ -350,7 +356,14 @@ export class SandboxSession implements MsgNetSession {
 
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const mentions = options?.mentions?.length ? { mentions: options.mentions } : {};
-    return this.#sendOne(to, options, ['sendText'], { type: 'text', text, ...mentions }, { text, ...mentions });
+    const preview = options?.linkPreview ? { linkPreview: outboxPreview(options.linkPreview) } : {};
+    return this.#sendOne(
+      to,
+      options,
+      ['sendText'],
+      { type: 'text', text, ...mentions, ...preview },
+      { text, ...mentions },
+    );
   }
 
   async sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage> {

@@ -81,6 +81,8 @@ export interface OutboxEntry {
   replyTo?: string;
   /** The JIDs a text mentions. */
   mentions?: string[];
+  /** A text's preview card. */
+  linkPreview?: { url: string; title: string; description?: string; thumbnailBytes?: number };
   location?: Location;
   /** Chat presence (`composing` before a delayed message). */
   presence?: ChatPresence;
