@@ -3,14 +3,7 @@ import type { GroupParticipant, MessageUserReceiptUpdate, WAMessage, WAMessageUp
 import type { MediaKind } from '../msgnet-driver.js';
 import type { DeliveryEvent, NormalizedMessage, Party } from '../msgnet-events.js';
 import { chatTypeOf, partyOf } from './jids.js';
-
-/** protobuf `int64` fields arrive as a number or a `Long`. */
-type Int64 = number | { toNumber(): number } | null | undefined;
-
-export function int64(value: Int64): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === 'number' ? value : value.toNumber();
-}
+import { int64 } from './int64.js';
 
 /** Content types that carry nothing a user wrote (key shares, history notices, revokes…). */
 const SILENT_CONTENT = new Set(['protocolMessage', 'senderKeyDistributionMessage', 'messageContextInfo']);
