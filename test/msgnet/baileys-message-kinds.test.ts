@@ -1,15 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import type { BinaryNode, proto } from '@whiskeysockets/baileys';
+import { aesEncryptGCM, hmacSign, proto } from '@whiskeysockets/baileys';
+import type { BinaryNode, WAMessage } from '@whiskeysockets/baileys';
+import { pino } from 'pino';
 import { ErrorCode } from '../../src/errors.js';
 import type { AppError } from '../../src/errors.js';
 import { PollBook, POLL_PREFIX } from '../../src/msgnet/baileys/poll-book.js';
+import type { MsgNetEvent, NormalizedMessage } from '../../src/msgnet/msgnet-events.js';
+import { OWN_JID } from './fake-baileys-socket.js';
 import { connectedSession, silentLog } from './baileys-harness.js';
-import type { Harness } from './baileys-harness.js';
+import type { Harness, HarnessOptions } from './baileys-harness.js';
 import { MemoryAuthStore } from './memory-auth-store.js';
 
 const PEER = '5511988887777@s.whatsapp.net';
+const PEER_LID = '4455667788@lid';
 const GROUP = '120363000000000001@g.us';
+const OWN_LID = '88001122334455@lid';
 
 type Relayed = [string, proto.IMessage, { messageId: string; additionalNodes: BinaryNode[] }];
 type Sent = [string, Record<string, unknown>, Record<string, unknown> | undefined];
@@ -48,6 +55,51 @@ function buttonsOf(flow: proto.Message.InteractiveMessage.INativeFlowMessage | n
 
 function sha256(data: Buffer | string): Buffer {
   return createHash('sha256').update(data).digest();
+}
+
+async function receive(h: Harness, messages: WAMessage[]): Promise<NormalizedMessage[]> {
+  const before = h.events.length;
+  h.factory.last.emit('messages.upsert', { type: 'notify', messages });
+  return messagesOf(h.events.slice(before));
+}
+
+function messagesOf(events: MsgNetEvent[]): NormalizedMessage[] {
+  return events.flatMap((e) => (e.type === 'message' ? [e.message] : []));
+}
+
+/**
+ * A poll vote as a WhatsApp client encrypts it: AES-256-GCM under a key derived (HMAC-SHA256) from the
+ * poll's secret, its id, its creator's and the voter's addresses, naming each option by its SHA-256.
+ */
+function encryptVote(
+  options: string[],
+  poll: { id: string; secret: Buffer; creatorJid: string },
+  voterJid: string,
+): proto.Message.IPollEncValue {
+  const plaintext = proto.Message.PollVoteMessage.encode({ selectedOptions: options.map((o) => sha256(o)) }).finish();
+  const sign = Buffer.concat([
+    Buffer.from(poll.id),
+    Buffer.from(poll.creatorJid),
+    Buffer.from(voterJid),
+    Buffer.from('Poll Vote'),
+    new Uint8Array([1]),
+  ]);
+  const key = hmacSign(sign, hmacSign(poll.secret, new Uint8Array(32), 'sha256'), 'sha256');
+  const encIv = randomBytes(12);
+  const encPayload = aesEncryptGCM(plaintext, key, encIv, Buffer.from(`${poll.id}\u0000${voterJid}`));
+  return { encPayload, encIv };
+}
+
+/** A pino logger whose lines the test reads. */
+function capturingLog(): { log: HarnessOptions['log']; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { log: pino({ level: 'info' }, stream), lines };
 }
 
 const REPLY_TO = { id: 'Q1', chatJid: PEER, fromMe: false, senderJid: PEER, text: 'which one?' };
@@ -442,6 +494,363 @@ describe('BaileysSession: sending the message kinds (sendContent)', () => {
     const h = await connectedSession();
     await h.session.sendChatPresence(PEER, 'recording');
     expect(h.factory.last.callsOf('sendPresenceUpdate')).to.deep.equal([['recording', PEER]]);
+  });
+});
+
+describe('BaileysSession: receiving the message kinds', () => {
+  it('contactMessage: the card read from its vCard (waid, escapes, folded lines, grouped properties)', async () => {
+    const h = await connectedSession();
+    const vcard = [
+      'BEGIN:VCARD',
+      'VERSION:3.0',
+      'N:Souza;Ana;;;',
+      'FN:Ana Souza\\, MD',
+      'ORG:Acme\\; Inc;Sales',
+      'item1.TEL;type=CELL;waid=5511988887777:+55 11 98888-7777',
+      'item1.X-ABLabel:Mobile',
+      'EMAIL;type=INTERNET:ana@exa',
+      ' mple.com',
+      'item2.URL:https\\://example.com',
+      'END:VCARD',
+    ].join('\r\n');
+    const [msg] = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'C1', fromMe: false },
+        message: { contactMessage: { displayName: 'Ana', vcard } },
+        messageTimestamp: 10,
+      },
+    ]);
+    expect(msg).to.deep.include({
+      type: 'contact',
+      text: 'Ana Souza, MD',
+      contacts: [
+        {
+          fullName: 'Ana Souza, MD',
+          phone: '5511988887777',
+          organization: 'Acme; Inc',
+          email: 'ana@example.com',
+          url: 'https://example.com',
+        },
+      ],
+    });
+  });
+
+  it('contactsArrayMessage: every card, the phone from TEL digits without waid, names joined', async () => {
+    const h = await connectedSession();
+    const [msg] = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'C2', fromMe: false },
+        message: {
+          contactsArrayMessage: {
+            displayName: '2 contacts',
+            contacts: [
+              { displayName: 'Ana', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL:+55 (11) 91111-2222\nEND:VCARD' },
+              { displayName: 'Bia', vcard: 'BEGIN:VCARD\nVERSION:3.0\nTEL;waid=5511933334444:+55 11\nEND:VCARD' },
+            ],
+          },
+        },
+      },
+    ]);
+    expect(msg!.type).to.equal('contact');
+    expect(msg!.text).to.equal('Ana, Bia');
+    expect(msg!.contacts).to.deep.equal([
+      { fullName: 'Ana', phone: '5511911112222' },
+      { fullName: 'Bia', phone: '5511933334444' },
+    ]);
+  });
+
+  it('reactionMessage: the reacted message id and the emoji (empty when withdrawn)', async () => {
+    const h = await connectedSession();
+    const msgs = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'R1', fromMe: false },
+        message: { reactionMessage: { text: '❤️', key: { remoteJid: PEER, id: 'M9', fromMe: true } } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'R2', fromMe: false },
+        message: { reactionMessage: { text: '', key: { remoteJid: PEER, id: 'M9', fromMe: true } } },
+      },
+    ]);
+    expect(msgs.map((m) => [m.type, m.text, m.reaction])).to.deep.equal([
+      ['reaction', '❤️', { messageId: 'M9', emoji: '❤️' }],
+      ['reaction', '', { messageId: 'M9', emoji: '' }],
+    ]);
+  });
+
+  it('pollCreationMessage, V2 and V3: question, options and maxAnswer (0 selectable means all)', async () => {
+    const h = await connectedSession();
+    const options = [{ optionName: 'Red' }, { optionName: 'Blue' }, { optionName: 'Green' }];
+    const msgs = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'P1', fromMe: false },
+        message: { pollCreationMessage: { name: 'Colours?', options, selectableOptionsCount: 0 } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'P2', fromMe: false },
+        message: { pollCreationMessageV2: { name: 'Two?', options, selectableOptionsCount: 2 } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'P3', fromMe: false },
+        message: { pollCreationMessageV3: { name: 'One?', options, selectableOptionsCount: 1 } },
+      },
+    ]);
+    const names = ['Red', 'Blue', 'Green'];
+    expect(msgs.map((m) => [m.type, m.text, m.poll])).to.deep.equal([
+      ['poll', 'Colours?', { question: 'Colours?', options: names, maxAnswer: 3 }],
+      ['poll', 'Two?', { question: 'Two?', options: names, maxAnswer: 2 }],
+      ['poll', 'One?', { question: 'One?', options: names, maxAnswer: 1 }],
+    ]);
+  });
+
+  it('pollUpdateMessage: a vote on our poll, encrypted by the voter, is read back to option names', async () => {
+    const h = await connectedSession();
+    await h.session.sendContent(
+      PEER,
+      { kind: 'poll', question: 'Colour?', options: ['Red', 'Blue', 'Green'], maxAnswer: 0 },
+      { messageId: '3EB0POLLVOTE' },
+    );
+    const [[, content]] = sentOf(h) as [Sent];
+    const secret = Buffer.from((content.poll as { messageSecret: Uint8Array }).messageSecret);
+    const poll = { id: '3EB0POLLVOTE', secret, creatorJid: OWN_JID };
+    const [vote, withdrawn] = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'V1', fromMe: false },
+        message: {
+          pollUpdateMessage: {
+            pollCreationMessageKey: { remoteJid: PEER, id: '3EB0POLLVOTE', fromMe: true },
+            vote: encryptVote(['Green', 'Red'], poll, PEER),
+            senderTimestampMs: 1_700_000_000_000,
+          },
+        },
+        messageTimestamp: 1_700_000_000,
+      },
+      {
+        key: { remoteJid: PEER, id: 'V2', fromMe: false },
+        message: {
+          pollUpdateMessage: {
+            pollCreationMessageKey: { remoteJid: PEER, id: '3EB0POLLVOTE', fromMe: true },
+            vote: encryptVote([], poll, PEER),
+          },
+        },
+      },
+    ]);
+    expect(vote).to.deep.include({
+      type: 'poll_vote',
+      text: 'Green, Red',
+      pollVote: { pollId: '3EB0POLLVOTE', options: ['Green', 'Red'] },
+    });
+    expect(withdrawn!.pollVote).to.deep.equal({ pollId: '3EB0POLLVOTE', options: [] });
+  });
+
+  it('pollUpdateMessage: a group poll received from a LID member, voted on by LID: the addresses are tried', async () => {
+    const h = await connectedSession();
+    const secret = randomBytes(32);
+    const creator = { participant: '99887766@lid', participantAlt: '5511977776666@s.whatsapp.net' };
+    const [created] = await receive(h, [
+      {
+        key: { remoteJid: GROUP, id: 'GP1', fromMe: false, ...creator },
+        message: {
+          messageContextInfo: { messageSecret: secret },
+          pollCreationMessageV3: { name: 'Lunch?', options: [{ optionName: 'Yes' }, { optionName: 'No' }] },
+        },
+      },
+    ]);
+    expect(created!.poll).to.deep.equal({ question: 'Lunch?', options: ['Yes', 'No'], maxAnswer: 2 });
+    const poll = { id: 'GP1', secret, creatorJid: '99887766@lid' };
+    const [vote] = await receive(h, [
+      {
+        key: { remoteJid: GROUP, id: 'GV1', fromMe: false, participant: PEER, participantAlt: PEER_LID },
+        message: {
+          pollUpdateMessage: {
+            pollCreationMessageKey: { remoteJid: GROUP, id: 'GP1', fromMe: false, participant: '99887766@lid' },
+            vote: encryptVote(['No'], poll, PEER_LID),
+          },
+        },
+      },
+    ]);
+    expect(vote!.pollVote).to.deep.equal({ pollId: 'GP1', options: ['No'] });
+    expect(vote!.sender.jid).to.equal(PEER);
+  });
+
+  it('pollUpdateMessage: our poll is still known after a restart (the poll book is stored with the link)', async () => {
+    const first = await connectedSession();
+    await first.session.sendContent(
+      PEER,
+      { kind: 'poll', question: 'Again?', options: ['Yes', 'No'], maxAnswer: 1 },
+      { messageId: '3EB0KEPT' },
+    );
+    const [[, content]] = sentOf(first) as [Sent];
+    const secret = Buffer.from((content.poll as { messageSecret: Uint8Array }).messageSecret);
+    await first.session.close();
+    const h = await connectedSession({ store: first.store });
+    const [vote] = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'V3', fromMe: false },
+        message: {
+          pollUpdateMessage: {
+            pollCreationMessageKey: { remoteJid: PEER, id: '3EB0KEPT', fromMe: true },
+            vote: encryptVote(['Yes'], { id: '3EB0KEPT', secret, creatorJid: OWN_LID }, PEER),
+          },
+        },
+      },
+    ]);
+    expect(vote!.pollVote).to.deep.equal({ pollId: '3EB0KEPT', options: ['Yes'] });
+  });
+
+  it('pollUpdateMessage: a vote on an unknown poll has no options and is logged, and later messages still map', async () => {
+    const { log, lines } = capturingLog();
+    const h = await connectedSession({ log });
+    const msgs = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'V4', fromMe: false },
+        message: {
+          pollUpdateMessage: {
+            pollCreationMessageKey: { remoteJid: PEER, id: 'NOPE', fromMe: true },
+            vote: { encPayload: randomBytes(40), encIv: randomBytes(12) },
+          },
+        },
+      },
+      { key: { remoteJid: PEER, id: 'T1', fromMe: false }, message: { conversation: 'after' } },
+    ]);
+    expect(msgs.map((m) => [m.type, m.pollVote])).to.deep.equal([
+      ['poll_vote', { pollId: 'NOPE', options: [] }],
+      ['text', undefined],
+    ]);
+    expect(lines.some((l) => l.pollId === 'NOPE' && /unknown poll/.test(String(l.msg)))).to.equal(true);
+  });
+
+  it('eventMessage: name, description, times in ms, location and join link', async () => {
+    const h = await connectedSession();
+    const [msg] = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'EV1', fromMe: false },
+        message: {
+          eventMessage: {
+            name: 'Launch',
+            description: 'Drinks',
+            location: { name: 'Rooftop', degreesLatitude: 0, degreesLongitude: 0 },
+            joinLink: 'https://call.whatsapp.com/voice/T',
+            startTime: 1_900_000_000,
+            endTime: 1_900_003_600,
+          },
+        },
+      },
+    ]);
+    expect(msg).to.deep.include({
+      type: 'event',
+      text: 'Launch',
+      event: {
+        name: 'Launch',
+        description: 'Drinks',
+        startAt: 1_900_000_000_000,
+        endAt: 1_900_003_600_000,
+        location: 'Rooftop',
+        joinLink: 'https://call.whatsapp.com/voice/T',
+      },
+    });
+  });
+
+  it('list replies (legacy and native-flow single_select) are list_response; quick replies stay buttons', async () => {
+    const h = await connectedSession();
+    const msgs = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'L1', fromMe: false },
+        message: { listResponseMessage: { title: 'Pasta', singleSelectReply: { selectedRowId: 'm1' } } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'L2', fromMe: false },
+        message: {
+          interactiveResponseMessage: {
+            body: { text: 'Rice' },
+            nativeFlowResponseMessage: { name: 'single_select', paramsJson: '{"id":"m2"}', version: 3 },
+          },
+        },
+      },
+      {
+        key: { remoteJid: PEER, id: 'B1', fromMe: false },
+        message: {
+          interactiveResponseMessage: {
+            body: { text: 'Yes' },
+            nativeFlowResponseMessage: { name: 'quick_reply', paramsJson: '{"id":"yes"}', version: 1 },
+          },
+        },
+      },
+    ]);
+    expect(msgs.map((m) => [m.type, m.text, m.selectedRowId, m.selectedButtonId])).to.deep.equal([
+      ['list_response', 'Pasta', 'm1', undefined],
+      ['list_response', 'Rice', 'm2', undefined],
+      ['buttons_response', 'Yes', undefined, 'yes'],
+    ]);
+  });
+
+  it('protocolMessage: MESSAGE_EDIT is an edit with the new text, REVOKE a revoked message; others stay silent', async () => {
+    const h = await connectedSession();
+    const { Type } = proto.Message.ProtocolMessage;
+    const msgs = await receive(h, [
+      {
+        // Edits arrive wrapped in `editedMessage`.
+        key: { remoteJid: PEER, id: 'X1', fromMe: false },
+        message: {
+          editedMessage: {
+            message: {
+              protocolMessage: {
+                key: { remoteJid: PEER, id: 'M5', fromMe: false },
+                type: Type.MESSAGE_EDIT,
+                editedMessage: { conversation: 'see you at 8' },
+                timestampMs: 1_700_000_000_000,
+              },
+            },
+          },
+        },
+      },
+      {
+        key: { remoteJid: PEER, id: 'X2', fromMe: false },
+        message: {
+          protocolMessage: {
+            key: { remoteJid: PEER, id: 'M6', fromMe: false },
+            type: Type.MESSAGE_EDIT,
+            editedMessage: { imageMessage: { caption: 'new caption' } },
+          },
+        },
+      },
+      {
+        key: { remoteJid: PEER, id: 'X3', fromMe: false },
+        message: { protocolMessage: { key: { remoteJid: PEER, id: 'M7', fromMe: false }, type: Type.REVOKE } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'X4', fromMe: false },
+        message: { protocolMessage: { type: Type.EPHEMERAL_SETTING, ephemeralExpiration: 86_400 } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'X5', fromMe: false },
+        message: { protocolMessage: { type: Type.HISTORY_SYNC_NOTIFICATION, key: { id: 'H1' } } },
+      },
+    ]);
+    expect(msgs.map((m) => [m.id, m.type, m.text, m.edit, m.revoked])).to.deep.equal([
+      ['X1', 'edit', 'see you at 8', { messageId: 'M5', text: 'see you at 8' }, undefined],
+      ['X2', 'edit', 'new caption', { messageId: 'M6', text: 'new caption' }, undefined],
+      ['X3', 'revoked', '', undefined, { messageId: 'M7' }],
+    ]);
+  });
+
+  it('contextInfo.isForwarded marks text and media as forwarded', async () => {
+    const h = await connectedSession();
+    const msgs = await receive(h, [
+      {
+        key: { remoteJid: PEER, id: 'F1', fromMe: false },
+        message: { extendedTextMessage: { text: 'fwd', contextInfo: { isForwarded: true, forwardingScore: 1 } } },
+      },
+      {
+        key: { remoteJid: PEER, id: 'F2', fromMe: false },
+        message: { imageMessage: { mimetype: 'image/jpeg', contextInfo: { isForwarded: true, forwardingScore: 5 } } },
+      },
+      { key: { remoteJid: PEER, id: 'F3', fromMe: false }, message: { conversation: 'mine' } },
+    ]);
+    expect(msgs.map((m) => [m.id, m.forwarded])).to.deep.equal([
+      ['F1', true],
+      ['F2', true],
+      ['F3', undefined],
+    ]);
   });
 });
 
