@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { stat } from 'node:fs/promises';
 import type { BaileysEventMap, Contact, GroupMetadata, UserFacingSocketConfig } from '@whiskeysockets/baileys';
 import type { BaileysSocket, SocketFactory } from '../../src/msgnet/baileys/socket-port.js';
 
@@ -103,6 +104,17 @@ export class FakeSocket {
   relayMessage = async (jid: string, message: unknown, options: { messageId?: string }): Promise<string> => {
     this.record('relayMessage', jid, message, options);
     return options.messageId ?? '';
+  };
+
+  /** Media uploads (Baileys encrypts to a temporary file first), answered with a fake CDN location. */
+  waUploadToServer = async (
+    encFilePath: string,
+    opts: { fileEncSha256B64: string; mediaType: string; timeoutMs?: number },
+  ): Promise<{ mediaUrl: string; directPath: string }> => {
+    const { size } = await stat(encFilePath);
+    this.record('waUploadToServer', { mediaType: opts.mediaType, fileEncSha256B64: opts.fileEncSha256B64, size });
+    const n = this.callsOf('waUploadToServer').length;
+    return { mediaUrl: `https://mmg.example.net/upload/${n}`, directPath: `/upload/${n}` };
   };
 
   readMessages = async (keys: unknown[]): Promise<void> => this.record('readMessages', keys);

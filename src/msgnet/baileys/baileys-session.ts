@@ -28,10 +28,12 @@ import type {
 } from '../msgnet-driver.js';
 import { ConnectionManager } from './connection-manager.js';
 import type { BaileysSessionDeps } from './connection-manager.js';
-import { buttonsContent, eventCardContent, paymentContent } from './interactive-content.js';
+import { eventCardContent } from './content-messages.js';
+import { buttonsContent, paymentContent } from './interactive-content.js';
 import { STATUS_JID, digitsOf, toJid } from './jids.js';
 import { downloadFromNetwork, readBounded } from './media-download.js';
 import * as out from './outgoing.js';
+import { sendContent } from './send-content.js';
 import { TtlCache } from './ttl-cache.js';
 import type { NormalizedMessage } from '../msgnet-events.js';
 import type { WAMessage } from '@whiskeysockets/baileys';
@@ -39,6 +41,10 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 export type { BaileysSessionDeps };
 
 /** Baileys sends under a given id when asked (`messageId`), else under one of its own. */
+function idOnly(options: SendOptions | undefined): MiscMessageGenerationOptions | undefined {
+  return options?.messageId ? { messageId: options.messageId } : undefined;
+}
+
 /**
  * Baileys' options of a send: the id chosen beforehand, and the quoted message of a reply (Baileys builds
  * the quote's context from a WAMessage: its key, and its text as the quoted content).
@@ -150,11 +156,11 @@ export class BaileysSession implements MsgNetSession {
 
   async sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
     const jid = toJid(to);
-    return out.relay(this.#conn.socket(), jid, buttonsContent(jid, text, buttons), options?.messageId);
+    return out.relay(this.#conn.socket(), jid, buttonsContent(jid, { text, buttons }), idOnly(options));
   }
 
   async sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
-    return out.relay(this.#conn.socket(), toJid(to), paymentContent(payment), options?.messageId);
+    return out.relay(this.#conn.socket(), toJid(to), paymentContent(payment), idOnly(options));
   }
 
   async sendLocation(to: string, place: Location, options?: SendOptions): Promise<SentMessage> {
@@ -303,8 +309,10 @@ export class BaileysSession implements MsgNetSession {
     };
   }
 
-  async sendContent(_to: string, content: MessageContent): Promise<SentMessage> {
-    throw new UnavailableError(`Sending ${content.kind} messages is not supported by the baileys driver yet`);
+  async sendContent(to: string, content: MessageContent, options?: SendOptions): Promise<SentMessage> {
+    const sock = this.#conn.socket();
+    const ctx = { sock, polls: this.#conn.link!.polls, log: this.#log };
+    return sendContent(ctx, toJid(to), content, baileysOptions(options));
   }
 
   async sendChatPresence(to: string, state: ChatPresence): Promise<void> {

@@ -192,6 +192,7 @@ export class ConnectionManager {
       settings: this.options.settings,
       labels: link.labels,
       audience: link.audience,
+      polls: link.polls,
       groupCache: this.groupCache,
       callers: this.callers,
       mediaMessages: this.mediaMessages,

@@ -1,6 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { BinaryNode, proto } from '@whiskeysockets/baileys';
-import type { Button, EventCard, PixPayment } from '../msgnet-driver.js';
+import { ValidationError } from '../../errors.js';
+import type { Button, CarouselCard, ListSection, PixPayment } from '../msgnet-driver.js';
 import { isGroupJid } from './jids.js';
 
 /**
@@ -50,21 +51,120 @@ export function buttonsBizNodes(jid: string): BinaryNode[] {
   return isGroupJid(jid) ? [biz] : [biz, { tag: 'bot', attrs: { biz_bot: '1' } }];
 }
 
-export function buttonsContent(jid: string, text: string, buttons: Button[]): RelayContent {
+/** A header's media, uploaded already: an `imageMessage`, a `videoMessage` or a `documentMessage`. */
+export type HeaderMedia = Pick<proto.IMessage, 'imageMessage' | 'videoMessage' | 'documentMessage'>;
+
+/** A header with a title, a subtitle, media, or any of them; none gives no header. */
+function headerOf(
+  title: string | undefined,
+  subtitle: string | undefined,
+  media: HeaderMedia | undefined,
+): proto.Message.InteractiveMessage.IHeader | undefined {
+  if (!title && !subtitle && !media) return undefined;
+  return {
+    title: title ?? '',
+    ...(subtitle ? { subtitle } : {}),
+    hasMediaAttachment: !!media,
+    ...media,
+  };
+}
+
+/** An interactive message's text parts: the header only when there is one, the footer only when set. */
+function framed(
+  text: string,
+  footer: string | undefined,
+  header: proto.Message.InteractiveMessage.IHeader | undefined,
+): proto.Message.IInteractiveMessage {
+  return {
+    ...(header ? { header } : {}),
+    body: { text },
+    ...(footer ? { footer: { text: footer } } : {}),
+  };
+}
+
+/** Native-flow messages travel as view-once content with device-list metadata, as WhatsApp Web sends them. */
+function nativeFlowRelay(jid: string, interactiveMessage: proto.Message.IInteractiveMessage): RelayContent {
   return {
     message: {
       viewOnceMessage: {
         message: {
           messageContextInfo: { deviceListMetadata: {}, deviceListMetadataVersion: 2 },
-          interactiveMessage: {
-            body: { text },
-            nativeFlowMessage: { buttons: buttons.map(nativeFlowButton), messageParamsJson: '' },
-          },
+          interactiveMessage,
         },
       },
     },
     additionalNodes: buttonsBizNodes(jid),
   };
+}
+
+export interface ButtonsMessage {
+  text: string;
+  buttons: Button[];
+  header?: string;
+  footer?: string;
+}
+
+export function buttonsContent(jid: string, message: ButtonsMessage, media?: HeaderMedia): RelayContent {
+  return nativeFlowRelay(jid, {
+    ...framed(message.text, message.footer, headerOf(message.header, undefined, media)),
+    nativeFlowMessage: { buttons: message.buttons.map(nativeFlowButton), messageParamsJson: '' },
+  });
+}
+
+export interface ListMessage {
+  text: string;
+  /** The label of the button that opens the list. */
+  buttonText: string;
+  header?: string;
+  footer?: string;
+  sections: ListSection[];
+}
+
+/** A list is a native-flow `single_select`: its reply names the chosen row's id. */
+export function listContent(jid: string, list: ListMessage): RelayContent {
+  const params = {
+    title: list.buttonText,
+    sections: list.sections.map((section) => ({
+      title: section.title,
+      rows: section.rows.map((row) => ({
+        id: row.id,
+        title: row.title,
+        ...(row.description ? { description: row.description } : {}),
+      })),
+    })),
+  };
+  return nativeFlowRelay(jid, {
+    ...framed(list.text, list.footer, headerOf(list.header, undefined, undefined)),
+    nativeFlowMessage: {
+      buttons: [{ name: 'single_select', buttonParamsJson: JSON.stringify(params) }],
+      messageParamsJson: '',
+    },
+  });
+}
+
+/** WhatsApp renders at most this many buttons on a carousel card. */
+export const MAX_CARD_BUTTONS = 3;
+
+/** A carousel card whose media (if any) is uploaded already. */
+export type PreparedCard = Omit<CarouselCard, 'media'> & { media?: HeaderMedia };
+
+export function carouselContent(
+  jid: string,
+  carousel: { text?: string; footer?: string; cards: PreparedCard[] },
+): RelayContent {
+  const cards = carousel.cards.map((card): proto.Message.IInteractiveMessage => {
+    if (card.buttons.length > MAX_CARD_BUTTONS) {
+      throw new ValidationError(`A carousel card has at most ${MAX_CARD_BUTTONS} buttons`);
+    }
+    return {
+      ...framed(card.body, card.footer, headerOf(card.title, card.subtitle, card.media)),
+      nativeFlowMessage: { buttons: card.buttons.map(nativeFlowButton), messageParamsJson: '' },
+    };
+  });
+  return nativeFlowRelay(jid, {
+    ...framed(carousel.text ?? '', carousel.footer, undefined),
+    carouselMessage: { cards, messageVersion: 1 },
+  });
 }
 
 /** The spec's RANDOM key is what WhatsApp calls EVP (a random "chave aleatória"). */
@@ -108,33 +208,5 @@ export function paymentContent(
       },
     },
     additionalNodes: [{ tag: 'biz', attrs: { native_flow_name: 'payment_info' } }],
-  };
-}
-
-/**
- * A scheduled-call card. Baileys' own `{event}` content would create a call link we never see, so the
- * message is built here around the link we return; the `meta` node is what Baileys adds for events.
- */
-export function eventCardContent(card: EventCard): RelayContent {
-  const startTime = Math.floor(card.startTime);
-  const endTime = card.endTime ? Math.floor(card.endTime) : undefined;
-  const hasReminder = card.reminderOffsetSec !== undefined && card.reminderOffsetSec > 0;
-  return {
-    message: {
-      messageContextInfo: { messageSecret: randomBytes(32) },
-      eventMessage: {
-        name: card.name,
-        ...(card.description ? { description: card.description } : {}),
-        joinLink: card.joinLink,
-        startTime,
-        ...(endTime ? { endTime } : {}),
-        isCanceled: false,
-        extraGuestsAllowed: false,
-        isScheduleCall: true,
-        hasReminder,
-        ...(hasReminder ? { reminderOffsetSec: card.reminderOffsetSec } : {}),
-      },
-    },
-    additionalNodes: [{ tag: 'meta', attrs: { event_type: 'creation' } }],
   };
 }

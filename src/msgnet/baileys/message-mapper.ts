@@ -1,46 +1,22 @@
 import { getContentType, normalizeMessageContent, proto } from '@whiskeysockets/baileys';
 import type { GroupParticipant, MessageUserReceiptUpdate, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys';
-import type { MediaKind } from '../msgnet-driver.js';
 import type { DeliveryEvent, NormalizedMessage, Party } from '../msgnet-events.js';
 import { chatTypeOf, partyOf } from './jids.js';
+import { int64 } from './int64.js';
+import { bodyOf, isSilent } from './message-body.js';
+import type { VoteContext } from './poll-vote.js';
 
-/** protobuf `int64` fields arrive as a number or a `Long`. */
-type Int64 = number | { toNumber(): number } | null | undefined;
-
-export function int64(value: Int64): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  return typeof value === 'number' ? value : value.toNumber();
-}
-
-/** Content types that carry nothing a user wrote (key shares, history notices, revokes…). */
-const SILENT_CONTENT = new Set(['protocolMessage', 'senderKeyDistributionMessage', 'messageContextInfo']);
-
-const MEDIA_FIELDS: Record<string, MediaKind> = {
-  imageMessage: 'image',
-  videoMessage: 'video',
-  ptvMessage: 'video',
-  audioMessage: 'audio',
-  documentMessage: 'document',
-  stickerMessage: 'sticker',
-};
-
-/** Our own addresses, to fill `sender` for messages we sent. */
-export interface OwnIdentity {
-  jid: string | undefined;
-  lid: string | undefined;
-  name: string | undefined;
-}
-
-type Body = Pick<NormalizedMessage, 'type' | 'text' | 'media' | 'selectedButtonId' | 'location'>;
+/** What mapping a message needs from its session: our own addresses, the poll book, a logger. */
+export type MapperContext = VoteContext;
 
 /** A Baileys message to our one shape; `undefined` for messages with nothing to report. */
-export function toNormalizedMessage(msg: WAMessage, own: OwnIdentity): NormalizedMessage | undefined {
+export function toNormalizedMessage(msg: WAMessage, ctx: MapperContext): NormalizedMessage | undefined {
   const { key } = msg;
+  const { own } = ctx;
   if (!key.remoteJid || !key.id) return undefined;
   const content = normalizeMessageContent(msg.message);
   const contentType = getContentType(content);
-  if (!content || !contentType || SILENT_CONTENT.has(contentType)) return undefined;
-  const body = bodyOf(content, contentType);
+  if (!content || !contentType || isSilent(content, contentType)) return undefined;
   const chatType = chatTypeOf(key.remoteJid);
   const chat = partyOf(key.remoteJid, key.remoteJidAlt);
   const fromMe = !!key.fromMe;
@@ -52,7 +28,9 @@ export function toNormalizedMessage(msg: WAMessage, own: OwnIdentity): Normalize
   } else {
     sender = { ...chat, ...(msg.pushName ? { name: msg.pushName } : {}) };
   }
-  const mentions = mentionsOf(content, contentType);
+  const body = bodyOf(msg, content, contentType, { ...ctx, sender });
+  const context = contextInfoOf(content, contentType);
+  const mentions = (context?.mentionedJid ?? []).filter((jid): jid is string => typeof jid === 'string');
   return {
     id: key.id,
     fromMe,
@@ -61,85 +39,14 @@ export function toNormalizedMessage(msg: WAMessage, own: OwnIdentity): Normalize
     sender,
     ...body,
     ...(mentions.length ? { mentions } : {}),
+    ...(context?.isForwarded ? { forwarded: true } : {}),
   };
 }
 
-/** The JIDs a text or a caption mentions (`contextInfo.mentionedJid`). */
-function mentionsOf(content: proto.IMessage, contentType: keyof proto.IMessage): string[] {
+/** The content's `contextInfo`: the JIDs it mentions, whether it was forwarded. */
+function contextInfoOf(content: proto.IMessage, contentType: keyof proto.IMessage): proto.IContextInfo | undefined {
   const inner = content[contentType] as { contextInfo?: proto.IContextInfo | null } | null | undefined;
-  return (inner?.contextInfo?.mentionedJid ?? []).filter((jid): jid is string => typeof jid === 'string');
-}
-
-function bodyOf(content: proto.IMessage, contentType: keyof proto.IMessage): Body {
-  const kind = MEDIA_FIELDS[contentType];
-  if (kind) {
-    const media = content[contentType] as proto.Message.IDocumentMessage & { caption?: string | null };
-    const size = int64(media.fileLength);
-    return {
-      type: 'media',
-      text: media.caption ?? '',
-      media: {
-        kind,
-        mimetype: media.mimetype ?? '',
-        ...(media.fileName ? { fileName: media.fileName } : {}),
-        ...(media.caption ? { caption: media.caption } : {}),
-        ...(size !== undefined ? { size } : {}),
-      },
-    };
-  }
-  if (content.conversation !== undefined && content.conversation !== null) {
-    return { type: 'text', text: content.conversation };
-  }
-  if (content.extendedTextMessage) return { type: 'text', text: content.extendedTextMessage.text ?? '' };
-  if (content.locationMessage) {
-    const l = content.locationMessage;
-    return {
-      type: 'location',
-      text: l.name ?? '',
-      location: {
-        latitude: l.degreesLatitude ?? 0,
-        longitude: l.degreesLongitude ?? 0,
-        ...(l.name ? { name: l.name } : {}),
-        ...(l.address ? { address: l.address } : {}),
-      },
-    };
-  }
-  if (content.buttonsResponseMessage) {
-    const reply = content.buttonsResponseMessage;
-    return buttonReply(reply.selectedButtonId, reply.selectedDisplayText);
-  }
-  if (content.templateButtonReplyMessage) {
-    const reply = content.templateButtonReplyMessage;
-    return buttonReply(reply.selectedId, reply.selectedDisplayText);
-  }
-  if (content.listResponseMessage) {
-    const reply = content.listResponseMessage;
-    return buttonReply(reply.singleSelectReply?.selectedRowId, reply.title);
-  }
-  if (content.interactiveResponseMessage) {
-    const reply = content.interactiveResponseMessage;
-    return buttonReply(nativeFlowId(reply.nativeFlowResponseMessage?.paramsJson), reply.body?.text);
-  }
-  if (content.interactiveMessage) return { type: 'interactive', text: content.interactiveMessage.body?.text ?? '' };
-  if (content.reactionMessage) return { type: 'reaction', text: content.reactionMessage.text ?? '' };
-  if (content.eventMessage) return { type: 'event', text: content.eventMessage.name ?? '' };
-  if (content.requestPaymentMessage || content.sendPaymentMessage) return { type: 'payment', text: '' };
-  return { type: 'other', text: '' };
-}
-
-function buttonReply(id: string | null | undefined, text: string | null | undefined): Body {
-  return { type: 'buttons_response', text: text ?? '', ...(id ? { selectedButtonId: id } : {}) };
-}
-
-/** A native-flow reply carries the clicked button's params as JSON (`{"id": …}` for quick replies). */
-function nativeFlowId(paramsJson: string | null | undefined): string | undefined {
-  if (!paramsJson) return undefined;
-  try {
-    const params = JSON.parse(paramsJson) as { id?: unknown };
-    return typeof params.id === 'string' ? params.id : undefined;
-  } catch {
-    return undefined;
-  }
+  return inner?.contextInfo ?? undefined;
 }
 
 const STATUS_NAMES: Partial<Record<number, DeliveryEvent['status']>> = {

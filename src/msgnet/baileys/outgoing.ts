@@ -1,5 +1,11 @@
-import { CALL_AUDIO_PREFIX, CALL_VIDEO_PREFIX, generateWAMessageFromContent } from '@whiskeysockets/baileys';
+import {
+  CALL_AUDIO_PREFIX,
+  CALL_VIDEO_PREFIX,
+  generateWAMessageFromContent,
+  prepareWAMessageMedia,
+} from '@whiskeysockets/baileys';
 import type {
+  AnyMediaMessageContent,
   AnyMessageContent,
   GroupMetadata,
   MiscMessageGenerationOptions,
@@ -9,7 +15,9 @@ import type {
   WAPrivacyOnlineValue,
   WAPrivacyValue,
   WAReadReceiptsValue,
+  proto,
 } from '@whiskeysockets/baileys';
+import type { Logger } from 'pino';
 import { ValidationError } from '../../errors.js';
 import type {
   GroupInfo,
@@ -23,7 +31,7 @@ import type {
 import type { RelayContent } from './interactive-content.js';
 import type { LabelBook } from './label-book.js';
 import { STATUS_JID, userJid } from './jids.js';
-import { int64 } from './message-mapper.js';
+import { int64 } from './int64.js';
 import type { BaileysSocket } from './socket-port.js';
 
 // The messages and queries the session sends, one function each, over a connected socket.
@@ -48,22 +56,22 @@ export async function send(
   return sentMessage(await sock.sendMessage(jid, content, options));
 }
 
-/** Sends hand-built protobuf content with the stanza nodes it needs (`relayMessage` bypasses `sendMessage`). */
+/**
+ * Sends hand-built protobuf content with the stanza nodes it needs (`relayMessage` bypasses `sendMessage`);
+ * `options` gives the id to send under and the message a reply quotes.
+ */
 export async function relay(
   sock: BaileysSocket,
   jid: string,
   content: RelayContent,
-  messageId?: string,
+  options?: MiscMessageGenerationOptions,
 ): Promise<SentMessage> {
-  const msg = generateWAMessageFromContent(jid, content.message, {
-    userJid: ownJid(sock),
-    ...(messageId ? { messageId } : {}),
-  });
+  const msg = generateWAMessageFromContent(jid, content.message, { ...options, userJid: ownJid(sock) });
   await sock.relayMessage(jid, msg.message!, { messageId: msg.key.id!, additionalNodes: content.additionalNodes });
   return sentMessage(msg);
 }
 
-export function mediaContent(media: OutgoingMedia): AnyMessageContent {
+export function mediaContent(media: OutgoingMedia): AnyMediaMessageContent {
   const { data, mimetype } = media;
   const caption = media.caption ? { caption: media.caption } : {};
   switch (media.kind) {
@@ -78,6 +86,17 @@ export function mediaContent(media: OutgoingMedia): AnyMessageContent {
     case 'sticker':
       return { sticker: data, mimetype };
   }
+}
+
+/**
+ * Uploads media for a hand-built message (an interactive header, a carousel card): Baileys encrypts it,
+ * puts it on the media servers, and returns its `imageMessage`/`videoMessage`/… without caption.
+ */
+export async function uploadMedia(sock: BaileysSocket, media: OutgoingMedia, log?: Logger): Promise<proto.IMessage> {
+  return prepareWAMessageMedia(mediaContent({ ...media, caption: undefined }), {
+    upload: sock.waUploadToServer,
+    ...(log ? { logger: log } : {}),
+  });
 }
 
 /** A status goes to `status@broadcast` and reaches only `statusJidList` (#1300), which must hold our own JID (#619). */

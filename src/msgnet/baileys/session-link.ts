@@ -3,6 +3,7 @@ import type { AuthStore } from '../msgnet-driver.js';
 import { BaileysAuth } from './baileys-auth-state.js';
 import type { BaileysAuthHooks } from './baileys-auth-state.js';
 import { LabelBook } from './label-book.js';
+import { PollBook } from './poll-book.js';
 import { StatusAudience } from './status-audience.js';
 
 /** Everything a session keeps about its link in the `AuthStore`, loaded together and forgotten together. */
@@ -10,10 +11,15 @@ export interface SessionLink {
   auth: BaileysAuth;
   labels: LabelBook;
   audience: StatusAudience;
+  polls: PollBook;
 }
 
 export async function loadSessionLink(store: AuthStore, log: Logger, hooks: BaileysAuthHooks): Promise<SessionLink> {
   const auth = await BaileysAuth.load(store, hooks);
-  const [labels, audience] = await Promise.all([LabelBook.load(auth, log), StatusAudience.load(auth, log)]);
-  return { auth, labels, audience };
+  const [labels, audience, polls] = await Promise.all([
+    LabelBook.load(auth, log),
+    StatusAudience.load(auth, log),
+    PollBook.load(auth, log),
+  ]);
+  return { auth, labels, audience, polls };
 }

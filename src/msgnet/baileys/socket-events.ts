@@ -2,10 +2,11 @@ import type { BaileysEventMap, WACallEvent, WACallUpdateType, WAMessage } from '
 import type { Logger } from 'pino';
 import type { InstanceSettings } from '../../store/records.js';
 import type { CallEvent, GroupEvent, MsgNetEvent } from '../msgnet-events.js';
-import { isPnJid, userJid } from './jids.js';
+import { isPnJid } from './jids.js';
 import type { LabelBook } from './label-book.js';
 import { deliveryFromReceipts, deliveryFromUpdates, participantParty, toNormalizedMessage } from './message-mapper.js';
-import type { OwnIdentity } from './message-mapper.js';
+import { ownIdentity } from './own-identity.js';
+import type { PollBook } from './poll-book.js';
 import type { BaileysSocket } from './socket-port.js';
 import type { StatusAudience } from './status-audience.js';
 import type { TtlCache } from './ttl-cache.js';
@@ -15,6 +16,8 @@ export interface SocketEventContext {
   settings: () => InstanceSettings;
   labels: LabelBook;
   audience: StatusAudience;
+  /** Polls sent and received: received ones are remembered, and votes read with their secret. */
+  polls: PollBook;
   /** `cachedGroupMetadata` entries, dropped when a group changes. */
   groupCache: TtlCache;
   /** Raw caller address per call id, for `rejectCall` (events report the phone number when known). */
@@ -119,21 +122,11 @@ export function bindSocketEvents(sock: BaileysSocket, ctx: SocketEventContext): 
   return () => guarded.forEach(([event, safe]) => sock.ev.off(event, safe));
 }
 
-/** Our own addresses, from the socket's user (`…:device@…` normalised). */
-export function ownIdentity(sock: Pick<BaileysSocket, 'user'>): OwnIdentity {
-  const user = sock.user;
-  return {
-    jid: user?.id ? userJid(user.id) : undefined,
-    lid: user?.lid ? userJid(user.lid) : undefined,
-    name: user?.name,
-  };
-}
-
 function emitMessages(ctx: SocketEventContext, sock: BaileysSocket, messages: WAMessage[]): void {
   const settings = ctx.settings();
-  const own = ownIdentity(sock);
+  const mapping = { own: ownIdentity(sock), polls: ctx.polls, log: ctx.log };
   for (const msg of messages) {
-    const message = toNormalizedMessage(msg, own);
+    const message = toNormalizedMessage(msg, mapping);
     if (!message) continue;
     if (message.chat.type === 'private') ctx.audience.add([message.chat.jid]);
     if (settings.ignoreGroupMessages && message.chat.type === 'group') continue;

@@ -35,6 +35,7 @@ export type BaileysSocket = Pick<
   | 'removeChatLabel'
   | 'onWhatsApp'
   | 'updateMediaMessage'
+  | 'waUploadToServer'
 > & {
   /** Baileys' buffered emitter; only `on`/`off` are used, so a plain EventEmitter can stand in. */
   ev: Pick<BaileysEventEmitter, 'on' | 'off'>;
