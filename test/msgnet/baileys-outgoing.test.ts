@@ -61,6 +61,41 @@ describe('BaileysSession: outgoing messages', () => {
     ]);
   });
 
+  it('sendText with a link preview: the card as Baileys carries it, thumbnail as JPEG bytes', async () => {
+    const h = await connectedSession();
+    const thumbnail = Buffer.from([0xff, 0xd8, 0xff, 0xd9]);
+    await h.session.sendText(PEER, 'see https://shop.example/x', {
+      linkPreview: { url: 'https://shop.example/x', title: 'Shop', thumbnail: thumbnail.toString('base64') },
+    });
+    expect(h.factory.last.callsOf('sendMessage')).to.deep.equal([
+      [
+        PEER,
+        {
+          text: 'see https://shop.example/x',
+          linkPreview: {
+            'canonical-url': 'https://shop.example/x',
+            'matched-text': 'https://shop.example/x',
+            title: 'Shop',
+            jpegThumbnail: thumbnail,
+          },
+        },
+        undefined,
+      ],
+    ]);
+  });
+
+  it('sendContent pix: the PIX card relayed as sendPayment relays it', async () => {
+    const h = await connectedSession();
+    const payment = { merchantName: 'Loja', key: '+5511999998888', keyType: 'PHONE' as const };
+    await h.session.sendContent(PEER, { kind: 'pix', payment }, { messageId: '3EB0PIX0000000000001' });
+    await h.session.sendPayment(PEER, payment, { messageId: '3EB0PIX0000000000002' });
+    const [viaContent, viaPayment] = h.factory.last.callsOf('relayMessage') as unknown as Relayed[];
+    const strip = (m: proto.IMessage) => JSON.stringify(m).replace(/"reference_id\\":\\"[^\\]*\\"/, '');
+    expect(viaContent![0]).to.equal(PEER);
+    expect(viaContent![2].messageId).to.equal('3EB0PIX0000000000001');
+    expect(strip(viaContent![1])).to.equal(strip(viaPayment![1]));
+  });
+
   it('a send given its message id (a chatbot reply recorded as intent) goes out under that id', async () => {
     const h = await connectedSession();
     await h.session.sendText(PEER, 'hello', { messageId: '3EB0AAAABBBBCCCCDDDD' });

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { MiscMessageGenerationOptions } from '@whiskeysockets/baileys';
+import type { MiscMessageGenerationOptions, WAUrlInfo } from '@whiskeysockets/baileys';
 import { NotConnectedError, NotFoundError, PayloadTooLargeError, UnavailableError } from '../../errors.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
@@ -11,6 +11,7 @@ import type {
   GroupInfo,
   LabelInfo,
   LinkChallenge,
+  LinkPreview,
   LinkRequest,
   MessageContent,
   MsgNetSession,
@@ -67,6 +68,17 @@ function baileysOptions(options: SendOptions | undefined): MiscMessageGeneration
           },
         }
       : {}),
+  };
+}
+
+/** The edge's preview card as Baileys carries it (it then builds the text's `extendedTextMessage`). */
+function urlInfo(card: LinkPreview): WAUrlInfo {
+  return {
+    'canonical-url': card.url,
+    'matched-text': card.url,
+    title: card.title,
+    ...(card.description ? { description: card.description } : {}),
+    ...(card.thumbnail ? { jpegThumbnail: Buffer.from(card.thumbnail, 'base64') } : {}),
   };
 }
 
@@ -147,7 +159,8 @@ export class BaileysSession implements MsgNetSession {
 
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const mentions = options?.mentions?.length ? { mentions: options.mentions } : {};
-    return out.send(this.#conn.socket(), toJid(to), { text, ...mentions }, baileysOptions(options));
+    const preview = options?.linkPreview ? { linkPreview: urlInfo(options.linkPreview) } : {};
+    return out.send(this.#conn.socket(), toJid(to), { text, ...mentions, ...preview }, baileysOptions(options));
   }
 
   async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {

@@ -13,7 +13,7 @@ import {
   pollContent,
   reactionContent,
 } from './content-messages.js';
-import { buttonsContent, carouselContent, listContent } from './interactive-content.js';
+import { buttonsContent, carouselContent, listContent, paymentContent } from './interactive-content.js';
 import type { HeaderMedia, PreparedCard } from './interactive-content.js';
 import { relay, send, uploadMedia } from './outgoing.js';
 import type { PollBook } from './poll-book.js';
@@ -65,6 +65,8 @@ export async function sendContent(
     }
     case 'poll':
       return sendPoll(ctx, jid, content, options);
+    case 'pix':
+      return relay(sock, jid, paymentContent(content.payment), options);
     case 'event':
       return relay(sock, jid, eventContent(eventMessage(content.event)), options);
     case 'reaction':
