@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import type { EventEnvelope } from '../../src/events/instance-events.js';
 import { channels } from '../../src/redis/keys.js';
+import { pngImage } from '../helpers/media-fixtures.js';
 import { ClusterFixture, TEST_TTL_MS, connectAndLink, sleep } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
@@ -12,6 +13,8 @@ describe('cluster: sandbox instances across node processes', function () {
   let account: string;
   let sub: Redis;
   const events = new Map<string, EventEnvelope[]>();
+  /** The two instances of the first test, on different nodes, and a front node that owns neither sender. */
+  let pair: { from: string; to: string; toNumber: string; front: NodeProcess } | undefined;
 
   before(async function () {
     this.timeout(60_000);
@@ -79,6 +82,7 @@ describe('cluster: sandbox instances across node processes', function () {
     const toNumber = to === 'right' ? '5511200000002' : `55112000001${to.slice('right-'.length).padStart(2, '0')}`;
     const fromOwner = await ownerOf(from);
     const front = c.other(fromOwner);
+    pair = { from, to, toNumber, front };
     const sent = await front.api.post(
       `/api/message/text/${from}`,
       { number: toNumber, text: 'across nodes' },
@@ -100,6 +104,48 @@ describe('cluster: sandbox instances across node processes', function () {
         ),
       'the delivery receipt back',
     );
+  });
+
+  it('every message kind, sent through a node that does not own the sender, reaches the other node typed', async () => {
+    const { from, to, toNumber, front } = pair!;
+    const png = await pngImage(64, 64);
+    const post = async (kind: string, body: Record<string, unknown>) => {
+      const res = await front.api.post(
+        `/api/message/${kind}/${from}`,
+        { number: toNumber, ...body },
+        { token: account },
+      );
+      expect(res.status, `${kind}: ${JSON.stringify(res.body)}`).to.equal(200);
+      return res.body.data.messageId as string;
+    };
+    const text = await post('text', { text: 'to be edited', source: 'cluster-test' });
+    const kinds: [string, Record<string, unknown>, string][] = [
+      ['sticker', { imageUrl: `data:image/png;base64,${png.toString('base64')}` }, 'sticker'],
+      ['contact', { vcard: [{ fullName: 'Dora', phone: '5511987654321' }] }, 'contact'],
+      ['poll', { question: 'Lunch?', options: ['Pizza', 'Sushi'] }, 'poll'],
+      ['event', { name: 'Launch', startAt: '2026-12-01T19:00:00-03:00' }, 'event'],
+      [
+        'list',
+        { contentText: 'Menu', buttonText: 'Open', sections: [{ title: 'S', rows: [{ id: 'r1', title: 'R1' }] }] },
+        'interactive',
+      ],
+      ['carousel', { cards: [{ header: { title: 'Card' }, body: { text: 'Body' } }] }, 'interactive'],
+      ['reaction', { messageId: text, reaction: '👍' }, 'reaction'],
+      ['edit', { messageId: text, message: 'edited' }, 'edit'],
+      ['forward', { messageId: text }, 'text'],
+    ];
+    const toId = await instanceId(to);
+    const fromId = await instanceId(from);
+    const exchange = (instance: string, id: string) =>
+      (events.get(instance) ?? []).find((e) => e.event === 'message.exchange' && (e.data as { id: string }).id === id)
+        ?.data as { message: { type: string; source: string } } | undefined;
+    for (const [kind, body, type] of kinds) {
+      const id = await post(kind, body);
+      await until(() => exchange(toId, id) !== undefined, `the ${kind} on the other node`);
+      expect(exchange(toId, id)!.message.type, kind).to.equal(type);
+    }
+    await until(() => exchange(fromId, text) !== undefined, 'the labelled outgoing exchange');
+    expect(exchange(fromId, text)!.message.source).to.equal('cluster-test');
   });
 
   it('an Idempotency-Key retried through every node replays the first answer and sends once', async () => {

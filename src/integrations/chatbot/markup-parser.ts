@@ -1,4 +1,5 @@
 import type { Button, PixPayment } from '../../msgnet/msgnet-driver.js';
+import { PIX_KEY_TYPES } from '../../msgnet/pix-key.js';
 
 /**
  * The interactive markup of a flow's text bubble (spec 4.8):
@@ -22,7 +23,6 @@ export type MarkupToken =
   { kind: 'button'; button: Button } | { kind: 'payment'; payment: PixPayment } | { kind: 'malformed'; reason: string };
 
 const TOKEN = /\[([A-Za-z]+)(?::([^[\]|]*))?\|([^[\]|]*)\]/g;
-const PIX_KEY_TYPES: readonly PixPayment['keyType'][] = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM'];
 const PHONE = /^\+?[\d\s().-]{5,24}$/;
 /** Marks where a token was, so that the spaces around it can be tidied. */
 const HOLE = '\u0000';
