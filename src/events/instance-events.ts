@@ -1,4 +1,4 @@
-import type { MsgNetEvent, NormalizedMessage, Party } from '../msgnet/msgnet-events.js';
+import type { GroupAction, MsgNetEvent, NormalizedMessage, Party } from '../msgnet/msgnet-events.js';
 import type { ConnectionState } from '../store/records.js';
 import type { InstanceEventName } from './event-names.js';
 
@@ -91,9 +91,11 @@ export interface InstanceStateData {
 
 export interface GroupFlowData {
   groupJid: string;
-  type: 'joined' | 'left' | 'promoted' | 'demoted' | 'name' | 'delete';
+  type: GroupAction;
   participants: PartyData[];
   groupName: string | null;
+  /** Who made the change; null when the network does not say. */
+  author: string | null;
   timestamp: string;
 }
 
@@ -248,6 +250,7 @@ export function toInstanceEvent(e: Exclude<MsgNetEvent, { type: 'connection' }>,
           type: e.action,
           participants: e.participants.map(party),
           groupName: e.groupName ?? null,
+          author: e.author ?? null,
           timestamp: iso(e.timestamp),
         },
       };

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
 import type { ConnectionState, InstanceSettings, ProxyProtocol } from '../store/records.js';
-import type {
-  ContactCard,
-  EventDetails,
-  Location,
-  MediaKind,
-  MsgNetEvent,
-  NormalizedMessage,
-} from './msgnet-events.js';
+import type { ContactCard, EventDetails, Location, MsgNetEvent, NormalizedMessage } from './msgnet-events.js';
+
+import type { ChannelOps, CommunityOps } from './ops/channel-ops.js';
+import type { ChatOps } from './ops/chat-ops.js';
+import type { GroupOps } from './ops/group-ops.js';
+
+import type { OutgoingMedia, SentMessage } from './outgoing-types.js';
 
 export type { ContactCard, EventDetails, Location, MediaKind } from './msgnet-events.js';
+export type { OutgoingMedia, SentMessage } from './outgoing-types.js';
 
 /**
  * The one seam between Switchboard and the messaging network. A driver opens one session per instance on
@@ -73,19 +73,6 @@ export interface ReceivedMedia {
   fileName?: string;
 }
 
-export interface OutgoingMedia {
-  kind: MediaKind;
-  data: Buffer;
-  mimetype: string;
-  fileName?: string;
-  caption?: string;
-  /** Audio as a voice note. */
-  ptt?: boolean;
-  seconds?: number;
-  /** A voice note's 64 peaks of 0 to 100. */
-  waveform?: Uint8Array;
-}
-
 /** The message a reply quotes, as the history kept it (the network needs its author and text). */
 export interface QuotedMessage {
   id: string;
@@ -127,6 +114,16 @@ export interface ProfileInfo {
   about: string | null;
   pictureUrl: string | null;
   isBusiness: boolean;
+  /** A Business account's public profile. */
+  business?: BusinessProfile;
+}
+
+export interface BusinessProfile {
+  description: string | null;
+  category: string | null;
+  email: string | null;
+  website: string[];
+  address: string | null;
 }
 
 /** A label of a (Business) account. */
@@ -219,12 +216,6 @@ export interface StatusPost {
   font?: number;
 }
 
-export interface SentMessage {
-  messageId: string;
-  /** Unix milliseconds. */
-  timestamp: number;
-}
-
 export interface GroupInfo {
   jid: string;
   name: string;
@@ -253,6 +244,13 @@ export interface ChatLabels {
 export interface MsgNetSession {
   readonly state: ConnectionState;
   readonly numberJid: string | undefined;
+  /** Groups: create, read, change, members, invite links. */
+  readonly groups: GroupOps;
+  /** Chat state on the phone: archive, pin, mute, block, clear; which numbers have an account. */
+  readonly chats: ChatOps;
+  /** Channels (newsletters) this number owns or follows. */
+  readonly channels: ChannelOps;
+  readonly communities: CommunityOps;
   /** Resumes a saved link, if any (called once after open). */
   resume(): Promise<void>;
   connect(request: LinkRequest): Promise<LinkChallenge>;

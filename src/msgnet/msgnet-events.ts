@@ -141,12 +141,17 @@ export interface CallEvent {
   timestamp: number;
 }
 
+/** What changed in a group: members, then its name, description, settings, or the group's end. */
+export type GroupAction = 'joined' | 'left' | 'promoted' | 'demoted' | 'name' | 'description' | 'settings' | 'delete';
+
 export interface GroupEvent {
   type: 'group';
   groupJid: string;
-  action: 'joined' | 'left' | 'promoted' | 'demoted' | 'name' | 'delete';
+  action: GroupAction;
   participants: Party[];
   groupName?: string;
+  /** Who made the change, when the network says. */
+  author?: string;
   timestamp: number;
 }
 

@@ -118,6 +118,9 @@ export class FakeSocket {
   };
 
   readMessages = async (keys: unknown[]): Promise<void> => this.record('readMessages', keys);
+  chatModify = async (mod: unknown, jid: string): Promise<void> => this.record('chatModify', mod, jid);
+  updateBlockStatus = async (jid: string, action: string): Promise<void> =>
+    this.record('updateBlockStatus', jid, action);
   sendPresenceUpdate = async (type: string, to?: string): Promise<void> => this.record('sendPresenceUpdate', type, to);
   addChatLabel = async (jid: string, labelId: string): Promise<void> => this.record('addChatLabel', jid, labelId);
   removeChatLabel = async (jid: string, labelId: string): Promise<void> => this.record('removeChatLabel', jid, labelId);

@@ -27,6 +27,10 @@ import type {
   SessionOptions,
   StatusPost,
 } from '../msgnet-driver.js';
+import { BaileysChannels } from './baileys-channels.js';
+import { BaileysChats } from './baileys-chats.js';
+import { BaileysCommunities } from './baileys-communities.js';
+import { BaileysGroups } from './baileys-groups.js';
 import { ConnectionManager } from './connection-manager.js';
 import type { BaileysSessionDeps } from './connection-manager.js';
 import { eventCardContent } from './content-messages.js';
@@ -94,6 +98,10 @@ export class BaileysSession implements MsgNetSession {
   readonly #deps: BaileysSessionDeps;
   /** Files just downloaded: the media pipeline and the helpdesk bridge read one message's file once from the CDN. */
   readonly #downloaded = new TtlCache({ ttlMs: 2 * 60_000, maxEntries: 8 });
+  readonly groups: BaileysGroups;
+  readonly chats: BaileysChats;
+  readonly channels: BaileysChannels;
+  readonly communities: BaileysCommunities;
 
   constructor(
     o: SessionOptions,
@@ -105,6 +113,11 @@ export class BaileysSession implements MsgNetSession {
     this.#log = o.log.child({ driver: 'baileys' });
     this.#deps = deps;
     this.#conn = new ConnectionManager(o, deps, this.#log);
+    const socket = () => this.#conn.socket();
+    this.groups = new BaileysGroups(socket);
+    this.chats = new BaileysChats(socket);
+    this.channels = new BaileysChannels(socket);
+    this.communities = new BaileysCommunities(socket);
   }
 
   get state(): ConnectionState {

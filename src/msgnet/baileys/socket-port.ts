@@ -36,6 +36,8 @@ export type BaileysSocket = Pick<
   | 'onWhatsApp'
   | 'updateMediaMessage'
   | 'waUploadToServer'
+  | 'chatModify'
+  | 'updateBlockStatus'
 > & {
   /** Baileys' buffered emitter; only `on`/`off` are used, so a plain EventEmitter can stand in. */
   ev: Pick<BaileysEventEmitter, 'on' | 'off'>;

@@ -43,6 +43,11 @@ import { BoundedMap } from '../../util/bounded-map.js';
 import { newMessageId } from '../message-id.js';
 import { SandboxControls, registerControls } from './sandbox-controls.js';
 import { sandboxSend } from './sandbox-content.js';
+import { SandboxChats } from './sandbox-chats.js';
+import { SandboxChannels } from './sandbox-channels.js';
+import { SandboxCommunities } from './sandbox-communities.js';
+import { SandboxGroups } from './sandbox-groups.js';
+import type { SandboxDomain, SandboxNet, SandboxOps } from './sandbox-net.js';
 
 /** A preview card as the outbox shows it: the thumbnail's size, not its bytes. */
 function outboxPreview({ thumbnail, ...card }: LinkPreview): OutboxEntry['linkPreview'] {
@@ -77,12 +82,41 @@ export class SandboxSession implements MsgNetSession {
   readonly #receivedMedia = new BoundedMap<string, ReceivedMedia>(RECEIVED_MEDIA_KEPT);
   readonly #phone: SandboxPhone;
   #sent = 0;
+  /** Subscriptions beyond the number's own: the groups and channels the phone is in. */
+  readonly #listening = new Map<string, () => Promise<void>>();
+  readonly groups: SandboxGroups;
+  readonly chats: SandboxChats;
+  readonly channels: SandboxChannels;
+  readonly communities: SandboxCommunities;
+  readonly #ops: Record<SandboxDomain, SandboxOps>;
 
   constructor(
     private readonly options: SessionOptions,
     private readonly transport: Transport,
   ) {
     this.#phone = new SandboxPhone(options.auth);
+    const net: SandboxNet = {
+      me: () => this.#requireConnected(),
+      auth: options.auth,
+      phone: this.#phone,
+      emit: (event) => {
+        if (!this.#closed) options.emit(event);
+      },
+      failIf: (operation) => this.#failIf(operation),
+      publish: (jid, wire) => this.#send(jid, wire),
+      listen: (jid) => this.#listen(jid),
+      unlisten: async (jid) => {
+        const stop = this.#listening.get(jid);
+        this.#listening.delete(jid);
+        await stop?.();
+      },
+      record: (entry) => this.#record(entry),
+    };
+    this.groups = new SandboxGroups(net);
+    this.chats = new SandboxChats(net);
+    this.channels = new SandboxChannels(net);
+    this.communities = new SandboxCommunities(net);
+    this.#ops = { groups: this.groups, chats: this.chats, channels: this.channels, communities: this.communities };
     registerControls(
       this,
       new SandboxControls({
@@ -132,6 +166,10 @@ export class SandboxSession implements MsgNetSession {
     this.#unsubscribe = await this.transport.subscribe(channels.sandboxNumber(this.#numberJid!), (raw) =>
       this.#onWire(raw),
     );
+    await this.#stopListening();
+    for (const ops of Object.values(this.#ops)) {
+      for (const jid of await ops.listening()) await this.#listen(jid);
+    }
     // The network reports the push name on connect, as WhatsApp does.
     const { name } = await this.#phone.profile();
     this.#set('connected', name ? { profileName: name } : {});
@@ -184,7 +222,20 @@ export class SandboxSession implements MsgNetSession {
     return jid;
   }
 
+  /** Listens on a group's or channel's JID too (its messages and changes), until the session goes offline. */
+  async #listen(jid: string): Promise<void> {
+    if (this.#listening.has(jid)) return;
+    this.#listening.set(jid, await this.transport.subscribe(channels.sandboxNumber(jid), (raw) => this.#onWire(raw)));
+  }
+
+  async #stopListening(): Promise<void> {
+    const stops = [...this.#listening.values()];
+    this.#listening.clear();
+    await Promise.all(stops.map((stop) => stop()));
+  }
+
   async logout(): Promise<void> {
+    await this.#stopListening();
     await this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     await this.options.auth.clear();
@@ -197,6 +248,7 @@ export class SandboxSession implements MsgNetSession {
     if (!(await this.options.auth.get('creds'))) {
       throw new ValidationError('Instance has no saved link; connect it first');
     }
+    await this.#stopListening();
     await this.#unsubscribe?.();
     this.#unsubscribe = undefined;
     this.#set('disconnected', { reason: 'reconnect requested' });
@@ -206,6 +258,7 @@ export class SandboxSession implements MsgNetSession {
   async close(): Promise<void> {
     this.#closed = true;
     for (const t of this.#timers) clearTimeout(t);
+    await this.#stopListening();
     await this.#unsubscribe?.();
     this.#unsubscribe = undefined;
   }
@@ -231,6 +284,13 @@ export class SandboxSession implements MsgNetSession {
   #onWire(raw: string): void {
     const wire = JSON.parse(raw) as SandboxWire;
     if (wire.t === 'ping' || this.#closed) return;
+    if (wire.t === 'ops') {
+      // A phone hears its own group and channel changes on their JIDs: it has applied them already.
+      if (wire.from !== this.#numberJid) this.#ops[wire.domain].onWire(wire.from, wire.payload);
+      return;
+    }
+    // Our own message to a group, heard on the group's JID like every member hears it.
+    if (wire.t === 'msg' && wire.groupJid && wire.from === this.#numberJid) return;
     if (wire.t === 'receipt') {
       this.options.emit({
         type: 'delivery',
@@ -251,6 +311,8 @@ export class SandboxSession implements MsgNetSession {
         timestamp: wire.timestamp,
       });
     } else {
+      // A blocked contact's messages never reach the phone (and get no delivery receipt).
+      if (this.chats.isBlocked(wire.from)) return;
       this.#receive(wire);
       // The phone acknowledges delivery at once, as WhatsApp does while online.
       void this.#send(wire.from, {
@@ -423,6 +485,8 @@ export class SandboxSession implements MsgNetSession {
       id: recorded.messageId,
       from,
       timestamp: recorded.timestamp,
+      // Members listening on the group's JID receive it as a group message.
+      ...(jid.endsWith('@g.us') ? { groupJid: jid } : {}),
       ...wire,
     });
   }

@@ -11,6 +11,9 @@ import type {
 } from '../msgnet-driver.js';
 import type { MessageDetails, MessageType } from '../msgnet-events.js';
 
+/** The domains whose phones talk to each other beyond messages, receipts and calls. */
+export type SandboxDomain = 'groups' | 'chats' | 'channels' | 'communities';
+
 /**
  * What travels between sandbox numbers on their channels (through Redis in cluster mode), and what the
  * outbox records. Plain JSON.
@@ -49,7 +52,9 @@ export type SandboxWire =
       isVideo: boolean;
       timestamp: number;
     }
-  | { t: 'ping' };
+  | { t: 'ping' }
+  /** A domain's own message between phones (a group change, a join request, a channel post…). */
+  | { t: 'ops'; domain: SandboxDomain; from: string; payload: unknown };
 
 /** What the instance sent, as GET /api/sandbox/outbox shows it. */
 export interface OutboxEntry {
@@ -72,7 +77,11 @@ export interface OutboxEntry {
     | 'call_offer'
     | 'call_reject'
     | 'delete'
-    | 'presence';
+    | 'presence'
+    | 'chat'
+    | 'group'
+    | 'channel'
+    | 'community';
   /** Unix milliseconds. */
   timestamp: number;
   text?: string;
@@ -104,6 +113,8 @@ export interface OutboxEntry {
   status?: { type: string; backgroundColor?: string; font?: number };
   call?: { durationSeconds?: number; callId: string };
   deletedMessageId?: string;
+  /** A chat, group, channel or community operation: its name and what it was given. */
+  operation?: { name: string } & Record<string, unknown>;
 }
 
 /** A carousel card as the outbox shows it. */
