@@ -16,9 +16,11 @@ import { mergeHandlers } from './instance-actor.js';
 import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 import { applyEdit, historyRecord, remember } from './message-history.js';
+import { chatHandlers } from './chat-handlers.js';
 import { BoundedMap } from '../util/bounded-map.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
+import type { NetworkHost } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
 import type { InstanceEventSink } from '../events/instance-event-sink.js';
 
@@ -52,6 +54,14 @@ export class MessagingBehavior {
   #unhandled = 0;
   #ctx!: ActorContext;
   #stopped = false;
+  /** What the network operations' handlers reach of this behaviour. */
+  readonly #host: NetworkHost = {
+    session: () => this.#requireSession(),
+    instance: () => this.#instance,
+    setProfileName: (name) => this.#setProfileName(name),
+    labelSource: (messageId, source) => this.#sources.set(messageId, source),
+    log: () => this.log,
+  };
   /** Clients' labels (`source`) of messages being sent, by id, until their outgoing event leaves. */
   readonly #sources = new BoundedMap<string, string>(1024);
   readonly #extensions: RunningExtension[];
@@ -318,13 +328,8 @@ export class MessagingBehavior {
   handlers(): CallHandlers {
     return mergeHandlers(
       ...this.#extensions.map((e) => e.extension.handlers ?? {}),
-      networkHandlers({
-        session: () => this.#requireSession(),
-        instance: () => this.#instance,
-        setProfileName: (name) => this.#setProfileName(name),
-        labelSource: (messageId, source) => this.#sources.set(messageId, source),
-        log: () => this.log,
-      }),
+      networkHandlers(this.#host),
+      chatHandlers(this.#host),
       {
         'msgnet.connect': async (_ctx, request) => {
           const challenge = await this.#requireSession().connect(request);

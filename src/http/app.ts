@@ -43,6 +43,8 @@ import { connectionRoutes } from './routes/connection-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
 import { messageKindRoutes } from './routes/message-kind-routes.js';
+import { chatRoutes } from './routes/chat-routes.js';
+import { profileFieldRoutes } from './routes/profile-field-routes.js';
 import { sandboxRoutes } from './routes/sandbox-routes.js';
 import { settingsPanelRoutes } from './routes/settings-panel-routes.js';
 import { consoleRoutes } from './routes/console-routes.js';
@@ -191,8 +193,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     statusRoutes(actorRoutes),
     groupRoutes(actorRoutes),
     profileRoutes(actorRoutes),
+    profileFieldRoutes(actorRoutes),
     labelRoutes(actorRoutes),
     historyRoutes(actorRoutes),
+    chatRoutes(actorRoutes),
     callRoutes(actorRoutes),
     ...helpdeskRoutes({ ...common, store: deps.store, helpdesk: deps.services.helpdesk }),
     ...chatbotRoutes({ ...actorRoutes, chatbot: deps.services.chatbot }),

@@ -51,7 +51,12 @@ export async function unavailableWhenDisconnected<T>(work: () => Promise<T>): Pr
  * `<path>` and `<path>/` without an instance name: the caller is authenticated (401 as usual), then told
  * `Instance name is required` instead of a bare 404.
  */
-export function nameRequired(api: ApiRouter, method: 'get' | 'post', path: string, auth: Authenticator): void {
+export function nameRequired(
+  api: ApiRouter,
+  method: 'get' | 'post' | 'delete',
+  path: string,
+  auth: Authenticator,
+): void {
   for (const variant of [path, `${path}/`]) {
     api.route(
       {

@@ -138,8 +138,8 @@ export type Button =
   | { type: 'call'; phoneNumber: string; label: string }
   | { type: 'copy'; code: string; label: string };
 
-/** What a chat shows of us: typing, recording a voice note, or neither. */
-export type ChatPresence = 'composing' | 'recording' | 'paused';
+/** What a chat shows of us: typing, recording a voice note, neither, or just online. */
+export type ChatPresence = 'composing' | 'recording' | 'paused' | 'available';
 
 export interface ListRow {
   id: string;

@@ -17,3 +17,6 @@ export const HELPDESK_SEEN_NAMESPACE = 'helpdesk-seen';
 
 /** Chatbot conversations: sessions, debounce buffers, operator markers and each bot's last activity. */
 export const CHATBOT_NAMESPACE = 'chatbot';
+
+/** Each chat's state as the chat operations set it (archived, pinned, muted, blocked), by chat JID. */
+export const CHATS_NAMESPACE = 'chats';

@@ -251,6 +251,21 @@ export interface MessageRecord {
   status?: MessageStatus;
 }
 
+/** One chat of the history, as the chat list shows it. */
+export interface ChatSummary {
+  chatJid: string;
+  /** Unix milliseconds of its newest message. */
+  lastMessageAt: number;
+  /** Received messages not read yet. */
+  unread: number;
+}
+
+/** Where a chat list page ended: the last chat's newest message time and JID. */
+export interface ChatCursor {
+  lastMessageAt: number;
+  chatJid: string;
+}
+
 /** Where a received file was uploaded (the instance's object storage). */
 export interface StoredObject {
   bucket: string;

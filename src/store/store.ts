@@ -4,6 +4,8 @@ import type {
   BillingLedgerEntry,
   ChatbotBotRecord,
   ChatbotLinkRecord,
+  ChatCursor,
+  ChatSummary,
   InstanceConfig,
   MessageStatus,
   ConnectionInfo,
@@ -179,6 +181,13 @@ export interface MessageRepository {
     query: { chatJid?: string; before?: HistoryCursor; limit: number },
   ): Promise<MessageRecord[]>;
   delete(instanceId: string, id: string): Promise<boolean>;
+  /** Every message of one chat; returns how many. */
+  clearChat(instanceId: string, chatJid: string): Promise<number>;
+  /**
+   * The instance's chats, the most recently active first: each chat's newest message time and how many
+   * received messages are not read yet. `before` continues after a chat of an earlier page.
+   */
+  chats(instanceId: string, q: { before?: ChatCursor; limit: number }): Promise<ChatSummary[]>;
   /** Moves the messages' status forward (never back, by MESSAGE_STATUS_RANK); unknown ids are ignored. */
   setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void>;
   /** Deletes every message (of every instance) older than `before` (Unix ms); returns how many. */

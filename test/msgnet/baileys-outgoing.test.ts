@@ -474,6 +474,7 @@ describe('BaileysSession: outgoing messages', () => {
       about: 'Available',
       pictureUrl: 'https://pps.whatsapp.net/v/peer.jpg',
       isBusiness: true,
+      business: { description: 'shop', category: null, email: null, website: [], address: null },
     });
     expect(await h.session.getProfile('0001')).to.equal(undefined);
   });

@@ -563,6 +563,29 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.messages.find(i.id, 'unknown')).to.equal(undefined);
     });
 
+    it('lists chats by their newest message with unread counts, pages them, and clears one chat', async () => {
+      const { i } = await seeded();
+      const [a, b, c] = ['551100000001@s.whatsapp.net', '551100000002@s.whatsapp.net', '120363000000000009@g.us'];
+      await store.messages.save({ ...message(i.id, 'a1', 1000, a), status: 'received' });
+      await store.messages.save({ ...message(i.id, 'a2', 3000, a), status: 'received' });
+      await store.messages.save({ ...message(i.id, 'a3-out', 2000, a), status: 'sent' });
+      await store.messages.save({ ...message(i.id, 'b1', 5000, b), status: 'read' });
+      await store.messages.save({ ...message(i.id, 'c1', 3000, c), status: 'received' });
+      expect(await store.messages.chats(i.id, { limit: 10 })).to.deep.equal([
+        { chatJid: b, lastMessageAt: 5000, unread: 0 },
+        { chatJid: a, lastMessageAt: 3000, unread: 2 },
+        { chatJid: c, lastMessageAt: 3000, unread: 1 },
+      ]);
+      const [first, second] = await store.messages.chats(i.id, { limit: 2 });
+      expect(await store.messages.chats(i.id, { limit: 2, before: second! })).to.deep.equal([
+        { chatJid: c, lastMessageAt: 3000, unread: 1 },
+      ]);
+      expect(first!.chatJid).to.equal(b);
+      expect(await store.messages.clearChat(i.id, a)).to.equal(3);
+      expect((await store.messages.chats(i.id, { limit: 10 })).map((x) => x.chatJid)).to.deep.equal([b, c]);
+      expect(await store.messages.clearChat(i.id, a)).to.equal(0);
+    });
+
     it('saves by (instance, id), finds, and replaces on a second save', async () => {
       const { i } = await seeded();
       const first = { ...message(i.id, 'm1', 1000), media: { kind: 'image', mimetype: 'image/jpeg', size: 42 } };

@@ -15,7 +15,7 @@ interface Deps {
 export const HISTORY_DEFAULT_LIMIT = 50;
 export const HISTORY_MAX_LIMIT = 500;
 
-const historyQuery = z.object({
+export const historyQuery = z.object({
   chat: queryParam.text('Only this chat: a number, a JID or status@broadcast'),
   limit: queryParam
     .text(`Messages per page, 1 to ${HISTORY_MAX_LIMIT}; default ${HISTORY_DEFAULT_LIMIT}`)
@@ -32,7 +32,11 @@ const historyQuery = z.object({
 });
 
 /** `before` = a message id from an earlier page (exact paging), or a time: Unix milliseconds or RFC 3339. */
-async function cursorOf(store: Store, instanceId: string, raw: string | undefined): Promise<HistoryCursor | undefined> {
+export async function cursorOf(
+  store: Store,
+  instanceId: string,
+  raw: string | undefined,
+): Promise<HistoryCursor | undefined> {
   if (raw === undefined) return undefined;
   const ref = await store.messages.find(instanceId, raw);
   if (ref) return { timestamp: ref.timestamp, id: ref.id };
@@ -42,7 +46,7 @@ async function cursorOf(store: Store, instanceId: string, raw: string | undefine
   throw new ValidationError('before must be a message id from the history, Unix milliseconds, or an RFC 3339 time');
 }
 
-function messageView(m: MessageRecord) {
+export function messageView(m: MessageRecord) {
   return {
     id: m.id,
     chat: { jid: m.chatJid, isGroup: m.chatJid.endsWith('@g.us') },

@@ -99,14 +99,14 @@ export function privacyChanges(raw: unknown): [PrivacyField, string][] {
 }
 
 /** The picture to set, as JPEG base64: from a data URL or a public URL, converted (JPEG q90, ≤ 640x640). */
-async function profilePicture(value: string, deps: Deps): Promise<string> {
+export async function profilePicture(value: string, deps: Deps, field = 'profilePicture'): Promise<string> {
   const media = deps.media;
   let bytes: Buffer;
-  if (value.startsWith('data:')) bytes = decodeBase64Media(value, 'profilePicture', media.maxBytes).bytes;
+  if (value.startsWith('data:')) bytes = decodeBase64Media(value, field, media.maxBytes).bytes;
   else if (/^https?:\/\//i.test(value)) bytes = (await downloadMedia(value, media)).bytes;
   else {
     throw new ValidationError(
-      'Invalid request body: profilePicture must be an http(s) URL, a base64 data URL, or an empty string',
+      `Invalid request body: ${field} must be an http(s) URL, a base64 data URL, or an empty string`,
     );
   }
   try {
@@ -116,7 +116,7 @@ async function profilePicture(value: string, deps: Deps): Promise<string> {
     if (err.problem === 'corrupt') {
       throw new InternalError(`failed to process profile picture: ${err.message}`, { cause: err });
     }
-    throw new ValidationError(`Invalid profilePicture: ${err.message}`, { cause: err });
+    throw new ValidationError(`Invalid ${field}: ${err.message}`, { cause: err });
   }
 }
 

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
-import type { MiscMessageGenerationOptions, WAUrlInfo } from '@whiskeysockets/baileys';
+import type { MiscMessageGenerationOptions, WABusinessProfile, WAUrlInfo } from '@whiskeysockets/baileys';
 import { NotConnectedError, NotFoundError, PayloadTooLargeError, UnavailableError } from '../../errors.js';
 import type { ConnectionState } from '../../store/records.js';
 import type {
+  BusinessProfile,
   Button,
   ChatLabels,
   ChatPresence,
@@ -322,8 +323,8 @@ export class BaileysSession implements MsgNetSession {
         () => null,
       ),
       sock.getBusinessProfile(target).then(
-        (b) => !!b,
-        () => false,
+        (b) => (b ? businessProfile(b) : undefined),
+        () => undefined,
       ),
     ]);
     return {
@@ -331,7 +332,8 @@ export class BaileysSession implements MsgNetSession {
       name: target === me ? (sock.user?.name ?? null) : null,
       about,
       pictureUrl,
-      isBusiness: business,
+      isBusiness: business !== undefined,
+      ...(business ? { business } : {}),
     };
   }
 
@@ -376,6 +378,17 @@ export class BaileysSession implements MsgNetSession {
   async lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }> {
     return out.lookup(this.#conn.socket(), number.includes('@') ? number : digitsOf(number));
   }
+}
+
+/** A Business account's public profile as Baileys reads it. */
+function businessProfile(b: WABusinessProfile): BusinessProfile {
+  return {
+    description: b.description || null,
+    category: b.category ?? null,
+    email: b.email ?? null,
+    website: b.website ?? [],
+    address: b.address ?? null,
+  };
 }
 
 /** The About text from a fetchStatus result (`{status: {status, setAt}}` in Baileys 7). */

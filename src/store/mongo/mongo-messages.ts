@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { MESSAGE_STATUS_RANK } from '../records.js';
-import type { HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
+import type { ChatCursor, ChatSummary, HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
 import type { MessageRepository } from '../store.js';
 import type { ClientSession } from 'mongodb';
 
@@ -81,6 +81,43 @@ export class MongoMessages implements MessageRepository {
     }
     const docs = await this.#col.find(filter).sort({ timestamp: -1, id: -1 }).limit(q.limit).toArray();
     return docs.map(toMessage);
+  }
+
+  async clearChat(instanceId: string, chatJid: string): Promise<number> {
+    return (await this.#col.deleteMany({ instanceId, chatJid })).deletedCount;
+  }
+
+  async chats(instanceId: string, q: { before?: ChatCursor; limit: number }): Promise<ChatSummary[]> {
+    const after = q.before
+      ? [
+          {
+            $match: {
+              $or: [
+                { last: { $lt: q.before.lastMessageAt } },
+                { last: q.before.lastMessageAt, _id: { $lt: q.before.chatJid } },
+              ],
+            },
+          },
+        ]
+      : [];
+    const rows = await this.#col
+      .aggregate<{ _id: string; last: number; unread: number }>([
+        { $match: { instanceId } },
+        {
+          $group: {
+            _id: '$chatJid',
+            last: { $max: '$timestamp' },
+            unread: {
+              $sum: { $cond: [{ $and: [{ $eq: ['$fromMe', false] }, { $eq: ['$status', 'received'] }] }, 1, 0] },
+            },
+          },
+        },
+        ...after,
+        { $sort: { last: -1, _id: -1 } },
+        { $limit: q.limit },
+      ])
+      .toArray();
+    return rows.map((r) => ({ chatJid: r._id, lastMessageAt: r.last, unread: r.unread }));
   }
 
   async delete(instanceId: string, id: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { MESSAGE_STATUS_RANK } from '../records.js';
-import type { HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
+import type { ChatCursor, ChatSummary, HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
 import type { MessageRepository } from '../store.js';
 
 type Row = Record<string, unknown>;
@@ -90,6 +90,25 @@ export class SqliteMessages implements MessageRepository {
       .prepare(`SELECT * FROM messages WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, id DESC LIMIT ?`)
       .all(...args, q.limit) as Row[];
     return rows.map(toMessage);
+  }
+
+  async clearChat(instanceId: string, chatJid: string): Promise<number> {
+    return this.db.prepare('DELETE FROM messages WHERE instance_id = ? AND chat_jid = ?').run(instanceId, chatJid)
+      .changes;
+  }
+
+  async chats(instanceId: string, q: { before?: ChatCursor; limit: number }): Promise<ChatSummary[]> {
+    const after = q.before ? 'HAVING last < ? OR (last = ? AND chat_jid < ?)' : '';
+    const args = q.before ? [q.before.lastMessageAt, q.before.lastMessageAt, q.before.chatJid] : [];
+    const rows = this.db
+      .prepare(
+        `SELECT chat_jid, MAX(timestamp) AS last,
+           SUM(CASE WHEN from_me = 0 AND status = 'received' THEN 1 ELSE 0 END) AS unread
+         FROM messages WHERE instance_id = ? GROUP BY chat_jid ${after}
+         ORDER BY last DESC, chat_jid DESC LIMIT ?`,
+      )
+      .all(instanceId, ...args, q.limit) as { chat_jid: string; last: number; unread: number }[];
+    return rows.map((r) => ({ chatJid: r.chat_jid, lastMessageAt: r.last, unread: r.unread }));
   }
 
   async delete(instanceId: string, id: string): Promise<boolean> {
