@@ -117,6 +117,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: deps.security.trustProxy });
   const auth = createAuthenticator(deps.store, deps.security.adminToken);
+  // Every node forgets a rotated, disabled or deleted credential at once; the cache's TTL bounds a lost news.
+  deps.runtime.credentials
+    .subscribe((change) => auth.forget(change))
+    .catch((err: unknown) => {
+      deps.node.logger.warn({ err }, 'cannot follow credential changes; cached tokens expire within a second');
+    });
 
   app.use(async (ctx: AppContext, next) => {
     const given = ctx.get('x-request-id');

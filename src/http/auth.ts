@@ -1,7 +1,9 @@
 import type { Next } from 'koa';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { hashToken, safeEqual } from '../security/tokens.js';
-import type { InstanceRecord } from '../store/records.js';
+import type { CredentialChange } from '../events/credential-news.js';
+import type { AccountRecord, InstanceRecord } from '../store/records.js';
+import { BoundedMap } from '../util/bounded-map.js';
 import type { Store } from '../store/store.js';
 import type { AppContext, Principal } from './app-state.js';
 import { checkAccountOrigin } from './cors.js';
@@ -84,20 +86,78 @@ export interface Authenticator {
   resolve(token: string, fromUrl?: boolean): Promise<Principal | undefined>;
 }
 
-export function createAuthenticator(store: Store, adminToken: string | undefined): Authenticator {
-  return {
-    async resolve(token, fromUrl = false) {
-      if (!fromUrl && adminToken !== undefined && safeEqual(token, adminToken)) return { kind: 'global' };
-      const hash = hashToken(token);
-      // A disabled account's tokens, and its instances' tokens, are no one's while it stays disabled.
-      const account = await store.accounts.findByTokenHash(hash);
-      if (account) return account.disabledAt ? undefined : { kind: 'account', account };
-      const instance = await store.instances.findByTokenHash(hash);
-      if (!instance) return undefined;
-      const owner = await store.accounts.findById(instance.accountId);
-      return owner && !owner.disabledAt ? { kind: 'instance', account: owner, instance } : undefined;
-    },
-  };
+/** How long a resolved token is trusted without the store: the bound of a revocation whose news was lost. */
+export const TOKEN_CACHE_TTL_MS = 1000;
+const TOKEN_CACHE_ENTRIES = 10_000;
+
+/** What the cache keeps of a token: an account as it was read, or only which instance (re-read each time). */
+type CachedToken =
+  | { kind: 'account'; account: AccountRecord; at: number }
+  | { kind: 'instance'; account: AccountRecord; instanceId: string; at: number };
+
+/**
+ * Resolves tokens through the store, with a small cache (token hash → who) that a credential change
+ * (rotation, disabling, deletion, told by CredentialNews on every node) empties of that account or instance
+ * at once, and whose entries expire after TOKEN_CACHE_TTL_MS in case the news is lost. An instance token
+ * re-reads its instance on every request (one keyed read): a deleted instance or a rotated token is never
+ * served from the cache, and the record a route acts on is always the store's.
+ */
+export class CachingAuthenticator implements Authenticator {
+  readonly #cache = new BoundedMap<string, CachedToken>(TOKEN_CACHE_ENTRIES);
+
+  constructor(
+    private readonly store: Store,
+    private readonly adminToken: string | undefined,
+    private readonly ttlMs = TOKEN_CACHE_TTL_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Drops what the cache knows of a changed account or instance. */
+  forget(change: CredentialChange): void {
+    for (const [hash, entry] of this.#cache) {
+      const hit =
+        'accountId' in change
+          ? entry.account.id === change.accountId
+          : entry.kind === 'instance' && entry.instanceId === change.instanceId;
+      if (hit) this.#cache.delete(hash);
+    }
+  }
+
+  async resolve(token: string, fromUrl = false): Promise<Principal | undefined> {
+    if (!fromUrl && this.adminToken !== undefined && safeEqual(token, this.adminToken)) return { kind: 'global' };
+    const hash = hashToken(token);
+    const cached = this.#cache.get(hash);
+    if (cached && this.now() - cached.at < this.ttlMs) {
+      if (cached.kind === 'account') {
+        return cached.account.disabledAt ? undefined : { kind: 'account', account: cached.account };
+      }
+      const instance = await this.store.instances.findById(cached.instanceId);
+      if (instance?.tokenHash === hash && instance.accountId === cached.account.id) {
+        return { kind: 'instance', account: cached.account, instance };
+      }
+      this.#cache.delete(hash);
+    }
+    return this.#lookup(hash);
+  }
+
+  async #lookup(hash: string): Promise<Principal | undefined> {
+    // A disabled account's tokens, and its instances' tokens, are no one's while it stays disabled.
+    const account = await this.store.accounts.findByTokenHash(hash);
+    if (account) {
+      this.#cache.set(hash, { kind: 'account', account, at: this.now() });
+      return account.disabledAt ? undefined : { kind: 'account', account };
+    }
+    const instance = await this.store.instances.findByTokenHash(hash);
+    if (!instance) return undefined;
+    const owner = await this.store.accounts.findById(instance.accountId);
+    if (!owner) return undefined;
+    this.#cache.set(hash, { kind: 'instance', account: owner, instanceId: instance.id, at: this.now() });
+    return owner.disabledAt ? undefined : { kind: 'instance', account: owner, instance };
+  }
+}
+
+export function createAuthenticator(store: Store, adminToken: string | undefined): CachingAuthenticator {
+  return new CachingAuthenticator(store, adminToken);
 }
 
 /** Resolves the presented token once per request (the rate limiter and the route guard both need it). */

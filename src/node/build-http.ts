@@ -7,7 +7,7 @@ import type { Config } from '../config/config.js';
 import { createApp } from '../http/app.js';
 import type { AppDeps } from '../http/app.js';
 import type { AppState } from '../http/app-state.js';
-import { createAuthenticator } from '../http/auth.js';
+import { CachingAuthenticator } from '../http/auth.js';
 import { isLoopbackHost } from '../http/https-only.js';
 import { createWebSocketGateway } from '../http/ws/websocket-gateway.js';
 import type { WebSocketGateway } from '../http/ws/websocket-gateway.js';
@@ -45,7 +45,8 @@ export function buildHttp(config: Config, deps: AppDeps): NodeHttp {
     : createHttpServer(serverOptions, app.callback());
   const websockets = createWebSocketGateway({
     store: deps.store,
-    auth: createAuthenticator(deps.store, config.adminToken),
+    // No cache: the gateway re-checks open sockets' tokens on credential news and must read the store then.
+    auth: new CachingAuthenticator(deps.store, config.adminToken, 0),
     rateLimiter: deps.runtime.rateLimiter,
     events: deps.runtime.events,
     credentials: deps.runtime.credentials,

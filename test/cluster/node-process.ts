@@ -7,7 +7,8 @@ export const CLUSTER_ADMIN_TOKEN = 'cluster-admin-token-0123456789';
 
 export interface NodeProcessOptions {
   nodeId: string;
-  redisUrl: string;
+  /** Unset: an embedded node (in-process leases and transport). */
+  redisUrl?: string;
   dataDir: string;
   probeFile?: string;
   env?: Record<string, string>;
@@ -51,7 +52,7 @@ export class NodeProcess {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: {
         ...inherited,
-        REDIS_URL: o.redisUrl,
+        ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
         DATA_DIR: o.dataDir,
         ENCRYPTION_KEY: CLUSTER_ENCRYPTION_KEY,
         ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,

@@ -28,6 +28,7 @@ import { SqliteAccounts } from './sqlite-accounts.js';
 import { SqliteInstances } from './sqlite-instances.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { SqliteOwnedState } from './sqlite-owned-state.js';
+import { cacheStatements } from './statement-cache.js';
 
 /**
  * SQLite store (better-sqlite3). WAL mode and a busy timeout let several processes on one host share the
@@ -58,6 +59,7 @@ export class SqliteStore implements Store {
     this.#db.pragma('synchronous = NORMAL');
     this.#db.pragma('foreign_keys = ON');
     migrate(this.#db);
+    cacheStatements(this.#db);
     // A file locked past the busy timeout or a failing disk answers 503, as an unreachable MongoDB does.
     const guard = <R extends object>(repository: R) => guardOutages(repository, isSqliteOutage);
     this.accounts = guard(new SqliteAccounts(this.#db));

@@ -1,0 +1,180 @@
+/**
+ * HTTP front-end bench: bare Koa, Switchboard embedded (SQLite, in-process leases) and Switchboard in
+ * cluster mode (one node on Redis), measured in one run by the same client, autocannon, with 16 and 64
+ * keep-alive connections.
+ *
+ *   npx tsx bench/http.ts [seconds per run = 5]
+ *
+ * Paths: `GET /` of bare Koa (a small JSON object); `GET /health`; `GET /api/instance/getSettings/:instance`
+ * (a store-served read with authentication); `POST /api/cluster/probe/:instance {"op":"describe"}` (an
+ * actor call on the owner, which is the node itself). Printed: req/s, p50 and p99 latency, non-2xx count,
+ * and each path's req/s as a ratio to bare Koa at the same connection count. See bench/README.md.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { connectAndLink } from '../test/cluster/cluster-fixture.js';
+import { CLUSTER_ADMIN_TOKEN, NodeProcess } from '../test/cluster/node-process.js';
+import { startRedisServer } from '../test/helpers/redis-server.js';
+import type { RedisServer } from '../test/helpers/redis-server.js';
+import { fmt, printTable } from './stats.js';
+
+const SECONDS = Number(process.argv[2] ?? 5);
+const CONNECTIONS = [16, 64];
+/** The highest value the configuration accepts: the bench measures the front end, not the limiter's 429s. */
+const NO_LIMIT = { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_CREATE_PER_MINUTE: '1000' };
+
+interface Target {
+  name: string;
+  url: string;
+  method: 'GET' | 'POST';
+  token?: string;
+  body?: string;
+}
+
+interface Row {
+  target: string;
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function startBareKoa(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-koa.ts'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`bare Koa exited ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+/** An account, one linked sandbox instance; returns the instance's token. */
+async function linkedInstance(node: NodeProcess): Promise<string> {
+  const account = await node.api.post('/api/admin/accounts', { name: 'bench' }, { token: CLUSTER_ADMIN_TOKEN });
+  if (account.status !== 201) throw new Error(`account: ${account.text}`);
+  const created = await node.api.post('/api/instance/new', { name: 'bench' }, { token: account.body.account.token });
+  if (created.status !== 201) throw new Error(`instance: ${created.text}`);
+  const token = created.body.instance.token as string;
+  await connectAndLink(node.api, node.api, 'bench', token, { number: '5511990000001' });
+  return token;
+}
+
+function targetsOf(label: string, node: NodeProcess, token: string): Target[] {
+  return [
+    { name: `${label} GET /health`, url: `${node.url}/health`, method: 'GET' },
+    {
+      name: `${label} getSettings`,
+      url: `${node.url}/api/instance/getSettings/bench`,
+      method: 'GET',
+      token,
+    },
+    {
+      name: `${label} describe (actor call)`,
+      url: `${node.url}/api/cluster/probe/bench`,
+      method: 'POST',
+      token,
+      body: JSON.stringify({ op: 'describe' }),
+    },
+  ];
+}
+
+async function load(t: Target, connections: number, seconds: number): Promise<Row> {
+  const result = await autocannon({
+    url: t.url,
+    method: t.method,
+    connections,
+    duration: seconds,
+    headers: {
+      ...(t.token ? { token: t.token } : {}),
+      ...(t.body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(t.body ? { body: t.body } : {}),
+  });
+  return {
+    target: t.name,
+    connections,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+async function main(): Promise<void> {
+  const dirs: string[] = [];
+  const children: ChildProcess[] = [];
+  const nodes: NodeProcess[] = [];
+  let redis: RedisServer | undefined;
+  try {
+    const bare = await startBareKoa();
+    children.push(bare.child);
+    const embeddedDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-http-'));
+    dirs.push(embeddedDir);
+    const embedded = await NodeProcess.start({
+      nodeId: 'embedded',
+      dataDir: embeddedDir,
+      probeFile: join(embeddedDir, 'probe.jsonl'),
+      env: { ...NO_LIMIT, TEST_PROBE_WRITE_MS: '0' },
+    });
+    nodes.push(embedded);
+    redis = await startRedisServer();
+    const clusterDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-http-'));
+    dirs.push(clusterDir);
+    const cluster = await NodeProcess.start({
+      nodeId: 'cluster',
+      redisUrl: redis.url,
+      dataDir: clusterDir,
+      probeFile: join(clusterDir, 'probe.jsonl'),
+      env: { ...NO_LIMIT, TEST_PROBE_WRITE_MS: '0' },
+    });
+    nodes.push(cluster);
+    const targets: Target[] = [
+      { name: 'bare Koa GET /', url: `${bare.url}/`, method: 'GET' },
+      ...targetsOf('embedded', embedded, await linkedInstance(embedded)),
+      ...targetsOf('cluster', cluster, await linkedInstance(cluster)),
+    ];
+    // Warm-up: JIT, connection pools, statement caches.
+    for (const t of targets) await load(t, 16, 1);
+    const rows: Row[] = [];
+    for (const connections of CONNECTIONS) {
+      for (const t of targets) {
+        const row = await load(t, connections, SECONDS);
+        rows.push(row);
+        process.stderr.write(`${t.name} @${connections}: ${Math.round(row.rps)} req/s\n`);
+      }
+    }
+    const baseline = new Map(rows.filter((r) => r.target.startsWith('bare')).map((r) => [r.connections, r.rps]));
+    printTable(
+      ['path', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', '× bare Koa'],
+      rows.map((r) => [
+        r.target,
+        String(r.connections),
+        String(Math.round(r.rps)),
+        fmt(r.p50),
+        fmt(r.p99),
+        String(r.errors),
+        fmt(r.rps / baseline.get(r.connections)!),
+      ]),
+      `HTTP front end, ${SECONDS} s per run, one client (autocannon) on the same machine`,
+    );
+  } finally {
+    await Promise.all(nodes.map((n) => n.terminate().catch(() => undefined)));
+    for (const c of children) c.kill('SIGTERM');
+    await redis?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+await main();
