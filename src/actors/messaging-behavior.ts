@@ -17,6 +17,7 @@ import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 import { applyEdit, historyRecord, remember } from './message-history.js';
 import { BoundedMap } from '../util/bounded-map.js';
+import { channelHandlers } from './channel-handlers.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
 import { sessionStore } from './session-store.js';
@@ -318,6 +319,7 @@ export class MessagingBehavior {
   handlers(): CallHandlers {
     return mergeHandlers(
       ...this.#extensions.map((e) => e.extension.handlers ?? {}),
+      channelHandlers({ session: () => this.#requireSession(), log: () => this.log }),
       networkHandlers({
         session: () => this.#requireSession(),
         instance: () => this.#instance,

@@ -1,5 +1,5 @@
 import { ForbiddenError, NotFoundError } from '../../errors.js';
-import { requireChannelJid } from '../channel-jid.js';
+import { requireChannelJid } from '../channel-jids.js';
 import type { SentMessage } from '../msgnet-driver.js';
 import type { ChannelInfo, ChannelOps, ChannelPost } from '../ops/channel-ops.js';
 import type { SessionStorage } from './baileys-auth-state.js';

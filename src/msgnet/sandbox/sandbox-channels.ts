@@ -1,6 +1,6 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError, TimeoutError } from '../../errors.js';
-import { requireChannelJid } from '../channel-jid.js';
+import { requireChannelJid } from '../channel-jids.js';
 import type { SentMessage } from '../msgnet-driver.js';
 import type { ChannelInfo, ChannelOps, ChannelPost } from '../ops/channel-ops.js';
 import type { SandboxNet, SandboxOps } from './sandbox-net.js';
@@ -201,14 +201,6 @@ export class SandboxChannels implements ChannelOps, SandboxOps {
         text: post.text,
         ...(media ? { media } : {}),
       },
-    });
-    this.net.emit({
-      type: 'delivery',
-      chatJid: channel.jid,
-      recipient: channel.jid,
-      status: 'sent',
-      messageIds: [entry.messageId],
-      timestamp: entry.timestamp,
     });
     // Followers listening on the channel's JID receive it as a post of the channel.
     await this.net

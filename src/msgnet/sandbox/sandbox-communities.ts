@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
-import { isGroupAddress, parseAddress } from '../jid.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
+import { requireGroupJid } from '../channel-jids.js';
 import type { CommunityInfo, CommunityOps } from '../ops/channel-ops.js';
 import type { SandboxNet, SandboxOps } from './sandbox-net.js';
 
@@ -13,14 +13,6 @@ interface SandboxCommunity {
   description: string;
   creatorJid: string;
   groups: { jid: string; subject: string }[];
-}
-
-function groupJid(raw: string, field: string): string {
-  const jid = parseAddress(raw);
-  if (jid === undefined || !isGroupAddress(jid)) {
-    throw new ValidationError(`Invalid ${field}: expected a group JID (<digits>@g.us)`);
-  }
-  return jid;
 }
 
 const info = ({ jid, subject, description, groups }: SandboxCommunity): CommunityInfo => ({
@@ -113,8 +105,8 @@ export class SandboxCommunities implements CommunityOps, SandboxOps {
     groupJidRaw: string,
   ): Promise<{ community: SandboxCommunity; group: { jid: string; subject: string } }> {
     const me = this.net.me();
-    const cJid = groupJid(communityJid, 'communityJid');
-    const gJid = groupJid(groupJidRaw, 'groupJid');
+    const cJid = requireGroupJid(communityJid, 'communityJid');
+    const gJid = requireGroupJid(groupJidRaw, 'groupJid');
     this.net.failIf(`communities:${op}`);
     const raw = await this.net.auth.get(`${COMMUNITY}${cJid}`);
     if (!raw) throw new NotFoundError('Community not found');
