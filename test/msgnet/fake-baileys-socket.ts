@@ -120,11 +120,14 @@ export class FakeSocket {
     this.record('newsletterCreate', name, description);
     this.refused('newsletterCreate');
     const id = `12036300000000000${this.callsOf('newsletterCreate').length}@newsletter`;
-    this.newsletters.set(id, {
-      id,
-      thread_metadata: { name: { text: name }, description: { text: description ?? '' }, invite: 'INV1TE' },
-      viewer_metadata: { role: 'OWNER' },
-    });
+    // A test may have described the new channel already (its picture, say).
+    if (!this.newsletters.has(id)) {
+      this.newsletters.set(id, {
+        id,
+        thread_metadata: { name: { text: name }, description: { text: description ?? '' }, invite: 'INV1TE' },
+        viewer_metadata: { role: 'OWNER' },
+      });
+    }
     return { id, owner: undefined, name, description: description ?? '', invite: 'INV1TE', subscribers: 0 };
   };
   newsletterUpdate = async (jid: string, updates: unknown): Promise<unknown> => {
