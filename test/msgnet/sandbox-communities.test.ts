@@ -4,7 +4,6 @@ import type { GroupInfo } from '../../src/msgnet/msgnet-driver.js';
 import { SandboxCommunities } from '../../src/msgnet/sandbox/sandbox-communities.js';
 import type { SandboxNet } from '../../src/msgnet/sandbox/sandbox-net.js';
 import type { SandboxPhone } from '../../src/msgnet/sandbox/sandbox-phone.js';
-import type { OutboxEntry } from '../../src/msgnet/sandbox/sandbox-wire.js';
 import { MemoryAuthStore } from './memory-auth-store.js';
 
 const ME = '5511850000001@s.whatsapp.net';
@@ -39,7 +38,7 @@ function net(groups: GroupInfo[]): { net: SandboxNet; recorded: unknown[] } {
       unlisten: async () => undefined,
       record: async (entry) => {
         recorded.push(entry);
-        return { ...entry, messageId: 'M', timestamp: 0 } as OutboxEntry;
+        return { ...entry, messageId: 'M', timestamp: 0 };
       },
     },
   };

@@ -95,14 +95,12 @@ export class BaileysChannels implements ChannelOps {
   async #metadata(sock: BaileysSocket, jid: string): Promise<RawChannel> {
     const raw = await refusing('read the channel', () => sock.newsletterMetadata('jid', jid));
     if (!raw) throw new NotFoundError('Channel not found');
-    return raw as RawChannel;
+    return raw;
   }
 
   async create(name: string, description?: string, picture?: Buffer): Promise<ChannelInfo> {
     const sock = this.socket();
-    const created = (await refusing('create the channel', () =>
-      sock.newsletterCreate(name, description),
-    )) as RawChannel;
+    const created = await refusing('create the channel', () => sock.newsletterCreate(name, description));
     await this.#remember(created.id, 'owner');
     if (!picture) return channelInfo(created, 'owner');
     // The picture is already a JPEG within WhatsApp's size: sent as is, as `newsletterUpdatePicture` would.
@@ -111,7 +109,7 @@ export class BaileysChannels implements ChannelOps {
     );
     // Read again for the picture's address; the channel exists either way.
     const fresh = await sock.newsletterMetadata('jid', created.id).catch(() => null);
-    return channelInfo((fresh as RawChannel | null) ?? created, 'owner');
+    return channelInfo(fresh ?? created, 'owner');
   }
 
   async list(): Promise<ChannelInfo[]> {
@@ -120,7 +118,7 @@ export class BaileysChannels implements ChannelOps {
     const channels = await Promise.all(
       [...known].map(async ([jid, role]) => {
         const raw = await refusing('read the channel', () => sock.newsletterMetadata('jid', jid));
-        return raw ? channelInfo(raw as RawChannel, role) : undefined;
+        return raw ? channelInfo(raw, role) : undefined;
       }),
     );
     // A channel deleted, or left from the phone, is no longer this number's.
