@@ -18,6 +18,7 @@ import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '
 import { applyEdit, historyRecord, remember } from './message-history.js';
 import { chatHandlers } from './chat-handlers.js';
 import { BoundedMap } from '../util/bounded-map.js';
+import { channelHandlers } from './channel-handlers.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
 import type { NetworkHost } from './network-handlers.js';
@@ -330,6 +331,7 @@ export class MessagingBehavior {
       ...this.#extensions.map((e) => e.extension.handlers ?? {}),
       networkHandlers(this.#host),
       chatHandlers(this.#host),
+      channelHandlers(this.#host),
       {
         'msgnet.connect': async (_ctx, request) => {
           const challenge = await this.#requireSession().connect(request);

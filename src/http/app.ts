@@ -29,6 +29,8 @@ import { accountRoutes } from './routes/account-routes.js';
 import { accountWebhookRoutes } from './routes/account-webhook-routes.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { callRoutes } from './routes/call-routes.js';
+import { communityRoutes } from './routes/community-routes.js';
+import { newsletterRoutes } from './routes/newsletter-routes.js';
 import { chatbotRoutes } from './routes/chatbot-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
 import { helpdeskRoutes } from './routes/helpdesk-routes.js';
@@ -204,6 +206,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     historyRoutes(actorRoutes),
     chatRoutes(actorRoutes),
     callRoutes(actorRoutes),
+    newsletterRoutes(actorRoutes),
+    communityRoutes(actorRoutes),
     ...helpdeskRoutes({ ...common, store: deps.store, helpdesk: deps.services.helpdesk }),
     ...chatbotRoutes({ ...actorRoutes, chatbot: deps.services.chatbot }),
     websocketRoutes({ ...common, store: deps.store }),

@@ -171,6 +171,30 @@ describe('cluster: sandbox instances across node processes', function () {
     expect(outbox.filter((m) => m.type !== 'presence')).to.have.length(1);
   });
 
+  it('an instance follows a channel owned on another node, through a third node, and receives its post', async () => {
+    const { from, to } = pair!;
+    const third = c.other(await ownerOf(from), await ownerOf(to));
+    const call = async (op: string, name: string, body: Record<string, unknown>) => {
+      const res = await third.api.post(`/api/newsletter/${op}/${name}`, body, { token: account });
+      expect(res.status, `${op}: ${JSON.stringify(res.body)}`).to.equal(200);
+      return res.body;
+    };
+    const { jid } = (await call('create', from, { name: 'Across nodes' })).channel as { jid: string };
+    await call('follow', to, { jid });
+    const posted = await call('publish', from, { jid, message: 'news for every node' });
+    const toId = await instanceId(to);
+    await until(
+      () =>
+        (events.get(toId) ?? []).some((e) => {
+          const data = e.data as { id?: string; chat?: { jid: string; type: string } };
+          return (
+            e.event === 'message.exchange' && data.id === posted.data.messageId && data.chat?.type === 'newsletter'
+          );
+        }),
+      'the post on the follower node',
+    );
+  });
+
   it('kill -9 of the owner: the instance is connected again on another node without a new link', async () => {
     const victim = await ownerOf('left');
     const id = await instanceId('left');

@@ -106,6 +106,80 @@ export class FakeSocket {
     return options.messageId ?? '';
   };
 
+  /** Channels the fake network knows, by JID, in the raw shape `newsletterMetadata` answers. */
+  newsletters = new Map<string, Record<string, unknown>>();
+  /** The next call of a channel or community method fails with this error (a Boom, as the server refuses). */
+  refusals = new Map<string, Error>();
+  private refused(name: string): void {
+    const err = this.refusals.get(name);
+    this.refusals.delete(name);
+    if (err) throw err;
+  }
+
+  newsletterCreate = async (name: string, description?: string) => {
+    this.record('newsletterCreate', name, description);
+    this.refused('newsletterCreate');
+    const id = `12036300000000000${this.callsOf('newsletterCreate').length}@newsletter`;
+    // A test may have described the new channel already (its picture, say).
+    if (!this.newsletters.has(id)) {
+      this.newsletters.set(id, {
+        id,
+        thread_metadata: { name: { text: name }, description: { text: description ?? '' }, invite: 'INV1TE' },
+        viewer_metadata: { role: 'OWNER' },
+      });
+    }
+    return { id, owner: undefined, name, description: description ?? '', invite: 'INV1TE', subscribers: 0 };
+  };
+  newsletterUpdate = async (jid: string, updates: unknown): Promise<unknown> => {
+    this.record('newsletterUpdate', jid, updates);
+    this.refused('newsletterUpdate');
+    return {};
+  };
+  newsletterMetadata = async (type: string, key: string) => {
+    this.record('newsletterMetadata', type, key);
+    this.refused('newsletterMetadata');
+    return (this.newsletters.get(key) ?? null) as never;
+  };
+  newsletterFollow = async (jid: string): Promise<unknown> => {
+    this.record('newsletterFollow', jid);
+    this.refused('newsletterFollow');
+    return {};
+  };
+  newsletterUnfollow = async (jid: string): Promise<unknown> => {
+    this.record('newsletterUnfollow', jid);
+    this.refused('newsletterUnfollow');
+    return {};
+  };
+  communityCreate = async (subject: string, body: string): Promise<GroupMetadata | null> => {
+    this.record('communityCreate', subject, body);
+    this.refused('communityCreate');
+    return { id: '120363000000000099@g.us', subject, desc: body, owner: OWN_JID, participants: [], isCommunity: true };
+  };
+  communityFetchLinkedGroups = async (jid: string) => {
+    this.record('communityFetchLinkedGroups', jid);
+    this.refused('communityFetchLinkedGroups');
+    const linked = Object.values(this.groups).filter((g) => g.linkedParent === jid);
+    return {
+      communityJid: jid,
+      isCommunity: true,
+      linkedGroups: linked.map((g) => ({
+        id: g.id,
+        subject: g.subject,
+        creation: undefined,
+        owner: undefined,
+        size: undefined,
+      })),
+    };
+  };
+  communityLinkGroup = async (groupJid: string, parentJid: string): Promise<void> => {
+    this.record('communityLinkGroup', groupJid, parentJid);
+    this.refused('communityLinkGroup');
+  };
+  communityUnlinkGroup = async (groupJid: string, parentJid: string): Promise<void> => {
+    this.record('communityUnlinkGroup', groupJid, parentJid);
+    this.refused('communityUnlinkGroup');
+  };
+
   /** Media uploads (Baileys encrypts to a temporary file first), answered with a fake CDN location. */
   waUploadToServer = async (
     encFilePath: string,

@@ -1,28 +1,51 @@
-import { UnavailableError } from '../../errors.js';
+import type { GroupMetadata } from '@whiskeysockets/baileys';
 import type { CommunityInfo, CommunityOps } from '../ops/channel-ops.js';
+import { toJid } from './jids.js';
+import { refusing } from './network-refusal.js';
 import type { BaileysSocket } from './socket-port.js';
 
-/** Communities through Baileys: not mapped yet. */
+function community(meta: GroupMetadata, groups: { jid: string; subject: string }[]): CommunityInfo {
+  return { jid: meta.id, subject: meta.subject, description: meta.desc ?? '', groups };
+}
+
+/**
+ * Communities through Baileys' `w:g2` queries. WhatsApp reports a community as a group marked as a
+ * parent, and its groups (the announcement group among them) as groups linked to that parent, so `list`
+ * reads them all from the groups this number is in.
+ */
 export class BaileysCommunities implements CommunityOps {
   constructor(private readonly socket: () => BaileysSocket) {}
 
-  async create(): Promise<CommunityInfo> {
-    this.socket();
-    throw new UnavailableError('The baileys driver does not map communities yet');
+  async create(subject: string, description?: string): Promise<CommunityInfo> {
+    const sock = this.socket();
+    const meta = await refusing('create the community', () => sock.communityCreate(subject, description ?? ''));
+    if (!meta) throw new Error('WhatsApp did not describe the new community');
+    // The groups WhatsApp made with it (its announcement group); the community exists even when this read fails.
+    const linked = await sock.communityFetchLinkedGroups(meta.id).catch(() => undefined);
+    const groups = (linked?.linkedGroups ?? []).flatMap((g) => (g.id ? [{ jid: g.id, subject: g.subject }] : []));
+    return community(meta, groups);
   }
 
   async list(): Promise<CommunityInfo[]> {
-    this.socket();
-    throw new UnavailableError('The baileys driver does not map communities yet');
+    const sock = this.socket();
+    const all = Object.values(await refusing('list the communities', () => sock.groupFetchAllParticipating()));
+    return all
+      .filter((g) => g.isCommunity)
+      .map((parent) =>
+        community(
+          parent,
+          all.filter((g) => g.linkedParent === parent.id).map((g) => ({ jid: g.id, subject: g.subject })),
+        ),
+      );
   }
 
-  async linkGroup(): Promise<void> {
-    this.socket();
-    throw new UnavailableError('The baileys driver does not map communities yet');
+  async linkGroup(communityJid: string, groupJid: string): Promise<void> {
+    const sock = this.socket();
+    await refusing('link the group', () => sock.communityLinkGroup(toJid(groupJid), toJid(communityJid)));
   }
 
-  async unlinkGroup(): Promise<void> {
-    this.socket();
-    throw new UnavailableError('The baileys driver does not map communities yet');
+  async unlinkGroup(communityJid: string, groupJid: string): Promise<void> {
+    const sock = this.socket();
+    await refusing('unlink the group', () => sock.communityUnlinkGroup(toJid(groupJid), toJid(communityJid)));
   }
 }

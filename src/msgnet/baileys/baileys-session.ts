@@ -117,7 +117,7 @@ export class BaileysSession implements MsgNetSession {
     const socket = () => this.#conn.socket();
     this.groups = new BaileysGroups(socket);
     this.chats = new BaileysChats(socket);
-    this.channels = new BaileysChannels(socket);
+    this.channels = new BaileysChannels(socket, async () => (await this.#conn.ensureLink()).auth);
     this.communities = new BaileysCommunities(socket);
   }
 

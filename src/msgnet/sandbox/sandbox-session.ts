@@ -291,6 +291,8 @@ export class SandboxSession implements MsgNetSession {
     }
     // Our own message to a group, heard on the group's JID like every member hears it.
     if (wire.t === 'msg' && wire.groupJid && wire.from === this.#numberJid) return;
+    // Our own channel post, heard on the channel's JID the owner listens on.
+    if (wire.t === 'msg' && wire.newsletterJid && wire.from === this.#numberJid) return;
     if (wire.t === 'receipt') {
       this.options.emit({
         type: 'delivery',
@@ -310,6 +312,9 @@ export class SandboxSession implements MsgNetSession {
         isGroup: false,
         timestamp: wire.timestamp,
       });
+    } else if (wire.newsletterJid) {
+      // A channel post: a channel is no contact (no block applies) and its followers send it no receipt.
+      this.#receive(wire);
     } else {
       // A blocked contact's messages never reach the phone (and get no delivery receipt).
       if (this.chats.isBlocked(wire.from)) return;
@@ -356,6 +361,12 @@ export class SandboxSession implements MsgNetSession {
       ...(wire.mentions?.length ? { mentions: wire.mentions } : {}),
       ...(wire.location ? { location: wire.location } : {}),
     };
+    if (wire.newsletterJid) {
+      // A channel post comes from the channel itself, under the channel's name, as WhatsApp shows it.
+      const name = wire.pushName ? { name: wire.pushName } : {};
+      message.chat = { jid: wire.newsletterJid, type: 'newsletter', ...name };
+      message.sender = { jid: wire.newsletterJid, ...name };
+    }
     this.options.emit({ type: 'message', message });
   }
 

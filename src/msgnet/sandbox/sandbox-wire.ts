@@ -27,6 +27,8 @@ export type SandboxWire =
       timestamp: number;
       text: string;
       groupJid?: string;
+      /** A channel post: followers listening on the channel's JID receive it from the channel. */
+      newsletterJid?: string;
       /** `base64`: the file itself, when the contact sends one (a received media's bytes). */
       media?: {
         kind: MediaKind;
