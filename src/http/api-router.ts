@@ -127,6 +127,11 @@ export class ApiRouter {
     this.koa = new Router<AppState>(options.prefix ? { prefix: options.prefix } : {});
   }
 
+  /** The path prefix every route of this router is under ('' when its routes are absolute). */
+  get prefix(): string {
+    return this.options.prefix ?? '';
+  }
+
   route<B extends ObjectSchema | undefined = undefined, Q extends ObjectSchema | undefined = undefined>(
     spec: RouteSpec<B, Q>,
     handler: RouteHandler<B, Q>,

@@ -59,6 +59,7 @@ import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 import { actorCaller } from '../cluster/actor-caller.js';
 import { withRequestId } from '../util/request-context.js';
+import { dispatchRouters } from './router-dispatch.js';
 
 /** What the edge needs, grouped by the part of the node that provides it. */
 export interface AppDeps {
@@ -214,9 +215,6 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.node.probeEnabled }),
     ...(deps.node.sandbox ? [sandboxRoutes(actorRoutes)] : []),
   ];
-  for (const router of routers) {
-    app.use(router.koa.routes());
-    app.use(router.koa.allowedMethods());
-  }
+  app.use(dispatchRouters(routers));
   return app;
 }

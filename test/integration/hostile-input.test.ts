@@ -204,6 +204,7 @@ describe('hostile input over every route of the OpenAPI document', function () {
             token: 'chatwoot-token-0000',
             botId,
             inboxName: 'hostile',
+            jid: '120363000000000077@newsletter',
             [field]: url,
           };
           if (field === 'webhookURL') candidate.webhookEnabled = true;

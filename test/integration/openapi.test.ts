@@ -13,8 +13,10 @@ import type { TestNode } from '../helpers/test-node.js';
 /** Every (method, path) of every router the app mounts, read from the routers themselves. */
 function mountedRoutes(node: TestNode): { method: string; path: string }[] {
   const routes: { method: string; path: string }[] = [];
-  for (const middleware of node.app.middleware as ({ router?: { stack: Layer[] } } & object)[]) {
-    for (const layer of middleware.router?.stack ?? []) {
+  type Mounted = { router?: { stack: Layer[] }; routers?: { stack: Layer[] }[] } & object;
+  for (const middleware of node.app.middleware as Mounted[]) {
+    const routers = [...(middleware.router ? [middleware.router] : []), ...(middleware.routers ?? [])];
+    for (const layer of routers.flatMap((r) => r.stack)) {
       for (const method of layer.methods) {
         if (method !== 'HEAD') routes.push({ method: method.toLowerCase(), path: String(layer.path) });
       }

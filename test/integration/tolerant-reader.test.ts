@@ -24,11 +24,11 @@ describe('the tolerant reader: unknown fields ignored, known fields strict', () 
   it('sends a text that carries fields of the hosted product it does not know, and names them', async () => {
     const res = await n.node.api.post(
       '/api/message/text/reader',
-      { number: '5511700000002', message: 'hi', linkPreview: true, trackingId: 'abc' },
+      { number: '5511700000002', message: 'hi', quotedMsg: true, trackingId: 'abc' },
       { token },
     );
     expectOk(res);
-    expect(ignored(res)).to.equal('linkPreview,trackingId');
+    expect(ignored(res)).to.equal('quotedMsg,trackingId');
     const [sent] = (await n.outbox('reader', token, '5511700000002')).slice(-1);
     expect(sent).to.deep.include({ type: 'text', text: 'hi' });
   });
@@ -43,11 +43,11 @@ describe('the tolerant reader: unknown fields ignored, known fields strict', () 
     const before = (await n.outbox('reader', token)).length;
     const res = await n.node.api.post(
       '/api/message/text/reader',
-      { number: '5511700000002', message: 7, linkPreview: true },
+      { number: '5511700000002', message: 7, quotedMsg: true },
       { token },
     );
     expectError(res, 400, "Invalid request body: field 'message': expected string, received number");
-    expect(ignored(res)).to.equal('linkPreview');
+    expect(ignored(res)).to.equal('quotedMsg');
     expect(await n.outbox('reader', token)).to.have.length(before);
   });
 
