@@ -19,6 +19,7 @@ import { applyEdit, historyRecord, remember } from './message-history.js';
 import { BoundedMap } from '../util/bounded-map.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
+import { groupHandlers } from './group-handlers.js';
 import { sessionStore } from './session-store.js';
 import type { InstanceEventSink } from '../events/instance-event-sink.js';
 
@@ -325,6 +326,7 @@ export class MessagingBehavior {
         labelSource: (messageId, source) => this.#sources.set(messageId, source),
         log: () => this.log,
       }),
+      groupHandlers({ session: () => this.#requireSession() }),
       {
         'msgnet.connect': async (_ctx, request) => {
           const challenge = await this.#requireSession().connect(request);
