@@ -31,6 +31,7 @@ import { adminRoutes } from './routes/admin-routes.js';
 import { callRoutes } from './routes/call-routes.js';
 import { chatbotRoutes } from './routes/chatbot-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
+import { groupChangeRoutes } from './routes/group-change-routes.js';
 import { helpdeskRoutes } from './routes/helpdesk-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { labelRoutes } from './routes/label-routes.js';
@@ -190,6 +191,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     lookupRoutes(actorRoutes),
     statusRoutes(actorRoutes),
     groupRoutes(actorRoutes),
+    groupChangeRoutes(actorRoutes),
     profileRoutes(actorRoutes),
     labelRoutes(actorRoutes),
     historyRoutes(actorRoutes),
