@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
 import { isGroupAddress, parseAddress, requireAddress } from '../../msgnet/jid.js';
 import type { GroupDetails, ParticipantAction } from '../../msgnet/ops/group-ops.js';
+import { INVITE_LINK_PREFIX } from '../../msgnet/ops/group-texts.js';
 import { ApiRouter, queryParam } from '../api-router.js';
 import type { RouteContext } from '../api-router.js';
 import { requireInstance } from '../auth.js';
@@ -13,8 +14,7 @@ import { either } from './message-send.js';
 
 type Deps = ActorRouteDeps;
 
-export const MAX_PARTICIPANTS = 256;
-export const INVITE_LINK_PREFIX = 'https://chat.whatsapp.com/';
+const MAX_PARTICIPANTS = 256;
 const INVITE_CODE = /^[A-Za-z0-9_-]{6,64}$/;
 const INVITE_LINK = /^https?:\/\/chat\.whatsapp\.com\/(?:invite\/)?([^/?#]+)\/?(?:[?#].*)?$/i;
 
@@ -108,7 +108,7 @@ function inviteCodeOf(raw: string, field: string): string {
   return code;
 }
 
-export function groupView(g: GroupDetails) {
+function groupView(g: GroupDetails) {
   return {
     groupJid: g.jid,
     subject: g.subject,

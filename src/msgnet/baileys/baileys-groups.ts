@@ -9,7 +9,7 @@ import type {
   ParticipantOutcome,
   ParticipantResult,
 } from '../ops/group-ops.js';
-import { GROUP_NOT_FOUND, INVALID_INVITE, PARTICIPANT_VERBS, adminOnly } from '../ops/group-refusals.js';
+import { GROUP_NOT_FOUND, INVALID_INVITE, INVITE_TEXT, PARTICIPANT_VERBS, adminOnly } from '../ops/group-texts.js';
 import { toJid } from './jids.js';
 import { refusing } from './network-refusal.js';
 import type { BaileysSocket } from './socket-port.js';
@@ -18,7 +18,6 @@ import type { BaileysSocket } from './socket-port.js';
 const PICTURE_TIMEOUT_MS = 10_000;
 /** How long an invitation sent instead of an add stays valid when WhatsApp gave no expiry (its own 3 days). */
 const INVITE_VALIDITY_S = 3 * 24 * 3600;
-const INVITE_TEXT = 'Follow this link to join my WhatsApp group';
 
 type Answer = Awaited<ReturnType<BaileysSocket['groupParticipantsUpdate']>>[number];
 

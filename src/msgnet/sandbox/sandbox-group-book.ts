@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { NotFoundError } from '../../errors.js';
 import type { AuthStore } from '../msgnet-driver.js';
 import type { GroupDetails } from '../ops/group-ops.js';
-import { GROUP_NOT_FOUND } from '../ops/group-refusals.js';
+import { GROUP_NOT_FOUND } from '../ops/group-texts.js';
 import type { SandboxGroup } from './sandbox-wire.js';
 
 const PREFIX = 'group:';

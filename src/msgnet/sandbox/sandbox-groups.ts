@@ -8,7 +8,15 @@ import type {
   ParticipantOutcome,
   ParticipantResult,
 } from '../ops/group-ops.js';
-import { GROUP_NOT_FOUND, INVALID_INVITE, NO_ANSWER, PARTICIPANT_VERBS, adminOnly } from '../ops/group-refusals.js';
+import {
+  GROUP_NOT_FOUND,
+  INVALID_INVITE,
+  INVITE_LINK_PREFIX,
+  INVITE_TEXT,
+  NO_ANSWER,
+  PARTICIPANT_VERBS,
+  adminOnly,
+} from '../ops/group-texts.js';
 import { PendingAnswers } from './pending-answers.js';
 import { SandboxGroupBook, answererOf, detailsOf, isAdmin, newGroupJid, roleOf } from './sandbox-group-book.js';
 import { isGroupWire } from './sandbox-group-wire.js';
@@ -20,9 +28,6 @@ import type { SandboxGroup } from './sandbox-wire.js';
 
 /** How long a phone waits for another phone's answer (a join, a privacy check) before giving up. */
 export const ANSWER_TIMEOUT_MS = 5_000;
-export const INVITE_LINK_PREFIX = 'https://chat.whatsapp.com/';
-/** The text WhatsApp puts in an invitation sent instead of an add. */
-const INVITE_TEXT = 'Follow this link to join my WhatsApp group';
 
 /** The event each participant action makes, and the outcome of a participant it changed. */
 const ACTION_EVENTS: Record<ParticipantAction, { event: GroupAction; done: ParticipantOutcome }> = {
