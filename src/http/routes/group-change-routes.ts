@@ -123,6 +123,14 @@ function groupView(g: GroupDetails) {
   };
 }
 
+const linkAnswer = (message: string, groupJid: string, inviteCode: string) => ({
+  success: true,
+  message,
+  groupJid,
+  inviteCode,
+  inviteLink: `${INVITE_LINK_PREFIX}${inviteCode}`,
+});
+
 const GROUP_ANSWER =
   '`{group: {groupJid, subject, description, pictureUrl, owner, createdAt, settings: {announce, locked}, memberCount, members: [{jid, isAdmin, isSuperAdmin}], communityJid}}`';
 const LINK_ANSWER = `\`{inviteCode, inviteLink: "${INVITE_LINK_PREFIX}<code>"}\``;
@@ -275,8 +283,7 @@ export function groupChangeRoutes(deps: Deps) {
     async (ctx, { query }) => {
       const groupJid = groupJidOf(query.groupJid);
       const { inviteCode } = await actors.call(connected(ctx), 'groups.inviteCode', { groupJid });
-      const body = { inviteCode, inviteLink: `${INVITE_LINK_PREFIX}${inviteCode}` };
-      ctx.body = { success: true, message: 'Invite link retrieved successfully', groupJid, ...body };
+      ctx.body = linkAnswer('Invite link retrieved successfully', groupJid, inviteCode);
     },
   );
 
@@ -293,8 +300,7 @@ export function groupChangeRoutes(deps: Deps) {
     async (ctx, { body: b }) => {
       const groupJid = groupJidOf(b.groupJid);
       const { inviteCode } = await actors.call(connected(ctx), 'groups.resetInvite', { groupJid });
-      const body = { inviteCode, inviteLink: `${INVITE_LINK_PREFIX}${inviteCode}` };
-      ctx.body = { success: true, message: 'Invite link reset successfully', groupJid, ...body };
+      ctx.body = linkAnswer('Invite link reset successfully', groupJid, inviteCode);
     },
   );
 

@@ -2,7 +2,7 @@ import type { GroupAction } from '../msgnet-events.js';
 import type { SandboxGroup } from './sandbox-wire.js';
 
 /** What group phones say to each other on the `ops` wire (domain `groups`). */
-export type GroupWire =
+export type SandboxGroupWire =
   /**
    * A change `author` made: the whole group after it, with the event every member reports (`action`, none
    * for a change no event names: a picture, a new invite code). Sent on the group's JID, and to the numbers
@@ -26,6 +26,6 @@ export type GroupWire =
 const OPS = new Set(['change', 'may-add', 'join', 'answer']);
 
 /** A payload of the groups domain as another phone sent it (phones of this build only, so a shape check). */
-export function isGroupWire(payload: unknown): payload is GroupWire {
+export function isSandboxGroupWire(payload: unknown): payload is SandboxGroupWire {
   return typeof payload === 'object' && payload !== null && OPS.has((payload as { op?: unknown }).op as string);
 }

@@ -19,8 +19,8 @@ import {
 } from '../ops/group-texts.js';
 import { PendingAnswers } from './pending-answers.js';
 import { SandboxGroupBook, answererOf, detailsOf, isAdmin, newGroupJid, roleOf } from './sandbox-group-book.js';
-import { isGroupWire } from './sandbox-group-wire.js';
-import type { GroupWire } from './sandbox-group-wire.js';
+import { isSandboxGroupWire } from './sandbox-group-wire.js';
+import type { SandboxGroupWire } from './sandbox-group-wire.js';
 import { groupOfInviteCode, newInviteCode } from './sandbox-invite-code.js';
 import type { SandboxNet, SandboxOps } from './sandbox-net.js';
 import { toJid } from './sandbox-phone.js';
@@ -68,7 +68,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
   }
 
   onWire(from: string, payload: unknown): void {
-    if (!isGroupWire(payload)) return;
+    if (!isSandboxGroupWire(payload)) return;
     // A failure here (the session closing, ownership lost) drops the message, as a phone going offline does.
     const ignore = () => undefined;
     switch (payload.op) {
@@ -257,7 +257,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
     return group;
   }
 
-  #publish(to: string, payload: GroupWire): Promise<number> {
+  #publish(to: string, payload: SandboxGroupWire): Promise<number> {
     return this.net.publish(to, { t: 'ops', domain: 'groups', from: this.net.me(), payload });
   }
 
@@ -281,7 +281,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
   ): Promise<void> {
     const timestamp = Date.now();
     if (action) this.#report(group, action, participants, author, timestamp);
-    const change: GroupWire = { op: 'change', group: structuredClone(group), participants, author, timestamp };
+    const change: SandboxGroupWire = { op: 'change', group: structuredClone(group), participants, author, timestamp };
     if (action) change.action = action;
     if (group.participants.length > 0) await this.#publish(group.jid, change);
     // The last member gone: the group is no more.
@@ -303,7 +303,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
   }
 
   /** Another member's change: our copy follows it (or goes, once we are out), and we report it too. */
-  async #heard(change: Extract<GroupWire, { op: 'change' }>): Promise<void> {
+  async #heard(change: Extract<SandboxGroupWire, { op: 'change' }>): Promise<void> {
     const me = this.net.me();
     const { group } = change;
     const mine = await this.#book.get(group.jid);
@@ -340,7 +340,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
   }
 
   /** A join request heard on a group's JID: only the member who answers for the group does. */
-  async #answerJoin(joiner: string, request: Extract<GroupWire, { op: 'join' }>): Promise<void> {
+  async #answerJoin(joiner: string, request: Extract<SandboxGroupWire, { op: 'join' }>): Promise<void> {
     const me = this.net.me();
     const group = await this.#book.get(request.groupJid);
     if (!group || answererOf(group) !== me) return;
