@@ -22,6 +22,7 @@ import { channelHandlers } from './channel-handlers.js';
 import { idempotencyHandlers, pruneIdempotencyRecords } from './idempotency-records.js';
 import { networkHandlers } from './network-handlers.js';
 import type { NetworkHost } from './network-handlers.js';
+import { groupHandlers } from './group-handlers.js';
 import { sessionStore } from './session-store.js';
 import type { InstanceEventSink } from '../events/instance-event-sink.js';
 
@@ -332,6 +333,7 @@ export class MessagingBehavior {
       networkHandlers(this.#host),
       chatHandlers(this.#host),
       channelHandlers(this.#host),
+      groupHandlers(this.#host),
       {
         'msgnet.connect': async (_ctx, request) => {
           const challenge = await this.#requireSession().connect(request);

@@ -33,6 +33,7 @@ import { communityRoutes } from './routes/community-routes.js';
 import { newsletterRoutes } from './routes/newsletter-routes.js';
 import { chatbotRoutes } from './routes/chatbot-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
+import { groupChangeRoutes } from './routes/group-change-routes.js';
 import { helpdeskRoutes } from './routes/helpdesk-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { labelRoutes } from './routes/label-routes.js';
@@ -201,6 +202,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     lookupRoutes(actorRoutes),
     statusRoutes(actorRoutes),
     groupRoutes(actorRoutes),
+    groupChangeRoutes(actorRoutes),
     profileRoutes(actorRoutes),
     profileFieldRoutes(actorRoutes),
     labelRoutes(actorRoutes),

@@ -195,6 +195,43 @@ describe('cluster: sandbox instances across node processes', function () {
     );
   });
 
+  it('a group created through a node that owns neither member: the member on another node joins and hears it', async () => {
+    const { from, to, toNumber } = pair!;
+    const [fromOwner, toOwner] = [await ownerOf(from), await ownerOf(to)];
+    const neither = c.nodes.find((n) => n !== fromOwner && n !== toOwner)!;
+    const created = await neither.api.post(
+      `/api/group/create/${from}`,
+      { subject: 'Across nodes', participants: [toNumber] },
+      { token: account },
+    );
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    const groupJid = created.body.group.groupJid as string;
+    expect(created.body.group.members.map((m: { jid: string }) => m.jid)).to.include(`${toNumber}@s.whatsapp.net`);
+    const toId = await instanceId(to);
+    const flow = () =>
+      (events.get(toId) ?? []).find(
+        (e) => e.event === 'group.flow' && (e.data as { groupJid: string }).groupJid === groupJid,
+      )?.data as { type: string; author: string } | undefined;
+    await until(() => flow() !== undefined, 'group.flow on the member owned by another node');
+    expect(flow()).to.deep.include({ type: 'joined', author: '5511200000001@s.whatsapp.net' });
+    const sent = await neither.api.post(
+      `/api/message/text/${from}`,
+      { number: groupJid, text: 'hello group' },
+      { token: account },
+    );
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    await until(
+      () =>
+        (events.get(toId) ?? []).some(
+          (e) =>
+            e.event === 'message.exchange' &&
+            (e.data as { id: string; chat: { jid: string } }).id === sent.body.data.messageId &&
+            (e.data as { chat: { jid: string } }).chat.jid === groupJid,
+        ),
+      'the group message on the other node',
+    );
+  });
+
   it('kill -9 of the owner: the instance is connected again on another node without a new link', async () => {
     const victim = await ownerOf('left');
     const id = await instanceId('left');

@@ -349,6 +349,7 @@ describe('BaileysSession: delivery, calls, groups', () => {
       ['promoted', [{ jid: PEER, lid: '99@lid' }], undefined],
       ['demoted', [{ jid: PEER, lid: '99@lid' }], undefined],
       ['name', [], 'New name'],
+      ['settings', [], undefined],
     ]);
   });
 });

@@ -260,6 +260,68 @@ export class FakeSocket {
     return numbers.map((n) => ({ jid: `${n.replace(/\D/g, '')}@s.whatsapp.net`, exists: !n.startsWith('000') }));
   };
 
+  /** The status each participant gets from `groupParticipantsUpdate` (absent: 200). */
+  participantStatus = new Map<string, string>();
+  /** What `groupInviteCode` and `groupAcceptInvite` answer (undefined: WhatsApp did not answer). */
+  inviteCode: string | undefined = 'GROUPCODE123';
+  joinedGroup: string | undefined = '120363000000000888@g.us';
+
+  groupCreate = async (subject: string, participants: string[]): Promise<GroupMetadata> => {
+    this.record('groupCreate', subject, participants);
+    const id = '120363000000000777@g.us';
+    this.groups[id] = {
+      id,
+      subject,
+      owner: OWN_JID,
+      creation: 1_700_000_000,
+      participants: [{ id: OWN_JID, admin: 'superadmin' }, ...participants.map((p) => ({ id: p, admin: null }))],
+    };
+    return this.groups[id];
+  };
+  /** An unknown group is WhatsApp's IQ error 404, as Baileys raises it (the code in `data`). */
+  groupMetadata = async (jid: string): Promise<GroupMetadata> => {
+    this.record('groupMetadata', jid);
+    const meta = this.groups[jid];
+    if (!meta) throw Object.assign(new Error('item-not-found'), { output: { statusCode: 500 }, data: 404 });
+    return meta;
+  };
+  groupUpdateSubject = async (jid: string, subject: string): Promise<void> =>
+    this.record('groupUpdateSubject', jid, subject);
+  groupUpdateDescription = async (jid: string, description?: string): Promise<void> =>
+    this.record('groupUpdateDescription', jid, description);
+  groupSettingUpdate = async (jid: string, setting: string): Promise<void> =>
+    this.record('groupSettingUpdate', jid, setting);
+  /** Answers as WhatsApp does: a `<participant>` per contact, a 403 carrying an `<add_request>` invite code. */
+  groupParticipantsUpdate = async (jid: string, participants: string[], action: string) => {
+    this.record('groupParticipantsUpdate', jid, participants, action);
+    return participants.map((p) => {
+      const status = this.participantStatus.get(p) ?? '200';
+      const addRequest = { tag: 'add_request', attrs: { code: `ADD-${p.slice(0, 4)}`, expiration: '1760000000' } };
+      return {
+        status,
+        jid: p,
+        content: {
+          tag: 'participant',
+          attrs: { jid: p, ...(status === '200' ? {} : { error: status }) },
+          ...(status === '403' ? { content: [addRequest] } : {}),
+        },
+      };
+    });
+  };
+  groupInviteCode = async (jid: string): Promise<string | undefined> => {
+    this.record('groupInviteCode', jid);
+    return this.inviteCode;
+  };
+  groupRevokeInvite = async (jid: string): Promise<string | undefined> => {
+    this.record('groupRevokeInvite', jid);
+    return 'RESETCODE456';
+  };
+  groupAcceptInvite = async (code: string): Promise<string | undefined> => {
+    this.record('groupAcceptInvite', code);
+    return this.joinedGroup;
+  };
+  groupLeave = async (jid: string): Promise<void> => this.record('groupLeave', jid);
+
   signalRepository = {
     lidMapping: {
       getLIDForPN: async (pn: string): Promise<string | null> => {

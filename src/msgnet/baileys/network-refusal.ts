@@ -2,6 +2,9 @@ import { ForbiddenError, NotFoundError, TimeoutError } from '../../errors.js';
 
 /** Baileys raises the server's refusals as Boom errors carrying the IQ error code as the HTTP-like status. */
 function statusOf(err: unknown): number | undefined {
+  // An IQ error (Baileys' assertNodeErrorFree) carries its code as `data` itself, beside Boom's default 500.
+  const iqCode = (err as { data?: unknown } | undefined)?.data;
+  if (typeof iqCode === 'number') return iqCode;
   const boom = err as { output?: { statusCode?: unknown }; data?: { code?: unknown } } | undefined;
   const status = boom?.output?.statusCode ?? boom?.data?.code;
   return typeof status === 'number' ? status : typeof status === 'string' ? Number(status) : undefined;

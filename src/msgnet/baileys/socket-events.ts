@@ -1,8 +1,8 @@
-import type { BaileysEventMap, WACallEvent, WACallUpdateType, WAMessage } from '@whiskeysockets/baileys';
+import type { BaileysEventMap, GroupMetadata, WACallEvent, WACallUpdateType, WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import type { InstanceSettings } from '../../store/records.js';
 import type { CallEvent, GroupEvent, MsgNetEvent } from '../msgnet-events.js';
-import { isPnJid } from './jids.js';
+import { isPnJid, userJid } from './jids.js';
 import type { LabelBook } from './label-book.js';
 import { deliveryFromReceipts, deliveryFromUpdates, participantParty, toNormalizedMessage } from './message-mapper.js';
 import { ownIdentity } from './own-identity.js';
@@ -44,6 +44,21 @@ const GROUP_ACTIONS: Partial<Record<string, GroupEvent['action']>> = {
   demote: 'demoted',
 };
 
+/** The actions a `groups.update` change carries: its subject, description, and who may send or edit. */
+function groupChanges(update: Partial<GroupMetadata>): GroupEvent['action'][] {
+  const actions: GroupEvent['action'][] = [];
+  if (update.subject !== undefined) actions.push('name');
+  if (update.desc !== undefined) actions.push('description');
+  if (update.announce !== undefined || update.restrict !== undefined) actions.push('settings');
+  return actions;
+}
+
+/** Who made a change: the phone-number address when Baileys knows it, else the LID. */
+function authorOf(author: string | undefined, authorPn: string | undefined): { author?: string } {
+  const jid = authorPn || author;
+  return jid ? { author: userJid(jid) } : {};
+}
+
 type Handlers = { [K in keyof BaileysEventMap]?: (arg: BaileysEventMap[K]) => void };
 
 /** Turns one socket's Baileys events into our normalised events; returns the function that unbinds them. */
@@ -60,7 +75,7 @@ export function bindSocketEvents(sock: BaileysSocket, ctx: SocketEventContext): 
     'messages.update': (updates) => deliveryFromUpdates(updates, ctx.now()).forEach(ctx.emit),
     'message-receipt.update': (receipts) => deliveryFromReceipts(receipts, ctx.now()).forEach(ctx.emit),
     call: (calls) => calls.forEach((call) => emitCall(ctx, call)),
-    'group-participants.update': ({ id, participants, action }) => {
+    'group-participants.update': ({ id, participants, action, author, authorPn }) => {
       ctx.groupCache.del(id);
       const mapped = GROUP_ACTIONS[action];
       if (!mapped) return;
@@ -69,6 +84,7 @@ export function bindSocketEvents(sock: BaileysSocket, ctx: SocketEventContext): 
         groupJid: id,
         action: mapped,
         participants: participants.map(participantParty),
+        ...authorOf(author, authorPn),
         timestamp: ctx.now(),
       });
     },
@@ -76,18 +92,35 @@ export function bindSocketEvents(sock: BaileysSocket, ctx: SocketEventContext): 
       for (const update of updates) {
         if (!update.id) continue;
         ctx.groupCache.del(update.id);
-        if (update.subject === undefined) continue;
-        ctx.emit({
-          type: 'group',
-          groupJid: update.id,
-          action: 'name',
-          participants: [],
-          groupName: update.subject,
-          timestamp: ctx.now(),
-        });
+        // A metadata refresh (groupFetchAllParticipating) lists the participants; a change never does.
+        if (update.participants) continue;
+        for (const action of groupChanges(update)) {
+          ctx.emit({
+            type: 'group',
+            groupJid: update.id,
+            action,
+            participants: [],
+            ...(update.subject !== undefined ? { groupName: update.subject } : {}),
+            ...authorOf(update.author, update.authorPn),
+            timestamp: ctx.now(),
+          });
+        }
       }
     },
-    'groups.upsert': (groups) => groups.forEach((g) => ctx.groupCache.set(g.id, g)),
+    'groups.upsert': (groups) =>
+      groups.forEach((g) => {
+        ctx.groupCache.set(g.id, g);
+        // WhatsApp's `create` notification: a new group with us in it (ours, or someone added us).
+        ctx.emit({
+          type: 'group',
+          groupJid: g.id,
+          action: 'joined',
+          participants: g.participants.map(participantParty),
+          groupName: g.subject,
+          ...authorOf(g.author, g.authorPn ?? g.ownerPn),
+          timestamp: ctx.now(),
+        });
+      }),
     'labels.edit': (label) => {
       if (!ctx.labels.edit(label.id, label.name, !!label.deleted)) return;
       ctx.emit({

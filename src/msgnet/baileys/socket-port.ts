@@ -47,6 +47,16 @@ export type BaileysSocket = Pick<
   | 'waUploadToServer'
   | 'chatModify'
   | 'updateBlockStatus'
+  | 'groupCreate'
+  | 'groupMetadata'
+  | 'groupUpdateSubject'
+  | 'groupUpdateDescription'
+  | 'groupSettingUpdate'
+  | 'groupParticipantsUpdate'
+  | 'groupInviteCode'
+  | 'groupRevokeInvite'
+  | 'groupAcceptInvite'
+  | 'groupLeave'
 > & {
   /** Baileys' buffered emitter; only `on`/`off` are used, so a plain EventEmitter can stand in. */
   ev: Pick<BaileysEventEmitter, 'on' | 'off'>;

@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import type { AuthStore, ChatLabels, GroupInfo, LabelInfo, OutgoingMedia, PrivacySettings } from '../msgnet-driver.js';
 import { parseAddress } from '../jid.js';
 import type { OutboxMedia, SandboxGroup } from './sandbox-wire.js';
+import { newInviteCode } from './sandbox-invite-code.js';
 
 export const USER_DOMAIN = 's.whatsapp.net';
 /** Newly created accounts have every value `all` (spec 2). */
@@ -70,7 +71,12 @@ export class SandboxPhone {
         { jid: me, admin: 'superadmin' },
         ...participants.map((p) => ({ jid: toJid(p.number), admin: p.admin ? ('admin' as const) : null })),
       ],
+      settings: { announce: false, locked: false },
+      inviteCode: '',
+      createdAt: Date.now(),
+      picture: null,
     };
+    group.inviteCode = newInviteCode(group.jid);
     await this.auth.set({ [`group:${group.jid}`]: JSON.stringify(group) });
     return group;
   }

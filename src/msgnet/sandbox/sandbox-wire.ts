@@ -82,6 +82,7 @@ export interface OutboxEntry {
     | 'presence'
     | 'chat'
     | 'group'
+    | 'group_invite'
     | 'channel'
     | 'community';
   /** Unix milliseconds. */
@@ -115,6 +116,8 @@ export interface OutboxEntry {
   status?: { type: string; backgroundColor?: string; font?: number };
   call?: { durationSeconds?: number; callId: string };
   deletedMessageId?: string;
+  /** An invitation to a group, sent when the contact's privacy refuses being added. */
+  groupInvite?: { groupJid: string; subject: string; inviteCode: string };
   /** A chat, group, channel or community operation: its name and what it was given. */
   operation?: { name: string } & Record<string, unknown>;
 }
@@ -149,4 +152,12 @@ export interface SandboxGroup {
   description: string;
   creatorJid: string;
   participants: { jid: string; admin: 'admin' | 'superadmin' | null }[];
+  /** `announce`: only admins send; `locked`: only admins edit the subject, description and picture. */
+  settings: { announce: boolean; locked: boolean };
+  /** The current invite code (the link is `https://chat.whatsapp.com/<code>`). */
+  inviteCode: string;
+  /** Unix milliseconds. */
+  createdAt: number;
+  /** The group's picture, a JPEG as base64; null when it has none. */
+  picture: string | null;
 }
