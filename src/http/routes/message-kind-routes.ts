@@ -41,6 +41,17 @@ const buttonSchema = z.strictObject({
   type: z.enum(['REPLY', 'URL', 'CALL', 'COPY']).optional().describe('REPLY (default), URL, CALL or COPY'),
 });
 
+const contactCard = z.strictObject({
+  fullName: text(256),
+  phone,
+  organization: text(256).optional(),
+  email: z.email().max(256).optional(),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .optional(),
+});
+
 const mediaHeader = {
   mediaUrl: z
     .string()
@@ -64,30 +75,7 @@ const bodies = {
   contact: z.strictObject({
     ...quotingFields,
     vcard: z
-      .union([
-        z.array(
-          z.strictObject({
-            fullName: text(256),
-            phone,
-            organization: text(256).optional(),
-            email: z.email().max(256).optional(),
-            url: z
-              .url({ protocol: /^https?$/ })
-              .max(2048)
-              .optional(),
-          }),
-        ),
-        z.strictObject({
-          fullName: text(256),
-          phone,
-          organization: text(256).optional(),
-          email: z.email().max(256).optional(),
-          url: z
-            .url({ protocol: /^https?$/ })
-            .max(2048)
-            .optional(),
-        }),
-      ])
+      .union([z.array(contactCard), contactCard])
       .optional()
       .describe('1 to 10 cards `{fullName, phone, organization?, email?, url?}` (one card may be sent bare)'),
   }),

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { SessionStorage } from './baileys-auth-state.js';
+import { DirtyKeys } from './dirty-keys.js';
 
 /** `polls:<messageId>` holds one poll (JSON): what a vote on it needs to be read. */
 export const POLL_PREFIX = 'polls:';
@@ -35,15 +36,16 @@ interface StoredPoll {
  */
 export class PollBook {
   readonly #polls = new Map<string, { poll: PollRecord; at: number }>();
-  readonly #dirty = new Set<string>();
-  #persistQueued = false;
+  readonly #dirty: DirtyKeys;
 
   private constructor(
-    private readonly storage: SessionStorage,
-    private readonly log: Logger,
+    storage: SessionStorage,
+    log: Logger,
     private readonly max: number,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.#dirty = new DirtyKeys(storage, (ids) => this.#entries(ids), log, 'polls');
+  }
 
   static async load(
     storage: SessionStorage,
@@ -86,9 +88,9 @@ export class PollBook {
     if (known && samePoll(known, poll)) return;
     this.#polls.delete(id);
     this.#polls.set(id, { poll, at: this.now() });
-    this.#dirty.add(id);
+    this.#dirty.mark(id);
     this.#evict();
-    this.#persist();
+    this.#dirty.flush();
   }
 
   #evict(): void {
@@ -96,33 +98,19 @@ export class PollBook {
       const oldest = this.#polls.keys().next();
       if (oldest.done) break;
       this.#polls.delete(oldest.value);
-      this.#dirty.add(oldest.value);
+      this.#dirty.mark(oldest.value);
     }
-    if (this.#dirty.size) this.#persist();
+    this.#dirty.flush();
   }
 
-  #persist(): void {
-    // One queued write at a time: it takes the dirty ids when it starts, so it covers later changes too.
-    if (this.#persistQueued) return;
-    this.#persistQueued = true;
-    let taken: string[] = [];
-    this.storage
-      .write(() => {
-        this.#persistQueued = false;
-        taken = [...this.#dirty];
-        this.#dirty.clear();
-        const entries: Record<string, string | null> = {};
-        for (const id of taken) {
-          const entry = this.#polls.get(id);
-          entries[POLL_PREFIX + id] = entry ? JSON.stringify(toStored(entry.poll, entry.at)) : null;
-        }
-        return entries;
-      })
-      .catch((err: unknown) => {
-        // Still dirty: the next poll stores them too.
-        taken.forEach((id) => this.#dirty.add(id));
-        this.log.warn({ err }, 'could not store polls');
-      });
+  /** What is stored for these polls: each as JSON, or null for one evicted. */
+  #entries(ids: string[]): Record<string, string | null> {
+    const entries: Record<string, string | null> = {};
+    for (const id of ids) {
+      const entry = this.#polls.get(id);
+      entries[POLL_PREFIX + id] = entry ? JSON.stringify(toStored(entry.poll, entry.at)) : null;
+    }
+    return entries;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { SessionStorage } from './baileys-auth-state.js';
+import { DirtyKeys } from './dirty-keys.js';
 import { isPnJid, userJid } from './jids.js';
 
 /** `status-audience:<jid>` marks one recipient of our statuses. */
@@ -14,13 +15,16 @@ const MAX_AUDIENCE = 20_000;
  */
 export class StatusAudience {
   readonly #jids = new Set<string>();
-  readonly #unsaved = new Set<string>();
-  #persistQueued = false;
+  readonly #unsaved: DirtyKeys;
 
-  private constructor(
-    private readonly storage: SessionStorage,
-    private readonly log: Logger,
-  ) {}
+  private constructor(storage: SessionStorage, log: Logger) {
+    this.#unsaved = new DirtyKeys(
+      storage,
+      (jids) => Object.fromEntries(jids.map((jid) => [AUDIENCE_PREFIX + jid, '1'])),
+      log,
+      'the status audience',
+    );
+  }
 
   static async load(storage: SessionStorage, log: Logger): Promise<StatusAudience> {
     const audience = new StatusAudience(storage, log);
@@ -37,31 +41,13 @@ export class StatusAudience {
       const jid = userJid(candidate);
       if (this.#jids.has(jid)) continue;
       this.#jids.add(jid);
-      this.#unsaved.add(jid);
+      this.#unsaved.mark(jid);
     }
-    if (this.#unsaved.size) this.#persist();
+    this.#unsaved.flush();
   }
 
   /** The recipients of a status: everyone known, and always ourselves (#619). */
   recipients(ownJid: string): string[] {
     return [ownJid, ...[...this.#jids].filter((jid) => jid !== ownJid)];
-  }
-
-  #persist(): void {
-    if (this.#persistQueued) return;
-    this.#persistQueued = true;
-    let taken: string[] = [];
-    this.storage
-      .write(() => {
-        this.#persistQueued = false;
-        taken = [...this.#unsaved];
-        this.#unsaved.clear();
-        return Object.fromEntries(taken.map((jid) => [AUDIENCE_PREFIX + jid, '1']));
-      })
-      .catch((err: unknown) => {
-        // Still unsaved: the next new contact stores them too.
-        taken.forEach((jid) => this.#unsaved.add(jid));
-        this.log.warn({ err }, 'could not store the status audience');
-      });
   }
 }
