@@ -20,7 +20,7 @@ import type { NodeProcess } from '../test/cluster/node-process.js';
 import { fmt, printTable, summary } from './stats.js';
 import type { Summary } from './stats.js';
 
-const LEASE_TTL_MS = 5000;
+const LEASE_TTL_MS = 2500;
 const RECONCILE_MS = 1000;
 const HANDOFF_MOVES = 20;
 const HANDOFF_WINDOW_MS = 10_000;
@@ -134,7 +134,8 @@ async function failover(fixture: ClusterFixture): Promise<void> {
   console.log(
     `Target: every instance back within TTL + 2 s = ${s(limit)} s → ${all && st.max <= limit ? 'met' : 'MISSED'}` +
       `${all ? '' : ` (${ids.length - recovered.size} not recovered within ${FAILOVER_LIMIT_MS / 1000} s)`}; ` +
-      `cluster-runtimes.md §8 claims p99 ≤ 5.5 s → ${all && st.p99 <= 5500 ? 'met' : 'MISSED'}`,
+      `cluster-runtimes.md §8 claims p99 ≤ 5.5 s → ${all && st.p99 <= 5500 ? 'met' : 'MISSED'}; ` +
+      `issue "Speed": p50 ≤ 2.5 s and max ≤ 4 s → ${all && st.p50 <= 2500 && st.max <= 4000 ? 'met' : 'MISSED'}`,
   );
 }
 

@@ -29,6 +29,8 @@ export interface LeaseManager {
   release(leases: Lease[]): Promise<void>;
   /** The node id holding each resource's lease, as far as Redis knows. */
   owners(resources: string[]): Promise<(string | undefined)[]>;
+  /** Milliseconds until each resource's lease lapses, as far as Redis knows; undefined when free or unknown. */
+  expiresIn(resources: string[]): Promise<(number | undefined)[]>;
   close(): Promise<void>;
 }
 
@@ -83,6 +85,14 @@ export class LocalLeaseManager implements LeaseManager {
 
   async owners(resources: string[]): Promise<(string | undefined)[]> {
     return resources.map((r) => this.#live(r)?.owner);
+  }
+
+  async expiresIn(resources: string[]): Promise<(number | undefined)[]> {
+    const now = performance.now();
+    return resources.map((r) => {
+      const held = this.#live(r);
+      return held ? held.expiresAt - now : undefined;
+    });
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,11 @@ import type { Membership } from './membership.js';
 import { placeInstance } from './placement.js';
 import type { Router } from './router.js';
 
+/** How often a node looks while a departed node's leases are about to lapse. */
+const FAST_POLL_MS = 250;
+/** Past a lease's known expiry: Redis expires a key within a millisecond or so of its PTTL. */
+const LAPSE_MARGIN_MS = 5;
+
 export interface ReconcilerOptions {
   nodeId: string;
   store: Store;
@@ -38,6 +43,7 @@ export class Reconciler {
   #again = false;
   #moves: number[] = [];
   #fastPoll: NodeJS.Timeout | undefined;
+  #fastPollAt = 0;
 
   constructor(private readonly options: ReconcilerOptions) {}
 
@@ -82,9 +88,13 @@ export class Reconciler {
       const owners = await this.options.leases.owners(mine);
       const free = mine.filter((_, i) => owners[i] === undefined);
       await this.#inParallel(free, (id) => this.options.host.activate(id));
-      // Leases of a departed node run out any moment now: look again soon rather than a period later.
+      // Leases of a departed node run out any moment now: look again right when the first one lapses.
       const liveSet = new Set(live);
-      if (owners.some((o) => o !== undefined && !liveSet.has(o))) this.#soon();
+      const orphaned = mine.filter((_, i) => owners[i] !== undefined && !liveSet.has(owners[i]));
+      if (orphaned.length) {
+        const lapses = (await this.options.leases.expiresIn(orphaned)).filter((ms) => ms !== undefined);
+        this.#soon(lapses.length ? Math.min(...lapses) + LAPSE_MARGIN_MS : undefined);
+      }
     }
 
     for (const id of this.options.host.ids()) {
@@ -116,15 +126,17 @@ export class Reconciler {
     }
   }
 
-  #soon(): void {
-    if (this.#fastPoll || !this.#timer) return;
-    this.#fastPoll = setTimeout(
-      () => {
-        this.#fastPoll = undefined;
-        this.kick();
-      },
-      Math.min(250, this.options.intervalMs),
-    );
+  /** A pass at `lapseMs` (when a departed node's first lease lapses), and at least every FAST_POLL_MS until then. */
+  #soon(lapseMs?: number): void {
+    if (!this.#timer) return;
+    const delay = Math.max(1, Math.min(FAST_POLL_MS, this.options.intervalMs, lapseMs ?? Infinity));
+    if (this.#fastPoll && this.#fastPollAt <= performance.now() + delay) return;
+    clearTimeout(this.#fastPoll);
+    this.#fastPollAt = performance.now() + delay;
+    this.#fastPoll = setTimeout(() => {
+      this.#fastPoll = undefined;
+      this.kick();
+    }, delay);
   }
 
   #takeMove(): boolean {

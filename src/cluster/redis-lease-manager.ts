@@ -105,6 +105,22 @@ export class RedisLeaseManager implements LeaseManager {
     return resources.map(() => undefined);
   }
 
+  async expiresIn(resources: string[]): Promise<(number | undefined)[]> {
+    if (resources.length === 0) return [];
+    for (const client of this.clients) {
+      try {
+        const pipeline = client.pipeline();
+        for (const r of resources) pipeline.pttl(keys.lease(r));
+        const answers = (await pipeline.exec()) ?? [];
+        // PTTL answers -2 (no key) or -1 (no expiry): nothing to wait for.
+        return answers.map(([err, ms]) => (err || typeof ms !== 'number' || ms < 0 ? undefined : ms));
+      } catch (err) {
+        this.logger.debug({ err }, 'lease expiry lookup failed on one Redis; trying the next');
+      }
+    }
+    return resources.map(() => undefined);
+  }
+
   /** Runs `op` on every master; a failing master counts as a refusal, never as an error. */
   async #onEach<T>(op: (client: Redis) => Promise<T>): Promise<(T | undefined)[]> {
     const results = await Promise.allSettled(this.clients.map(op));

@@ -112,9 +112,9 @@ const envSchema = z.object({
   S3_PUBLIC_URLS: bool('S3_PUBLIC_URLS', false),
   S3_TIMEOUT_MS: int('S3_TIMEOUT_MS', 30_000, 100, 600_000),
   NODE_ID: optionalString,
-  LEASE_TTL_MS: int('LEASE_TTL_MS', 5000, 500, 600_000),
-  HEARTBEAT_MS: int('HEARTBEAT_MS', 1000, 100, 60_000),
-  NODE_TIMEOUT_MS: int('NODE_TIMEOUT_MS', 3000, 300, 600_000),
+  LEASE_TTL_MS: int('LEASE_TTL_MS', 2500, 500, 600_000),
+  HEARTBEAT_MS: int('HEARTBEAT_MS', 500, 100, 60_000),
+  NODE_TIMEOUT_MS: int('NODE_TIMEOUT_MS', 1500, 300, 600_000),
   RECONCILE_MS: int('RECONCILE_MS', 1000, 50, 600_000),
   HANDOFF_MOVES: int('HANDOFF_MOVES', 20, 1, 100_000),
   HANDOFF_WINDOW_MS: int('HANDOFF_WINDOW_MS', 10_000, 100, 3_600_000),
@@ -284,11 +284,11 @@ export interface ReceivedMediaOptions {
 }
 
 export interface ClusterOptions {
-  /** Lease TTL per instance; renewed at TTL/3. @default 5000 */
+  /** Lease TTL per instance; renewed at TTL/3 (one script call per node per renewal). @default 2500 */
   leaseTtlMs: number;
-  /** @default 1000 */
+  /** @default 500 */
   heartbeatMs: number;
-  /** A node silent this long is gone. @default 3000 */
+  /** A node silent this long is gone: shorter than a lease's lapse, so that the lease decides. @default 1500 */
   nodeTimeoutMs: number;
   /** Placement reconcile period. @default 1000 */
   reconcileMs: number;

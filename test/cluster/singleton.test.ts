@@ -51,6 +51,10 @@ class RecordingLeases implements LeaseManager {
     return this.inner.owners(resources);
   }
 
+  expiresIn(resources: string[]): Promise<(number | undefined)[]> {
+    return this.inner.expiresIn(resources);
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

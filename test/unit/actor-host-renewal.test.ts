@@ -33,6 +33,9 @@ class FlakyLeases implements LeaseManager {
   owners(resources: string[]) {
     return this.inner.owners(resources);
   }
+  expiresIn(resources: string[]) {
+    return this.inner.expiresIn(resources);
+  }
   close() {
     return this.inner.close();
   }
