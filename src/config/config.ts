@@ -114,7 +114,7 @@ const envSchema = z.object({
   NODE_ID: optionalString,
   LEASE_TTL_MS: int('LEASE_TTL_MS', 2500, 500, 600_000),
   HEARTBEAT_MS: int('HEARTBEAT_MS', 500, 100, 60_000),
-  NODE_TIMEOUT_MS: int('NODE_TIMEOUT_MS', 1500, 300, 600_000),
+  NODE_TIMEOUT_MS: int('NODE_TIMEOUT_MS', 2000, 300, 600_000),
   RECONCILE_MS: int('RECONCILE_MS', 1000, 50, 600_000),
   HANDOFF_MOVES: int('HANDOFF_MOVES', 20, 1, 100_000),
   HANDOFF_WINDOW_MS: int('HANDOFF_WINDOW_MS', 10_000, 100, 3_600_000),
@@ -288,7 +288,7 @@ export interface ClusterOptions {
   leaseTtlMs: number;
   /** @default 500 */
   heartbeatMs: number;
-  /** A node silent this long is gone: shorter than a lease's lapse, so that the lease decides. @default 1500 */
+  /** A node silent this long is gone: within a lease's lapse, so that membership does not delay a failover. @default 2000 */
   nodeTimeoutMs: number;
   /** Placement reconcile period. @default 1000 */
   reconcileMs: number;
