@@ -200,39 +200,47 @@ export function chatRoutes(deps: Deps) {
     },
   );
 
-  api.route(
-    {
-      method: 'post',
-      path: '/archive/:instance',
-      idempotency: idempotent,
-      summary: 'Archive or unarchive a chat',
-      auth: guard,
-      body: bodies.archive,
-      responses: { 200: "`{chat, archived, pinned, muted, mutedUntil, blocked}`: the chat's state after" },
-    },
-    async (ctx, { body: b }) => {
-      const archive = required(b.archive, 'archive');
-      const chat = chatOf(ctx, b.number);
-      const state = await actors.call(ctx.state.instance!.id, 'chats.archive', { chatJid: chat, archive });
-      answer(ctx, archive ? 'Chat archived' : 'Chat unarchived', chat, state);
-    },
-  );
+  /** archive, pin and block: one boolean field, the network first, then the chat's state as it is after. */
+  const toggle = (
+    field: 'archive' | 'pin' | 'block',
+    summary: string,
+    [on, off]: [string, string],
+    apply: (instanceId: string, chat: string, value: boolean) => Promise<ChatState>,
+    check: (chat: string) => void = () => undefined,
+  ) =>
+    api.route(
+      {
+        method: 'post',
+        path: `/${field}/:instance`,
+        idempotency: idempotent,
+        summary,
+        auth: guard,
+        body: bodies[field],
+        responses: { 200: "`{chat, archived, pinned, muted, mutedUntil, blocked}`: the chat's state after" },
+      },
+      async (ctx, { body: b }) => {
+        const value = required((b as Partial<Record<typeof field, boolean>>)[field], field);
+        const chat = chatOf(ctx, b.number);
+        check(chat);
+        answer(ctx, value ? on : off, chat, await apply(ctx.state.instance!.id, chat, value));
+      },
+    );
 
-  api.route(
-    {
-      method: 'post',
-      path: '/pin/:instance',
-      idempotency: idempotent,
-      summary: 'Pin or unpin a chat',
-      auth: guard,
-      body: bodies.pin,
-      responses: { 200: "`{chat, archived, pinned, muted, mutedUntil, blocked}`: the chat's state after" },
-    },
-    async (ctx, { body: b }) => {
-      const pin = required(b.pin, 'pin');
-      const chat = chatOf(ctx, b.number);
-      const state = await actors.call(ctx.state.instance!.id, 'chats.pin', { chatJid: chat, pin });
-      answer(ctx, pin ? 'Chat pinned' : 'Chat unpinned', chat, state);
+  toggle('archive', 'Archive or unarchive a chat', ['Chat archived', 'Chat unarchived'], (id, chatJid, archive) =>
+    actors.call(id, 'chats.archive', { chatJid, archive }),
+  );
+  toggle('pin', 'Pin or unpin a chat', ['Chat pinned', 'Chat unpinned'], (id, chatJid, pin) =>
+    actors.call(id, 'chats.pin', { chatJid, pin }),
+  );
+  toggle(
+    'block',
+    'Block or unblock a contact',
+    ['Contact blocked', 'Contact unblocked'],
+    (id, jid, block) => actors.call(id, 'chats.block', { jid, block }),
+    (chat) => {
+      if (chat.endsWith('@g.us')) {
+        throw new ValidationError('Invalid request body: groups cannot be blocked; leave them');
+      }
     },
   );
 
@@ -255,27 +263,6 @@ export function chatRoutes(deps: Deps) {
       const until = !mute ? null : b.durationSeconds ? Date.now() + b.durationSeconds * 1000 : MUTED_ALWAYS;
       const state = await actors.call(ctx.state.instance!.id, 'chats.mute', { chatJid: chat, until });
       answer(ctx, mute ? 'Chat muted' : 'Chat unmuted', chat, state);
-    },
-  );
-
-  api.route(
-    {
-      method: 'post',
-      path: '/block/:instance',
-      idempotency: idempotent,
-      summary: 'Block or unblock a contact',
-      auth: guard,
-      body: bodies.block,
-      responses: { 200: "`{chat, archived, pinned, muted, mutedUntil, blocked}`: the contact's chat after" },
-    },
-    async (ctx, { body: b }) => {
-      const block = required(b.block, 'block');
-      const chat = chatOf(ctx, b.number);
-      if (chat.endsWith('@g.us')) {
-        throw new ValidationError('Invalid request body: groups cannot be blocked; leave them');
-      }
-      const state = await actors.call(ctx.state.instance!.id, 'chats.block', { jid: chat, block });
-      answer(ctx, block ? 'Contact blocked' : 'Contact unblocked', chat, state);
     },
   );
 
