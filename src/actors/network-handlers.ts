@@ -140,6 +140,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
     result: { messageId: string; timestamp: number },
     media?: OutgoingMedia,
     type = media?.kind ?? 'text',
+    source?: string,
   ) => {
     const me = host.session().numberJid ?? '';
     const meta = media
@@ -162,6 +163,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
         type,
         text,
         media: meta,
+        ...(source !== undefined ? { source } : {}),
       },
       host.log(),
     );
@@ -190,7 +192,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
         { ...(mentioned.size > 0 ? { mentions: [...mentioned] } : {}), ...(linkPreview ? { linkPreview } : {}) },
       );
       const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, options));
-      await sent(ctx, to, text, result);
+      await sent(ctx, to, text, result, undefined, 'text', source);
       return result;
     },
     'msgnet.sendLocation': async (ctx, { location, ...common }) => {
@@ -198,7 +200,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       const result = await attempt('Failed to send the message', () =>
         host.session().sendLocation(to, location, optionsOf(common)),
       );
-      await sent(ctx, to, location.name ?? '', result, undefined, 'location');
+      await sent(ctx, to, location.name ?? '', result, undefined, 'location', common.source);
       return result;
     },
     'msgnet.sendMedia': async (ctx, { media, ...common }) => {
@@ -207,7 +209,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       const result = await attempt('Failed to send the message', () =>
         host.session().sendMedia(to, outgoing, optionsOf(common)),
       );
-      await sent(ctx, to, media.caption ?? '', result, outgoing);
+      await sent(ctx, to, media.caption ?? '', result, outgoing, outgoing.kind, common.source);
       return result;
     },
     'msgnet.send': async (ctx, { content: wire, ...common }) => {
@@ -218,7 +220,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       );
       const { type, text } = historyOf(content);
       const media = content.kind === 'forward' ? content.media : undefined;
-      await sent(ctx, to, text, result, media, type);
+      await sent(ctx, to, text, result, media, type, common.source);
       if (content.kind === 'edit') {
         await applyEdit(ctx.store, ctx.instanceId, content.target.id, content.text, host.log());
       }

@@ -249,6 +249,8 @@ export interface MessageRecord {
   media: { kind: string; mimetype: string; fileName?: string; size?: number; stored?: StoredObject } | undefined;
   /** Where the message got to: set by delivery receipts (ours) or on arrival (theirs). */
   status?: MessageStatus;
+  /** The client's label given with the send (`source`); kept by later saves that carry none. */
+  source?: string;
 }
 
 /** One chat of the history, as the chat list shows it. */

@@ -550,6 +550,11 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expect((await exchanged(aliceEvents, text.body.data.messageId)).source).to.equal('campaign-12');
     const plain = await send('text', { number: BOB, text: 'plain' });
     expect((await exchanged(aliceEvents, plain.body.data.messageId)).source).to.equal('api');
+    // The label is stored with the message too.
+    const history = await n.node.api.get(`/api/chat/history/alice?chat=${BOB}&limit=5`, { token: alice });
+    const byId = new Map((history.body.messages as any[]).map((m) => [m.id, m.source]));
+    expect(byId.get(text.body.data.messageId)).to.equal('campaign-12');
+    expect(byId.get(plain.body.data.messageId)).to.equal(null);
   });
 
   it('delay: "typing…" first (or "recording…" before a voice note), in milliseconds up to 30 s', async () => {

@@ -586,6 +586,15 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.messages.clearChat(i.id, a)).to.equal(0);
     });
 
+    it("keeps a sent message's source label when a later save carries none", async () => {
+      const { i } = await seeded();
+      await store.messages.save({ ...message(i.id, 'lbl-out', 1000), source: 'crm-7' });
+      await store.messages.save(message(i.id, 'lbl-out', 1000));
+      expect((await store.messages.find(i.id, 'lbl-out'))?.source).to.equal('crm-7');
+      await store.messages.save(message(i.id, 'plain-out', 1000));
+      expect(await store.messages.find(i.id, 'plain-out')).to.not.have.property('source');
+    });
+
     it('saves by (instance, id), finds, and replaces on a second save', async () => {
       const { i } = await seeded();
       const first = { ...message(i.id, 'm1', 1000), media: { kind: 'image', mimetype: 'image/jpeg', size: 42 } };

@@ -55,6 +55,7 @@ export function messageView(m: MessageRecord) {
     timestamp: new Date(m.timestamp).toISOString(),
     type: m.type,
     text: m.text,
+    source: m.source ?? null,
     // Where the file was stored stays internal; GET /api/chat/media gives the file itself.
     media: m.media
       ? {

@@ -4,10 +4,11 @@ import type { ChatCursor, ChatSummary, HistoryCursor, MessageRecord, MessageStat
 import type { MessageRepository } from '../store.js';
 import type { ClientSession } from 'mongodb';
 
-type MessageDoc = Omit<MessageRecord, 'media' | 'status'> & {
+type MessageDoc = Omit<MessageRecord, 'media' | 'status' | 'source'> & {
   _id: string;
   media: MessageRecord['media'] | null;
   status?: MessageStatus | null;
+  source?: string | null;
 };
 
 const docId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
@@ -18,8 +19,8 @@ function toMessage(d: MessageDoc): MessageRecord {
   const cleanMedia = media
     ? (Object.fromEntries(Object.entries(media).filter(([, v]) => v !== null)) as MessageRecord['media'])
     : undefined;
-  const { status, ...rest } = fields;
-  return { ...rest, media: cleanMedia, ...(status ? { status } : {}) };
+  const { status, source, ...rest } = fields;
+  return { ...rest, media: cleanMedia, ...(status ? { status } : {}), ...(source ? { source } : {}) };
 }
 
 /** The chat history in MongoDB (collection `messages`), one document per (instance, message id). */
@@ -40,11 +41,15 @@ export class MongoMessages implements MessageRepository {
 
   async save(m: MessageRecord): Promise<void> {
     const _id = docId(m.instanceId, m.id);
-    const { status, ...fields } = m;
-    // A status recorded earlier (a receipt) is kept; a new message takes the one it came with.
+    const { status, source, ...fields } = m;
+    // A status recorded earlier (a receipt) is kept; a new message takes the one it came with. A label is
+    // kept by later saves that carry none (the network's echo of our own send).
     await this.#col.updateOne(
       { _id },
-      { $set: { ...fields, media: m.media ?? null }, $setOnInsert: { status: status ?? null } },
+      {
+        $set: { ...fields, media: m.media ?? null, ...(source !== undefined ? { source } : {}) },
+        $setOnInsert: { status: status ?? null },
+      },
       { upsert: true },
     );
   }

@@ -17,6 +17,7 @@ function toMessage(row: Row): MessageRecord {
     text: row.text as string,
     media: row.media === null ? undefined : (JSON.parse(row.media as string) as MessageRecord['media']),
     ...(row.status ? { status: row.status as MessageStatus } : {}),
+    ...(row.source ? { source: row.source as string } : {}),
   };
 }
 
@@ -27,11 +28,12 @@ export class SqliteMessages implements MessageRepository {
   async save(m: MessageRecord): Promise<void> {
     this.db
       .prepare(
-        `INSERT INTO messages (instance_id, id, chat_jid, from_me, sender_jid, timestamp, type, text, media, status)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO messages (instance_id, id, chat_jid, from_me, sender_jid, timestamp, type, text, media, status, source)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (instance_id, id) DO UPDATE SET chat_jid = excluded.chat_jid, from_me = excluded.from_me,
            sender_jid = excluded.sender_jid, timestamp = excluded.timestamp, type = excluded.type,
-           text = excluded.text, media = excluded.media, status = COALESCE(messages.status, excluded.status)`,
+           text = excluded.text, media = excluded.media, status = COALESCE(messages.status, excluded.status),
+           source = COALESCE(excluded.source, messages.source)`,
       )
       .run(
         m.instanceId,
@@ -44,6 +46,7 @@ export class SqliteMessages implements MessageRepository {
         m.text,
         m.media ? JSON.stringify(m.media) : null,
         m.status ?? null,
+        m.source ?? null,
       );
   }
 

@@ -126,6 +126,8 @@ const MIGRATIONS: string[] = [
    );`,
   // 8: accounts an operator disabled (their tokens refused, their instances stopped).
   `ALTER TABLE accounts ADD COLUMN disabled_at TEXT;`,
+  // 9: the client's label of a sent message (the send's `source`).
+  `ALTER TABLE messages ADD COLUMN source TEXT;`,
 ];
 
 export function migrate(db: Database.Database): void {
