@@ -62,3 +62,8 @@ export async function downloadMedia(url: string, limits: MediaConfig): Promise<L
     fileName: /^[^\\/:*?"<>|\u0000-\u001f]{1,200}\.[A-Za-z0-9]{1,10}$/.test(last) ? last : undefined,
   };
 }
+
+/** A client's media given as a `data:` URI or an http(s) URL (fetched through safe fetch). */
+export async function loadMediaSource(value: string, field: string, limits: MediaConfig): Promise<LoadedMedia> {
+  return value.startsWith('data:') ? decodeBase64Media(value, field, limits.maxBytes) : downloadMedia(value, limits);
+}

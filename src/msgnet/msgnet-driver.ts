@@ -189,8 +189,6 @@ export type MessageContent<M = OutgoingMedia> =
   /** A message of the history sent again, marked as forwarded: its text, or its media with the caption. */
   | { kind: 'forward'; text: string; media?: M };
 
-export type ContentKind = MessageContent['kind'];
-
 export interface PixPayment {
   merchantName: string;
   key: string;

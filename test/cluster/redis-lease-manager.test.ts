@@ -56,6 +56,15 @@ function leaseContract(name: string, f: LeaseFixture) {
       expect(await p.a.owners([])).to.deep.equal([]);
     });
 
+    it('expiresIn tells every node how long a held lease has left, and nothing for a free one', async () => {
+      const r = resource('ttl');
+      await p.a.acquire(r);
+      const [left, free] = await p.b.expiresIn([r, resource('free')]);
+      expect(left).to.be.a('number').greaterThan(0).and.at.most(p.a.ttlMs);
+      expect(free).to.equal(undefined);
+      expect(await p.a.expiresIn([])).to.deep.equal([]);
+    });
+
     it('a held lease cannot be acquired again, by another node or by its holder', async () => {
       const r = resource('held');
       const lease = await p.a.acquire(r);

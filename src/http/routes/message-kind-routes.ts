@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { WireContent, WireMedia } from '../../actors/actor-calls.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
+import { loadMediaSource } from '../../media/media-source.js';
 import { prepareMedia, prepareSticker } from '../../media/outgoing-media.js';
 import type { Button, MessageRef } from '../../msgnet/msgnet-driver.js';
 import { PIX_KEY_TYPES, pixKeyProblem } from '../../msgnet/pix-key.js';
@@ -236,11 +236,8 @@ export function messageKindRoutes(deps: Deps) {
 
   /** A media header (URL or data: URI), fetched through the address policy and checked for its kind. */
   const loadMedia = async (source: string, kind: 'image' | 'video', field: string): Promise<WireMedia> => {
-    const limits = deps.media;
-    const loaded = source.startsWith('data:')
-      ? decodeBase64Media(source, field, limits.maxBytes)
-      : await downloadMedia(source, limits);
-    const media = await prepareMedia(kind, loaded.bytes, { opusAudio: false, maxBytes: limits.maxBytes });
+    const loaded = await loadMediaSource(source, field, deps.media);
+    const media = await prepareMedia(kind, loaded.bytes, { opusAudio: false, maxBytes: deps.media.maxBytes });
     return { kind, base64: media.data.toString('base64'), mimetype: media.mimetype };
   };
 
@@ -276,10 +273,7 @@ export function messageKindRoutes(deps: Deps) {
     const common = checkCommon(b);
     if (!b.imageUrl) throw new ValidationError('imageUrl is required');
     assertConnected(ctx.state.instance!);
-    const limits = deps.media;
-    const loaded = b.imageUrl.startsWith('data:')
-      ? decodeBase64Media(b.imageUrl, 'imageUrl', limits.maxBytes)
-      : await downloadMedia(b.imageUrl, limits);
+    const loaded = await loadMediaSource(b.imageUrl, 'imageUrl', deps.media);
     const sticker = await prepareSticker(loaded.bytes);
     const instanceId = ctx.state.instance!.id;
     const reply = await quoted(store, instanceId, b.replyTo);
