@@ -5,14 +5,17 @@
  *
  *   npx tsx bench/http.ts [seconds per run = 5]
  *
+ * The nodes run the build (`tsc -p tsconfig.build.json` into a temporary `dist-bench-*`), as `npm start` does.
  * Paths: `GET /` of bare Koa (a small JSON object); `GET /health`; `GET /api/instance/getSettings/:instance`
  * (a store-served read with authentication); `POST /api/cluster/probe/:instance {"op":"describe"}` (an
- * actor call on the owner, which is the node itself). Printed: req/s, p50 and p99 latency, non-2xx count,
- * and each path's req/s as a ratio to bare Koa at the same connection count. See bench/README.md.
+ * actor call on the owner, which is the node itself). Every run of a path is preceded by a run of bare Koa
+ * at the same connection count, and the path's ratio is to that run, so that drift of the machine's speed
+ * during the bench hits both sides of a ratio alike. Printed: req/s, p50 and p99 latency, non-2xx count,
+ * the adjacent bare Koa req/s and the ratio. See bench/README.md.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -29,6 +32,8 @@ const NO_LIMIT = { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_CREATE_PER_MINUT
 
 interface Target {
   name: string;
+  /** The serving process, whose CPU time the run reads. */
+  pid: number;
   url: string;
   method: 'GET' | 'POST';
   token?: string;
@@ -42,6 +47,33 @@ interface Row {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time of the serving process per answered request, µs (undefined without /proc). */
+  cpuUs: number | undefined;
+  /** Bare Koa's run just before this one. */
+  bare: { rps: number; cpuUs: number | undefined };
+}
+
+/** Linux's clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** User + system CPU seconds used so far by process `pid`; undefined where /proc is missing. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Builds the sources as `npm run build` does, into `dir`; returns the built entry point. */
+function build(dir: string): string {
+  const tsc = join('node_modules', 'typescript', 'bin', 'tsc');
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', dir], { stdio: 'inherit' });
+  cpSync(join('src', 'redis', 'lua'), join(dir, 'redis', 'lua'), { recursive: true });
+  cpSync(join('src', 'http', 'static'), join(dir, 'http', 'static'), { recursive: true });
+  return join(dir, 'main.js');
 }
 
 async function startBareKoa(): Promise<{ url: string; child: ChildProcess }> {
@@ -73,15 +105,17 @@ async function linkedInstance(node: NodeProcess): Promise<string> {
 
 function targetsOf(label: string, node: NodeProcess, token: string): Target[] {
   return [
-    { name: `${label} GET /health`, url: `${node.url}/health`, method: 'GET' },
+    { name: `${label} GET /health`, pid: node.pid, url: `${node.url}/health`, method: 'GET' },
     {
       name: `${label} getSettings`,
+      pid: node.pid,
       url: `${node.url}/api/instance/getSettings/bench`,
       method: 'GET',
       token,
     },
     {
       name: `${label} describe (actor call)`,
+      pid: node.pid,
       url: `${node.url}/api/cluster/probe/bench`,
       method: 'POST',
       token,
@@ -90,7 +124,8 @@ function targetsOf(label: string, node: NodeProcess, token: string): Target[] {
   ];
 }
 
-async function load(t: Target, connections: number, seconds: number): Promise<Row> {
+async function load(t: Target, connections: number, seconds: number): Promise<Omit<Row, 'bare'>> {
+  const cpuBefore = cpuSeconds(t.pid);
   const result = await autocannon({
     url: t.url,
     method: t.method,
@@ -109,6 +144,7 @@ async function load(t: Target, connections: number, seconds: number): Promise<Ro
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
+    cpuUs: cpuBefore === undefined ? undefined : ((cpuSeconds(t.pid)! - cpuBefore) * 1e6) / result.requests.total,
   };
 }
 
@@ -118,6 +154,10 @@ async function main(): Promise<void> {
   const nodes: NodeProcess[] = [];
   let redis: RedisServer | undefined;
   try {
+    // Inside the repository, so that the build resolves the packages of node_modules as dist/ does.
+    const buildDir = mkdtempSync('dist-bench-');
+    dirs.push(buildDir);
+    const builtMain = build(buildDir);
     const bare = await startBareKoa();
     children.push(bare.child);
     const embeddedDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-http-'));
@@ -127,6 +167,7 @@ async function main(): Promise<void> {
       dataDir: embeddedDir,
       probeFile: join(embeddedDir, 'probe.jsonl'),
       env: { ...NO_LIMIT, TEST_PROBE_WRITE_MS: '0' },
+      builtMain,
     });
     nodes.push(embedded);
     redis = await startRedisServer();
@@ -138,26 +179,42 @@ async function main(): Promise<void> {
       dataDir: clusterDir,
       probeFile: join(clusterDir, 'probe.jsonl'),
       env: { ...NO_LIMIT, TEST_PROBE_WRITE_MS: '0' },
+      builtMain,
     });
     nodes.push(cluster);
+    const baseline: Target = { name: 'bare Koa GET /', pid: bare.child.pid!, url: `${bare.url}/`, method: 'GET' };
     const targets: Target[] = [
-      { name: 'bare Koa GET /', url: `${bare.url}/`, method: 'GET' },
       ...targetsOf('embedded', embedded, await linkedInstance(embedded)),
       ...targetsOf('cluster', cluster, await linkedInstance(cluster)),
     ];
     // Warm-up: JIT, connection pools, statement caches.
-    for (const t of targets) await load(t, 16, 1);
+    for (const t of [baseline, ...targets]) await load(t, 16, 1);
     const rows: Row[] = [];
     for (const connections of CONNECTIONS) {
       for (const t of targets) {
-        const row = await load(t, connections, SECONDS);
+        const bareRun = await load(baseline, connections, SECONDS);
+        const row = { ...(await load(t, connections, SECONDS)), bare: bareRun };
         rows.push(row);
-        process.stderr.write(`${t.name} @${connections}: ${Math.round(row.rps)} req/s\n`);
+        process.stderr.write(
+          `${t.name} @${connections}: ${Math.round(row.rps)} req/s (bare Koa ${Math.round(bareRun.rps)})\n`,
+        );
       }
     }
-    const baseline = new Map(rows.filter((r) => r.target.startsWith('bare')).map((r) => [r.connections, r.rps]));
+    const cpu = (us: number | undefined) => (us === undefined ? '-' : us.toFixed(0));
     printTable(
-      ['path', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', '× bare Koa'],
+      [
+        'path',
+        'conns',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'non-2xx',
+        'bare req/s',
+        '× bare',
+        'CPU µs/req',
+        'bare µs/req',
+        '× bare (CPU)',
+      ],
       rows.map((r) => [
         r.target,
         String(r.connections),
@@ -165,9 +222,16 @@ async function main(): Promise<void> {
         fmt(r.p50),
         fmt(r.p99),
         String(r.errors),
-        fmt(r.rps / baseline.get(r.connections)!),
+        String(Math.round(r.bare.rps)),
+        fmt(r.rps / r.bare.rps),
+        cpu(r.cpuUs),
+        cpu(r.bare.cpuUs),
+        r.cpuUs === undefined || r.bare.cpuUs === undefined ? '-' : fmt(r.bare.cpuUs / r.cpuUs),
       ]),
-      `HTTP front end, ${SECONDS} s per run, one client (autocannon) on the same machine`,
+      `HTTP front end, ${SECONDS} s per run, one client (autocannon) on the same machine; each path's ratios are to the bare Koa run just before it`,
+    );
+    process.stdout.write(
+      "× bare: req/s over bare Koa's. × bare (CPU): bare Koa's CPU time per request over the path's, in the serving process only (Redis's share not counted): the req/s ratio a saturated core would give, and far less sensitive to other load on the machine.\n",
     );
   } finally {
     await Promise.all(nodes.map((n) => n.terminate().catch(() => undefined)));

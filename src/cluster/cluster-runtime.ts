@@ -75,7 +75,11 @@ export class ClusterRuntime {
         { nodeId, url: deps.url, actors: () => this.host.size, heartbeatMs: c.heartbeatMs, timeoutMs: c.nodeTimeoutMs },
         log,
       );
-      this.rateLimiter = new FallbackRateLimiter(new RedisRateLimiter(first), new MemoryRateLimiter(), log);
+      const shared = new RedisRateLimiter(first, {
+        batchMs: c.rateLimitBatchMs,
+        nodes: () => this.membership.liveNodes().length,
+      });
+      this.rateLimiter = new FallbackRateLimiter(shared, new MemoryRateLimiter(), log);
     } else {
       this.transport = new LocalTransport();
       this.leases = new LocalLeaseManager(nodeId, c.leaseTtlMs);

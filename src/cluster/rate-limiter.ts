@@ -14,7 +14,8 @@ export interface RateLimitResult {
  * one shares each bucket across all nodes.
  */
 export interface RateLimiter {
-  hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult>;
+  /** A verdict at once when the limiter knows it without asking anyone (the common case), else a promise. */
+  hit(bucket: string, limit: number, windowMs: number): RateLimitResult | Promise<RateLimitResult>;
   close(): Promise<void>;
 }
 
@@ -27,7 +28,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.#sweeper = setInterval(() => this.#sweep(), 30_000).unref();
   }
 
-  async hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+  hit(bucket: string, limit: number, windowMs: number): RateLimitResult {
     const now = this.now();
     let w = this.#windows.get(bucket);
     if (!w || w.resetAtMs <= now) {
@@ -68,27 +69,52 @@ export class FallbackRateLimiter implements RateLimiter {
     private readonly timeoutMs = 1000,
   ) {}
 
-  async hit(bucket: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+  hit(bucket: string, limit: number, windowMs: number): RateLimitResult | Promise<RateLimitResult> {
+    let answer: RateLimitResult | Promise<RateLimitResult>;
+    try {
+      answer = this.shared.hit(bucket, limit, windowMs);
+    } catch (err) {
+      return this.#local(err, bucket, limit, windowMs);
+    }
+    if (!(answer instanceof Promise)) return this.#shared(answer);
+    return this.#awaited(answer, bucket, limit, windowMs);
+  }
+
+  async #awaited(
+    answer: Promise<RateLimitResult>,
+    bucket: string,
+    limit: number,
+    windowMs: number,
+  ): Promise<RateLimitResult> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
+    // A late failure of the shared limiter, after the local one answered, must not go unhandled.
+    answer.catch(() => undefined);
     try {
-      const result = await Promise.race([this.shared.hit(bucket, limit, windowMs), late]);
-      if (this.#degraded) {
-        this.#degraded = false;
-        this.log.warn('rate limits are shared across nodes again');
-      }
-      return result;
+      return this.#shared(await Promise.race([answer, late]));
     } catch (err) {
-      if (!this.#degraded) {
-        this.#degraded = true;
-        this.log.warn({ err }, 'shared rate limiter unavailable: each node limits on its own until Redis answers');
-      }
-      return this.local.hit(bucket, limit, windowMs);
+      return this.#local(err, bucket, limit, windowMs);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  #shared(result: RateLimitResult): RateLimitResult {
+    if (this.#degraded) {
+      this.#degraded = false;
+      this.log.warn('rate limits are shared across nodes again');
+    }
+    return result;
+  }
+
+  #local(err: unknown, bucket: string, limit: number, windowMs: number): RateLimitResult | Promise<RateLimitResult> {
+    if (!this.#degraded) {
+      this.#degraded = true;
+      this.log.warn({ err }, 'shared rate limiter unavailable: each node limits on its own until Redis answers');
+    }
+    return this.local.hit(bucket, limit, windowMs);
   }
 
   async close(): Promise<void> {

@@ -99,6 +99,7 @@ const envSchema = z.object({
   DEFAULT_INSTANCE_QUOTA: int('DEFAULT_INSTANCE_QUOTA', 100, 0, 1_000_000),
   RATE_LIMIT_PER_MINUTE: int('RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
   RATE_LIMIT_CREATE_PER_MINUTE: int('RATE_LIMIT_CREATE_PER_MINUTE', 20, 1, 1_000_000),
+  RATE_LIMIT_BATCH_MS: int('RATE_LIMIT_BATCH_MS', 100, 0, 10_000),
   MAX_BODY_BYTES: int('MAX_BODY_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   HTTP_HEADERS_TIMEOUT_MS: int('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 120_000),
   HTTP_REQUEST_TIMEOUT_MS: int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
@@ -286,6 +287,11 @@ export interface ReceivedMediaOptions {
 export interface ClusterOptions {
   /** Lease TTL per instance; renewed at TTL/3 (one script call per node per renewal). @default 2500 */
   leaseTtlMs: number;
+  /**
+   * Cluster mode: how often a node adds the requests it counted on its own to the shared buckets in
+   * Redis; 0 counts every request in Redis before answering it. @default 100
+   */
+  rateLimitBatchMs: number;
   /** @default 500 */
   heartbeatMs: number;
   /** A node silent this long is gone: within a lease's lapse, so that membership does not delay a failover. @default 2000 */
@@ -473,6 +479,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedded,
     cluster: {
       leaseTtlMs: e.LEASE_TTL_MS,
+      rateLimitBatchMs: e.RATE_LIMIT_BATCH_MS,
       heartbeatMs: e.HEARTBEAT_MS,
       nodeTimeoutMs: e.NODE_TIMEOUT_MS,
       reconcileMs: e.RECONCILE_MS,

@@ -13,14 +13,21 @@ export type Principal =
   | { kind: 'account'; account: AccountRecord }
   | { kind: 'instance'; account: AccountRecord; instance: InstanceRecord };
 
+/** The request's token as presented (none: all undefined), hashed and resolved once. */
+export interface PresentedState {
+  token: string | undefined;
+  tokenHash: string | undefined;
+  principal: Principal | undefined;
+}
+
 export interface AppState {
   requestId: string;
   log: Logger;
   /** A WebSocket upgrade: the one kind of request that may carry its token as `?token=` (spec section 5). */
   upgrade?: boolean;
   principal?: Principal;
-  /** The presented token and what it resolved to, computed once per request. */
-  presented?: { token: string | undefined; principal: Principal | undefined };
+  /** The presented token, its hash and what it resolved to, computed once per request. */
+  presented?: PresentedState;
   /** The `:instance` of the path, resolved and authorised by `requireInstance`. */
   instance?: InstanceRecord;
   /** The account an account-scoped endpoint acts on, resolved by `requireAccountScope`. */

@@ -128,6 +128,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       deps.node.logger.warn({ err }, 'cannot follow credential changes; cached tokens expire within a second');
     });
 
+  const logRequests = deps.node.logger.isLevelEnabled('debug');
   app.use(async (ctx: AppContext, next) => {
     const given = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
@@ -137,6 +138,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     const started = performance.now();
     await withRequestId(ctx.state.requestId, async () => {
       await next();
+      if (!logRequests) return;
       ctx.state.log.debug(
         { method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(2) },
         'request',

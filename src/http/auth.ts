@@ -1,11 +1,13 @@
 import type { Next } from 'koa';
+import type { Logger } from 'pino';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
-import { hashToken, safeEqual } from '../security/tokens.js';
+import { safeEqual, tokenDigest } from '../security/tokens.js';
+import { timingSafeEqual } from 'node:crypto';
 import type { CredentialChange } from '../events/credential-news.js';
 import type { AccountRecord, InstanceRecord } from '../store/records.js';
 import { BoundedMap } from '../util/bounded-map.js';
 import type { Store } from '../store/store.js';
-import type { AppContext, Principal } from './app-state.js';
+import type { AppContext, PresentedState, Principal } from './app-state.js';
 import { checkAccountOrigin } from './cors.js';
 
 /**
@@ -82,8 +84,11 @@ function guard(
 }
 
 export interface Authenticator {
-  /** Who the token is; a token `fromUrl` is never the global token (it must not travel in URLs). */
-  resolve(token: string, fromUrl?: boolean): Promise<Principal | undefined>;
+  /**
+   * Who the token is; a token `fromUrl` is never the global token (it must not travel in URLs). `digest`
+   * is the token's `tokenDigest`, when the caller has it already.
+   */
+  resolve(token: string, fromUrl?: boolean, digest?: Buffer): Promise<Principal | undefined>;
 }
 
 /** How long a resolved token is trusted without the store: the bound of a revocation whose news was lost. */
@@ -104,13 +109,17 @@ type CachedToken =
  */
 export class CachingAuthenticator implements Authenticator {
   readonly #cache = new BoundedMap<string, CachedToken>(TOKEN_CACHE_ENTRIES);
+  /** The global token's digest: a request's token is hashed once, then compared in constant time. */
+  readonly #adminDigest: Buffer | undefined;
 
   constructor(
     private readonly store: Store,
-    private readonly adminToken: string | undefined,
+    adminToken: string | undefined,
     private readonly ttlMs = TOKEN_CACHE_TTL_MS,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#adminDigest = adminToken === undefined ? undefined : tokenDigest(adminToken);
+  }
 
   /** Drops what the cache knows of a changed account or instance. */
   forget(change: CredentialChange): void {
@@ -123,9 +132,11 @@ export class CachingAuthenticator implements Authenticator {
     }
   }
 
-  async resolve(token: string, fromUrl = false): Promise<Principal | undefined> {
-    if (!fromUrl && this.adminToken !== undefined && safeEqual(token, this.adminToken)) return { kind: 'global' };
-    const hash = hashToken(token);
+  async resolve(token: string, fromUrl = false, digest = tokenDigest(token)): Promise<Principal | undefined> {
+    if (!fromUrl && this.#adminDigest !== undefined && timingSafeEqual(digest, this.#adminDigest)) {
+      return { kind: 'global' };
+    }
+    const hash = digest.toString('hex');
     const cached = this.#cache.get(hash);
     if (cached && this.now() - cached.at < this.ttlMs) {
       if (cached.kind === 'account') {
@@ -161,14 +172,16 @@ export function createAuthenticator(store: Store, adminToken: string | undefined
 }
 
 /** Resolves the presented token once per request (the rate limiter and the route guard both need it). */
-export async function resolvePresented(
-  ctx: AppContext,
-  auth: Authenticator,
-): Promise<{ token: string | undefined; principal: Principal | undefined }> {
+export async function resolvePresented(ctx: AppContext, auth: Authenticator): Promise<PresentedState> {
   if (ctx.state.presented) return ctx.state.presented;
   const presented = presentedToken(ctx);
-  const principal = presented === undefined ? undefined : await auth.resolve(presented.value, presented.fromUrl);
-  ctx.state.presented = { token: presented?.value, principal };
+  if (presented === undefined) {
+    ctx.state.presented = { token: undefined, tokenHash: undefined, principal: undefined };
+    return ctx.state.presented;
+  }
+  const digest = tokenDigest(presented.value);
+  const principal = await auth.resolve(presented.value, presented.fromUrl, digest);
+  ctx.state.presented = { token: presented.value, tokenHash: digest.toString('hex'), principal };
   return ctx.state.presented;
 }
 
@@ -294,5 +307,15 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
 /** The request's instance, and its id on every later log line of the request. */
 function withInstance(ctx: AppContext, instance: InstanceRecord): void {
   ctx.state.instance = instance;
-  ctx.state.log = ctx.state.log.child({ instanceId: instance.id });
+  // Bound on first use: most requests log nothing, and a pino child costs more than the read it serves.
+  const parent = ctx.state.log;
+  let child: Logger | undefined;
+  Object.defineProperty(ctx.state, 'log', {
+    configurable: true,
+    enumerable: true,
+    get: () => (child ??= parent.child({ instanceId: instance.id })),
+    set: (log: Logger) => {
+      child = log;
+    },
+  });
 }

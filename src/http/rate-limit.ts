@@ -2,7 +2,6 @@ import type { Next } from 'koa';
 import { RateLimitError } from '../errors.js';
 import type { RateLimiter } from '../cluster/rate-limiter.js';
 import type { RateLimitMetrics } from '../metrics/metrics.js';
-import { hashToken } from '../security/tokens.js';
 import type { AppContext } from './app-state.js';
 import { resolvePresented } from './auth.js';
 import type { Authenticator } from './auth.js';
@@ -24,8 +23,8 @@ const HELPDESK_WEBHOOK = '/api/helpdesk/webhook/';
  */
 export function rateLimit(limiter: RateLimiter, auth: Authenticator, o: RateLimitOptions) {
   return async (ctx: AppContext, next: Next) => {
-    const { token, principal } = await resolvePresented(ctx, auth);
-    const who = token === undefined || principal === undefined ? `ip:${ctx.ip}` : `token:${hashToken(token)}`;
+    const { tokenHash, principal } = await resolvePresented(ctx, auth);
+    const who = tokenHash === undefined || principal === undefined ? `ip:${ctx.ip}` : `token:${tokenHash}`;
     const creating = ctx.method === 'POST' && ctx.path.replace(/\/+$/, '').toLowerCase() === '/api/instance/new';
     const helpdesk = principal === undefined && ctx.path.startsWith(HELPDESK_WEBHOOK);
     const result = helpdesk

@@ -1,46 +1,68 @@
 import type { Middleware, Next } from 'koa';
+import { BoundedMap } from '../util/bounded-map.js';
 import type { AppContext, AppState } from './app-state.js';
 import type { ApiRouter } from './api-router.js';
 
 type Step = (ctx: AppContext, next: Next) => Promise<unknown>;
 
+/** Distinct leading-segment keys remembered; paths past the bound are still served, only matched anew. */
+const CHAIN_KEYS = 1024;
+
 /**
  * One middleware in front of every router: a request runs only the routers whose prefix its path is
  * under (and those without a prefix), in their declared order, instead of passing each of the ~40
- * routers' matching in turn. Prefixes match as the routers do: whole segments, ignoring case.
+ * routers' matching in turn. Prefixes match as the routers do: whole segments, ignoring case. The chain
+ * depends only on the path's first segments (as many as the longest prefix has), so it is found once per
+ * such key and then read from a bounded map.
  */
 export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { routers: ApiRouter['koa'][] } {
-  const entries = routers.map((router, index) => ({
-    index,
-    prefix: router.prefix.toLowerCase().replace(/\/+$/, ''),
-    steps: [router.koa.routes(), router.koa.allowedMethods()] as unknown as Step[],
-  }));
+  const entries = routers.map((router, index) => {
+    const prefix = router.prefix.toLowerCase().replace(/\/+$/, '');
+    return { index, prefix, under: `${prefix}/`, steps: [router.koa.routes(), router.koa.allowedMethods()] };
+  });
+  const depth = Math.max(0, ...entries.map((e) => e.prefix.split('/').length - 1));
   /** The chain of steps per distinct set of candidate routers (a handful of prefixes in practice). */
   const chains = new Map<string, Step[]>();
+  const byKey = new BoundedMap<string, Step[]>(CHAIN_KEYS);
 
-  const chainFor = (path: string): Step[] => {
-    const lower = path.toLowerCase();
-    const candidates = entries.filter((e) => e.prefix === '' || lower === e.prefix || lower.startsWith(`${e.prefix}/`));
-    const key = candidates.map((e) => e.index).join(',');
-    let chain = chains.get(key);
+  const chainOf = (key: string): Step[] => {
+    const candidates = entries.filter((e) => e.prefix === '' || key === e.prefix || key.startsWith(e.under));
+    const id = candidates.map((e) => e.index).join(',');
+    let chain = chains.get(id);
     if (!chain) {
-      chain = candidates.flatMap((e) => e.steps);
-      chains.set(key, chain);
+      chain = candidates.flatMap((e) => e.steps) as unknown as Step[];
+      chains.set(id, chain);
     }
     return chain;
   };
 
-  const dispatch: Middleware<AppState> = async (ctx, next) => {
-    const chain = chainFor(ctx.path);
-    const run = async (i: number): Promise<void> => {
-      if (i === chain.length) {
-        await next();
-        return;
-      }
-      await chain[i]!(ctx, () => run(i + 1));
-    };
-    await run(0);
+  const dispatch: Middleware<AppState> = (ctx, next) => {
+    const key = leadingSegments(ctx.path, depth).toLowerCase();
+    let chain = byKey.get(key);
+    if (!chain) {
+      chain = chainOf(key);
+      byKey.set(key, chain);
+    }
+    return runChain(chain, 0, ctx, next);
   };
   // What is mounted stays inspectable (the OpenAPI test lists every route of every router).
   return Object.assign(dispatch, { routers: routers.map((r) => r.koa) });
+}
+
+/** `/a/b/c/d` with depth 2 → `/a/b`: the part of a path that decides which prefixes it is under. */
+function leadingSegments(path: string, depth: number): string {
+  let end = 0;
+  for (let n = 0; n < depth; n++) {
+    end = path.indexOf('/', end + 1);
+    if (end === -1) return path;
+  }
+  return path.slice(0, end);
+}
+
+async function runChain(chain: Step[], i: number, ctx: AppContext, next: Next): Promise<void> {
+  if (i === chain.length) {
+    await next();
+    return;
+  }
+  await chain[i]!(ctx, () => runChain(chain, i + 1, ctx, next));
 }

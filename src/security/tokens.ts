@@ -10,14 +10,17 @@ export function generateToken(): string {
  * tokens), so a plain SHA-256 is the right tool: a slow KDF would only slow every request down.
  */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return tokenDigest(token).toString('hex');
+}
+
+/** The SHA-256 of a token as bytes: hashed once per request, compared in constant time, stored as hex. */
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
 }
 
 /** Compares two secrets in constant time (over their SHA-256, so lengths may differ). */
 export function safeEqual(a: string, b: string): boolean {
-  const ha = createHash('sha256').update(a, 'utf8').digest();
-  const hb = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(ha, hb);
+  return timingSafeEqual(tokenDigest(a), tokenDigest(b));
 }
 
 /** A fixed prefix, bullets and the last 4 characters, as the spec shows secrets. */

@@ -12,11 +12,13 @@ export interface NodeProcessOptions {
   dataDir: string;
   probeFile?: string;
   env?: Record<string, string>;
+  /** The node's entry: the TypeScript sources (through tsx) unless a built `main.js` is named. */
+  builtMain?: string;
 }
 
 /**
  * One Switchboard node as a separate OS process (so that `kill -9`, SIGSTOP and SIGTERM are real),
- * started from the TypeScript sources.
+ * started from the TypeScript sources (or from a build, for the benches).
  */
 export class NodeProcess {
   readonly api: ApiClient;
@@ -49,7 +51,8 @@ export class NodeProcess {
 
   static start(o: NodeProcessOptions): Promise<NodeProcess> {
     const { REDIS_URL: _r, MONGO_URL: _m, ...inherited } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const args = o.builtMain ? [o.builtMain] : ['--import', 'tsx', 'src/main.ts'];
+    const child = spawn(process.execPath, args, {
       env: {
         ...inherited,
         ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),

@@ -155,6 +155,60 @@ describe('Redis coordination', function () {
     });
   });
 
+  describe('RedisRateLimiter, batched', () => {
+    it('answers far from the limit on its own and adds its counts to Redis in one round per batch', async () => {
+      const c = await client();
+      const one = new RedisRateLimiter(c, { batchMs: 60_000, nodes: () => 2 });
+      const two = new RedisRateLimiter(await client(), { batchMs: 60_000, nodes: () => 2 });
+      const bucket = unique('batched');
+      const results = [];
+      for (let i = 0; i < 40; i++) results.push(await (i % 2 ? two : one).hit(bucket, 1000, 60_000));
+      expect(results.every((r) => r.allowed)).to.equal(true);
+      // The first request of each node went to Redis; the others wait for the next round.
+      expect(Number(await c.get(keys.rate(bucket)))).to.equal(2);
+      expect(results.at(-1)!.remaining).to.be.within(1000 - 40, 1000 - 20);
+      await one.close();
+      await two.close();
+      expect(Number(await c.get(keys.rate(bucket)))).to.equal(40);
+      // Every answer of the window carries the one reset second Redis gave (within rounding).
+      const resets = results.map((r) => r.resetAt);
+      expect(Math.max(...resets) - Math.min(...resets)).to.be.at.most(1);
+    });
+
+    it('counts every request in Redis near the limit: a burst over two nodes passes it by at most half', async () => {
+      const c = await client();
+      const one = new RedisRateLimiter(c, { batchMs: 60_000, nodes: () => 2 });
+      const two = new RedisRateLimiter(await client(), { batchMs: 60_000, nodes: () => 2 });
+      const bucket = unique('near');
+      const results = [];
+      for (let i = 0; i < 30; i++) results.push(await (i % 2 ? two : one).hit(bucket, 10, 60_000));
+      const allowed = results.filter((r) => r.allowed).length;
+      expect(allowed).to.be.within(10, 15);
+      // Once refused, refused: the requests after the limit are all counted in Redis.
+      expect(results.slice(allowed).every((r) => !r.allowed && r.remaining === 0)).to.equal(true);
+      await one.close();
+      await two.close();
+      expect(Number(await c.get(keys.rate(bucket)))).to.equal(30);
+    });
+
+    it('keeps counts that did not reach Redis for the next round', async () => {
+      const c = await client();
+      const limiter = new RedisRateLimiter(c, { batchMs: 20, nodes: () => 1 });
+      const bucket = unique('kept');
+      await limiter.hit(bucket, 1000, 60_000);
+      // The rounds fail while the counter holds a non-number (INCRBY is refused), then succeed.
+      await c.set(keys.rate(bucket), 'x', 'KEEPTTL');
+      for (let i = 0; i < 5; i++) await limiter.hit(bucket, 1000, 60_000);
+      await sleep(60);
+      expect(await c.get(keys.rate(bucket))).to.equal('x');
+      await c.set(keys.rate(bucket), '1', 'KEEPTTL');
+      const deadline = Date.now() + 2000;
+      while (Number(await c.get(keys.rate(bucket))) !== 6 && Date.now() < deadline) await sleep(10);
+      expect(Number(await c.get(keys.rate(bucket)))).to.equal(6);
+      await limiter.close();
+    });
+  });
+
   describe('RedisTransport', () => {
     it('delivers a message published on one node to a subscriber on another', async () => {
       const sender = await transport();

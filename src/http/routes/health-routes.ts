@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { ApiRouter } from '../api-router.js';
 
 export interface HealthCheck {
@@ -5,14 +6,50 @@ export interface HealthCheck {
   check(): Promise<void>;
 }
 
+/** How long one round of checks answers every /health request: a busy prober costs one round per period. */
+export const HEALTH_REUSE_MS = 250;
+
+type CheckResults = ReadonlyArray<readonly [string, 'ok' | 'down']>;
+
+/**
+ * Runs the checks at most once per `reuseMs`: requests that arrive while a round runs, or within
+ * `reuseMs` of its start, share its results (and a failing check is logged once per round, not per
+ * request).
+ */
+export function sharedChecks(
+  checks: HealthCheck[],
+  reuseMs = HEALTH_REUSE_MS,
+  now: () => number = performance.now.bind(performance),
+): (log: Logger) => Promise<CheckResults> {
+  let round: { startedAt: number; results: Promise<CheckResults> } | undefined;
+  const run = (log: Logger): Promise<CheckResults> =>
+    Promise.all(
+      checks.map(async (c) => {
+        try {
+          await c.check();
+          return [c.name, 'ok'] as const;
+        } catch (err) {
+          log.warn({ err, check: c.name }, 'health check failed');
+          return [c.name, 'down'] as const;
+        }
+      }),
+    );
+  return (log) => {
+    const at = now();
+    if (round === undefined || at - round.startedAt >= reuseMs) round = { startedAt: at, results: run(log) };
+    return round.results;
+  };
+}
+
 /** GET /health: no auth, no rate limit; 503 when a dependency does not answer. */
 export function healthRoutes(deps: { nodeId: string; mode: 'embedded' | 'cluster'; checks: HealthCheck[] }) {
   const api = new ApiRouter({ tag: 'Operations' });
+  const checks = sharedChecks(deps.checks);
   api.route(
     {
       method: 'get',
       path: '/health',
-      summary: 'Liveness and dependencies (no auth, no rate limit)',
+      summary: `Liveness and dependencies (no auth, no rate limit; one round of checks serves ${HEALTH_REUSE_MS} ms)`,
       auth: 'public',
       responses: {
         200: '`{status: "ok", node, mode, checks}`',
@@ -20,17 +57,7 @@ export function healthRoutes(deps: { nodeId: string; mode: 'embedded' | 'cluster
       },
     },
     async (ctx) => {
-      const results = await Promise.all(
-        deps.checks.map(async (c) => {
-          try {
-            await c.check();
-            return [c.name, 'ok'] as const;
-          } catch (err) {
-            ctx.state.log.warn({ err, check: c.name }, 'health check failed');
-            return [c.name, 'down'] as const;
-          }
-        }),
-      );
+      const results = await checks(ctx.state.log);
       const healthy = results.every(([, s]) => s === 'ok');
       ctx.status = healthy ? 200 : 503;
       const down = results.filter(([, s]) => s === 'down').map(([n]) => n);

@@ -6,7 +6,6 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { RateLimiter } from '../../cluster/rate-limiter.js';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
-import { hashToken } from '../../security/tokens.js';
 import type { AccountRecord, InstanceRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { AppContext, AppState } from '../app-state.js';
@@ -155,9 +154,9 @@ export class UpgradeGuard {
       const instance = await this.#authorize(ctx, name);
       if (!this.originAllowed(ctx)) return 'origin-blocked';
       if (!instance.config.websocket?.enabled) throw new ValidationError(WsMessage.NotEnabled);
-      const { token, principal } = ctx.state.presented!;
+      const { tokenHash, principal } = ctx.state.presented!;
       const kind = principal?.kind === 'instance' ? 'instance' : 'account';
-      return { instance, credential: { kind, tokenHash: hashToken(token!) } };
+      return { instance, credential: { kind, tokenHash: tokenHash! } };
     });
   }
 

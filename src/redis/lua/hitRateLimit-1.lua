@@ -1,15 +1,17 @@
 --[[
-  Counts one request in a fixed-window bucket shared by every node.
+  Counts requests in a fixed-window bucket shared by every node: one request, or a node's batch of them.
 
   Input:
     KEYS[1]  the bucket's counter key (sb:rate:<bucket>)
     ARGV[1]  window length in milliseconds
+    ARGV[2]  how many requests to count (optional, default 1)
 
   Output:
-    { count after this request, milliseconds until the window resets }
+    { count after these requests, milliseconds until the window resets }
 ]]
-local count = redis.call("INCR", KEYS[1])
-if count == 1 then
+local increment = tonumber(ARGV[2] or "1")
+local count = redis.call("INCRBY", KEYS[1], increment)
+if count == increment then
   redis.call("PEXPIRE", KEYS[1], ARGV[1])
 end
 local ttl = redis.call("PTTL", KEYS[1])
