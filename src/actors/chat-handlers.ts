@@ -42,7 +42,7 @@ function byAuthor(messages: MessageRecord[]): Map<string | undefined, string[]> 
 }
 
 /** The chat operations as actor calls: the network first, then the state the chat list shows. */
-export function chatHandlers(host: NetworkHost): CallHandlers {
+export function chatHandlers(hostOf: (ctx: ActorContext) => NetworkHost): CallHandlers {
   return {
     'chats.read': async (ctx, { chatJid, messageIds }) => {
       const recent = await ctx.store.messages.list(ctx.instanceId, { chatJid, limit: READ_SCAN });
@@ -52,7 +52,7 @@ export function chatHandlers(host: NetworkHost): CallHandlers {
       );
       // Ids the history does not hold are still read on the network (in a private chat: no author needed).
       const unknown = messageIds?.filter((id) => !recent.some((m) => m.id === id)) ?? [];
-      const session = host.session();
+      const session = hostOf(ctx).session();
       for (const [author, ids] of byAuthor(toRead)) {
         await networkOperation('Failed to mark the chat read', () => session.markRead(chatJid, ids, author));
       }
@@ -65,28 +65,30 @@ export function chatHandlers(host: NetworkHost): CallHandlers {
     },
     'chats.archive': async (ctx, { chatJid, archive }) => {
       const last = await lastOf(ctx, chatJid);
-      await networkOperation('Failed to archive the chat', () => host.session().chats.archive(chatJid, archive, last));
+      await networkOperation('Failed to archive the chat', () =>
+        hostOf(ctx).session().chats.archive(chatJid, archive, last),
+      );
       // WhatsApp unpins what it archives.
       return saveState(ctx, chatJid, archive ? { archived: true, pinned: false } : { archived: false });
     },
     'chats.pin': async (ctx, { chatJid, pin }) => {
-      await networkOperation('Failed to pin the chat', () => host.session().chats.pin(chatJid, pin));
+      await networkOperation('Failed to pin the chat', () => hostOf(ctx).session().chats.pin(chatJid, pin));
       return saveState(ctx, chatJid, { pinned: pin });
     },
     'chats.mute': async (ctx, { chatJid, until }) => {
-      await networkOperation('Failed to mute the chat', () => host.session().chats.mute(chatJid, until));
+      await networkOperation('Failed to mute the chat', () => hostOf(ctx).session().chats.mute(chatJid, until));
       return saveState(ctx, chatJid, { mutedUntil: until });
     },
     'chats.block': async (ctx, { jid, block }) => {
-      await networkOperation('Failed to block the contact', () => host.session().chats.block(jid, block));
+      await networkOperation('Failed to block the contact', () => hostOf(ctx).session().chats.block(jid, block));
       return saveState(ctx, jid, { blocked: block });
     },
     'chats.clear': async (ctx, { chatJid }) => {
       const last = await lastOf(ctx, chatJid);
-      await networkOperation('Failed to clear the chat', () => host.session().chats.clear(chatJid, last));
+      await networkOperation('Failed to clear the chat', () => hostOf(ctx).session().chats.clear(chatJid, last));
       return { deletedMessages: await ctx.store.messages.clearChat(ctx.instanceId, chatJid) };
     },
-    'chats.check': async (_ctx, { numbers }) =>
-      networkOperation('Failed to look the numbers up', () => host.session().chats.check(numbers)),
+    'chats.check': async (ctx, { numbers }) =>
+      networkOperation('Failed to look the numbers up', () => hostOf(ctx).session().chats.check(numbers)),
   };
 }

@@ -1,7 +1,7 @@
 import { AUTH_NAMESPACE } from '../store/namespaces.js';
 import type { ActorDescription } from './actor-calls.js';
 import { mergeHandlers } from './instance-actor.js';
-import type { ActorBehavior, ActorContext } from './instance-actor.js';
+import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor.js';
 import { messagingBehavior } from './messaging-behavior.js';
 import type { MessagingDeps } from './messaging-behavior.js';
 import type { TestProbe } from './test-probe.js';
@@ -18,43 +18,54 @@ const describe = (ctx: ActorContext): ActorDescription => ({
   state: 'active',
 });
 
-/**
- * The test probe's part (only with TEST_PROBE_FILE): at each tick, a record that the actor may act, and an
- * owned write; and the probe calls.
- */
-function probeBehavior(probe: TestProbe): ActorBehavior {
-  let ticker: NodeJS.Timeout | undefined;
+/** The probe's calls (only with TEST_PROBE_FILE), the same for every actor of the node. */
+function probeHandlers(probe: TestProbe): CallHandlers {
   return {
-    async onActivate(ctx) {
-      if (probe.writeIntervalMs > 0) {
-        ticker = setInterval(() => {
-          probe.owning(ctx);
-          probe.write(ctx).catch(() => undefined);
-        }, probe.writeIntervalMs);
-      }
+    'probe.write': async (ctx) => {
+      await probe.write(ctx);
+      return describe(ctx);
     },
-    async onStop() {
-      clearInterval(ticker);
-    },
-    handlers: {
-      'probe.write': async (ctx) => {
-        await probe.write(ctx);
-        return describe(ctx);
-      },
-      'probe.link': async (ctx) => {
-        await ctx.writeOwned([
-          { namespace: AUTH_NAMESPACE, key: 'probe-link', value: JSON.stringify({ node: ctx.nodeId }) },
-        ]);
-        return describe(ctx);
-      },
+    'probe.link': async (ctx) => {
+      await ctx.writeOwned([
+        { namespace: AUTH_NAMESPACE, key: 'probe-link', value: JSON.stringify({ node: ctx.nodeId }) },
+      ]);
+      return describe(ctx);
     },
   };
 }
 
-/** What every instance actor does on its owner node: messaging, plus the probe in tests. */
+/** The probe's ticker: at each tick, a record that the actor may act, and an owned write. */
+function probeTicker(probe: TestProbe): Pick<ActorBehavior, 'onActivate' | 'onStop'> {
+  let ticker: NodeJS.Timeout | undefined;
+  return {
+    async onActivate(ctx) {
+      ticker = setInterval(() => {
+        probe.owning(ctx);
+        probe.write(ctx).catch(() => undefined);
+      }, probe.writeIntervalMs);
+    },
+    async onStop() {
+      clearInterval(ticker);
+    },
+  };
+}
+
+/**
+ * What every instance actor does on its owner node: messaging, plus the probe in tests. The handler table
+ * is built once for the node; only the lifecycle (session, timers) is per actor.
+ */
 export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => ActorBehavior {
+  const messaging = messagingBehavior(deps.messaging);
+  const probe = deps.probe;
+  const handlers = mergeHandlers(
+    { describe: async (ctx: ActorContext) => describe(ctx) },
+    messaging.handlers,
+    ...(probe ? [probeHandlers(probe)] : []),
+  );
   return (instanceId) => {
-    const parts = [messagingBehavior(deps.messaging, instanceId), ...(deps.probe ? [probeBehavior(deps.probe)] : [])];
+    const own = messaging.create(instanceId);
+    if (!probe || probe.writeIntervalMs <= 0) return { ...own, handlers };
+    const parts = [own, probeTicker(probe)];
     return {
       async onActivate(ctx) {
         for (const p of parts) await p.onActivate?.(ctx);
@@ -62,10 +73,7 @@ export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => Ac
       async onStop(ctx, reason) {
         for (const p of [...parts].reverse()) await p.onStop?.(ctx, reason);
       },
-      handlers: mergeHandlers(
-        { describe: async (ctx: ActorContext) => describe(ctx) },
-        ...parts.map((p) => p.handlers),
-      ),
+      handlers,
     };
   };
 }

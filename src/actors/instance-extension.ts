@@ -37,8 +37,14 @@ export interface InstanceExtension {
   onConfigChanged?(env: ExtensionEnv): Promise<void>;
   /** Must end every timer and side effect before it resolves; runs before the session closes. */
   onStop?(): Promise<void>;
-  handlers?: CallHandlers;
 }
 
-/** Creates one extension per actor activation. */
-export type InstanceExtensionFactory = (instanceId: string) => InstanceExtension;
+/** Makes one extension per actor activation, and the calls extensions of its kind answer. */
+export interface InstanceExtensionFactory {
+  create(instanceId: string): InstanceExtension;
+  /**
+   * One table per node for all of this kind's extensions: `self` finds the calling actor's own extension
+   * (tables built per actor would cost every idle instance a closure per call kind).
+   */
+  handlers?(self: (ctx: ActorContext) => InstanceExtension): CallHandlers;
+}

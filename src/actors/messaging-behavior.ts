@@ -14,6 +14,7 @@ import { PROFILE_NAMESPACE } from '../store/namespaces.js';
 import type { InstanceRecord, InstanceSettings, MessageStatus } from '../store/records.js';
 import { mergeHandlers } from './instance-actor.js';
 import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor.js';
+import type { ActorPayload, ActorResult } from './actor-calls.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 import { applyEdit, historyRecord, remember } from './message-history.js';
 import { chatHandlers } from './chat-handlers.js';
@@ -47,7 +48,7 @@ interface RunningExtension {
  * link), persists connection changes under the owner's epoch, applies the seven settings to what the
  * network reports, and emits the API events. Network events are handled one after another, in order.
  */
-export class MessagingBehavior {
+export class MessagingBehavior implements NetworkHost, ExtensionEnv {
   #session: MsgNetSession | undefined;
   #instance!: InstanceRecord;
   #settings!: InstanceSettings;
@@ -56,43 +57,63 @@ export class MessagingBehavior {
   #unhandled = 0;
   #ctx!: ActorContext;
   #stopped = false;
-  /** What the network operations' handlers reach of this behaviour. */
-  readonly #host: NetworkHost = {
-    session: () => this.#requireSession(),
-    instance: () => this.#instance,
-    setProfileName: (name) => this.#setProfileName(name),
-    labelSource: (messageId, source) => this.#sources.set(messageId, source),
-    log: () => this.log,
-  };
   /** Clients' labels (`source`) of messages being sent, by id, until their outgoing event leaves. */
   readonly #sources = new BoundedMap<string, string>(1024);
   readonly #extensions: RunningExtension[];
-  readonly #env: ExtensionEnv;
 
   constructor(
     private readonly deps: MessagingDeps,
     instanceId: string,
   ) {
-    this.#extensions = (deps.extensions ?? []).map((create) => ({
-      extension: create(instanceId),
+    this.#extensions = (deps.extensions ?? []).map((factory) => ({
+      extension: factory.create(instanceId),
       chain: Promise.resolve(),
     }));
-    const ctx = () => this.#ctx;
-    this.#env = {
-      get ctx() {
-        return ctx();
-      },
-      session: () => this.#requireSession(),
-      instance: () => this.#instance,
-      settings: () => this.#settings,
-      emit: (event) => this.#emit(event),
-      drained: () => this.#drained(),
-      afterEvents: (run) => this.#afterEvents(run),
-    };
   }
 
-  get log(): Logger {
+  get ctx(): ActorContext {
+    return this.#ctx;
+  }
+
+  log(): Logger {
     return this.#ctx.log;
+  }
+
+  session(): MsgNetSession {
+    return this.#requireSession();
+  }
+
+  instance(): InstanceRecord {
+    return this.#instance;
+  }
+
+  settings(): InstanceSettings {
+    return this.#settings;
+  }
+
+  emit(event: InstanceEvent): Promise<void> {
+    return this.#emit(event);
+  }
+
+  drained(): Promise<void> {
+    return this.#drained();
+  }
+
+  afterEvents<T>(run: () => T): Promise<T> {
+    return this.#afterEvents(run);
+  }
+
+  setProfileName(name: string): Promise<void> {
+    return this.#setProfileName(name);
+  }
+
+  labelSource(messageId: string, source: string): void {
+    this.#sources.set(messageId, source);
+  }
+
+  /** The actor's own instance of the extension made by `deps.extensions[index]`. */
+  extension(index: number): InstanceExtension {
+    return this.#extensions[index]!.extension;
   }
 
   async onActivate(ctx: ActorContext): Promise<void> {
@@ -125,7 +146,7 @@ export class MessagingBehavior {
       throw new NotOwnerError(ctx.instanceId);
     }
     await this.#drained();
-    for (const e of this.#extensions) await e.extension.onActivate?.(this.#env);
+    for (const e of this.#extensions) await e.extension.onActivate?.(this);
   }
 
   async onStop(): Promise<void> {
@@ -142,10 +163,10 @@ export class MessagingBehavior {
     for (const e of this.#extensions) {
       if (!e.extension.onMessage) continue;
       e.chain = e.chain
-        .then(() => (this.#stopped ? undefined : e.extension.onMessage?.(message, this.#env)))
+        .then(() => (this.#stopped ? undefined : e.extension.onMessage?.(message, this)))
         .catch((err: unknown) => {
           if (!isOwnershipLoss(err)) {
-            this.log.error({ err, message: message.id }, 'extension failed on a message');
+            this.#ctx.log.error({ err, message: message.id }, 'extension failed on a message');
           }
         });
     }
@@ -173,7 +194,7 @@ export class MessagingBehavior {
       .then(() => this.#handle(event))
       .catch((err: unknown) => {
         this.#unhandled++;
-        if (!isOwnershipLoss(err)) this.log.error({ err, event: event.type }, 'event handling failed');
+        if (!isOwnershipLoss(err)) this.#ctx.log.error({ err, event: event.type }, 'event handling failed');
       });
   }
 
@@ -234,7 +255,7 @@ export class MessagingBehavior {
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) throw err;
         this.#beforeSideEffect();
-        if (attempt === 0) this.log.warn({ err }, 'store unavailable: events wait for it');
+        if (attempt === 0) this.#ctx.log.warn({ err }, 'store unavailable: events wait for it');
         await sleep(retryDelay(attempt));
       }
     }
@@ -279,11 +300,11 @@ export class MessagingBehavior {
         if (!m.fromMe && m.chat.type === 'group' && this.#settings.ignoreGroupMessages) return;
         if (m.chat.type === 'status' && this.#settings.ignoreStatus) return;
         // A received file is downloaded (stored, kept for base64) first; a failure is only noted in the event.
-        const media = await this.deps.media?.receive(this.#instance, m, session, this.log);
+        const media = await this.deps.media?.receive(this.#instance, m, session, this.#ctx.log);
         // Stored before the event leaves, so that a client reacting to it finds it in the history.
-        await remember(this.#ctx.store, historyRecord(this.#ctx.instanceId, m, media?.stored), this.log);
+        await remember(this.#ctx.store, historyRecord(this.#ctx.instanceId, m, media?.stored), this.#ctx.log);
         if (!m.fromMe && m.edit) {
-          await applyEdit(this.#ctx.store, this.#ctx.instanceId, m.edit.messageId, m.edit.text, this.log);
+          await applyEdit(this.#ctx.store, this.#ctx.instanceId, m.edit.messageId, m.edit.text, this.#ctx.log);
         }
         const source = this.#sources.get(m.id) ?? 'api';
         this.#sources.delete(m.id);
@@ -322,81 +343,110 @@ export class MessagingBehavior {
   /** Where messages got to, for GET /api/chat/status; a failure only loses that, never the event. */
   async #recordStatus(ids: string[], status: MessageStatus): Promise<void> {
     await this.#ctx.store.messages.setStatus(this.#ctx.instanceId, ids, status).catch((err: unknown) => {
-      this.log.warn({ err, ids }, 'could not record a message status');
+      this.#ctx.log.warn({ err, ids }, 'could not record a message status');
     });
   }
 
-  /** The calls this behaviour and its extensions answer (merged into the actor's handler table). */
-  handlers(): CallHandlers {
-    return mergeHandlers(
-      ...this.#extensions.map((e) => e.extension.handlers ?? {}),
-      networkHandlers(this.#host),
-      chatHandlers(this.#host),
-      channelHandlers(this.#host),
-      groupHandlers(this.#host),
-      {
-        'msgnet.connect': async (_ctx, request) => {
-          const challenge = await this.#requireSession().connect(request);
-          await this.#drained();
-          return challenge;
-        },
-        'msgnet.logout': async (ctx) => {
-          await this.#requireSession().logout();
-          // The next number linked here has its own profile.
-          await ctx.clearOwned(PROFILE_NAMESPACE);
-          await this.#drained();
-          return { state: this.#requireSession().state };
-        },
-        'media.download': async (ctx, { messageId }) => {
-          if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
-          const file = await this.deps.media.downloadRecorded(
-            this.#requireSession(),
-            await ctx.store.messages.find(ctx.instanceId, messageId),
-          );
-          return {
-            base64: file.data.toString('base64'),
-            mimetype: file.mimetype,
-            ...(file.fileName ? { fileName: file.fileName } : {}),
-          };
-        },
-        'msgnet.reconnect': async () => {
-          await this.#requireSession().reconnect();
-          await this.#drained();
-          return { state: this.#requireSession().state };
-        },
-        'settings.apply': async (ctx) => {
-          const instance = await ctx.store.instances.findById(ctx.instanceId);
-          if (!instance) return { applied: false };
-          const before = this.#settings;
-          this.#settings = instance.config.settings;
-          const session = this.#requireSession();
-          if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
-            await session.setPresence(this.#settings.keepOnlineStatus);
-          }
-          // The token too: a rotated one goes out in the next webhook envelopes.
-          this.#instance = {
-            ...this.#instance,
-            config: instance.config,
-            tokenHash: instance.tokenHash,
-            tokenSealed: instance.tokenSealed,
-          };
-          for (const e of this.#extensions) await e.extension.onConfigChanged?.(this.#env);
-          return { applied: true };
-        },
-      },
+  /** `msgnet.connect`: a QR or pairing challenge, or the link resumed. */
+  async connect(request: ActorPayload<'msgnet.connect'>): Promise<ActorResult<'msgnet.connect'>> {
+    const challenge = await this.#requireSession().connect(request);
+    await this.#drained();
+    return challenge;
+  }
+
+  async logout(ctx: ActorContext): Promise<ActorResult<'msgnet.logout'>> {
+    await this.#requireSession().logout();
+    // The next number linked here has its own profile.
+    await ctx.clearOwned(PROFILE_NAMESPACE);
+    await this.#drained();
+    return { state: this.#requireSession().state };
+  }
+
+  async downloadMedia(ctx: ActorContext, messageId: string): Promise<ActorResult<'media.download'>> {
+    if (!this.deps.media) throw new UnavailableError('Received media is not available on this node');
+    const file = await this.deps.media.downloadRecorded(
+      this.#requireSession(),
+      await ctx.store.messages.find(ctx.instanceId, messageId),
     );
+    return {
+      base64: file.data.toString('base64'),
+      mimetype: file.mimetype,
+      ...(file.fileName ? { fileName: file.fileName } : {}),
+    };
+  }
+
+  async reconnect(): Promise<ActorResult<'msgnet.reconnect'>> {
+    await this.#requireSession().reconnect();
+    await this.#drained();
+    return { state: this.#requireSession().state };
+  }
+
+  async applySettings(ctx: ActorContext): Promise<ActorResult<'settings.apply'>> {
+    const instance = await ctx.store.instances.findById(ctx.instanceId);
+    if (!instance) return { applied: false };
+    const before = this.#settings;
+    this.#settings = instance.config.settings;
+    const session = this.#requireSession();
+    if (session.state === 'connected' && before.keepOnlineStatus !== this.#settings.keepOnlineStatus) {
+      await session.setPresence(this.#settings.keepOnlineStatus);
+    }
+    // The token too: a rotated one goes out in the next webhook envelopes.
+    this.#instance = {
+      ...this.#instance,
+      config: instance.config,
+      tokenHash: instance.tokenHash,
+      tokenSealed: instance.tokenSealed,
+    };
+    for (const e of this.#extensions) await e.extension.onConfigChanged?.(this);
+    return { applied: true };
   }
 }
 
-/** Composes the messaging behaviour and its extensions into an actor behaviour. */
-export function messagingBehavior(deps: MessagingDeps, instanceId: string): ActorBehavior {
-  const messaging = new MessagingBehavior(deps, instanceId);
-  return {
-    onActivate: async (ctx) => {
-      await pruneIdempotencyRecords(ctx);
-      await messaging.onActivate(ctx);
+/**
+ * The calls messaging and its extensions answer: one table per node, each handler finding the actor's own
+ * behaviour from its context (per-actor tables would cost every idle instance a hundred closures).
+ */
+function messagingHandlers(deps: MessagingDeps, of: (ctx: ActorContext) => MessagingBehavior): CallHandlers {
+  return mergeHandlers(
+    ...(deps.extensions ?? []).map((factory, i) => factory.handlers?.((ctx) => of(ctx).extension(i)) ?? {}),
+    networkHandlers(of),
+    chatHandlers(of),
+    channelHandlers(of),
+    groupHandlers(of),
+    idempotencyHandlers(),
+    {
+      'msgnet.connect': (ctx, request) => of(ctx).connect(request),
+      'msgnet.logout': (ctx) => of(ctx).logout(ctx),
+      'media.download': (ctx, { messageId }) => of(ctx).downloadMedia(ctx, messageId),
+      'msgnet.reconnect': (ctx) => of(ctx).reconnect(),
+      'settings.apply': (ctx) => of(ctx).applySettings(ctx),
     },
-    onStop: () => messaging.onStop(),
-    handlers: mergeHandlers(messaging.handlers(), idempotencyHandlers()),
+  );
+}
+
+/** The messaging part of a node's actors: `create` makes one actor's, all sharing one handler table. */
+export function messagingBehavior(deps: MessagingDeps): {
+  create(instanceId: string): Pick<ActorBehavior, 'onActivate' | 'onStop'>;
+  handlers: CallHandlers;
+} {
+  const running = new WeakMap<ActorContext, MessagingBehavior>();
+  const of = (ctx: ActorContext) => {
+    const messaging = running.get(ctx);
+    if (!messaging) throw new NotOwnerError(ctx.instanceId);
+    return messaging;
+  };
+  return {
+    handlers: messagingHandlers(deps, of),
+    create(instanceId) {
+      const messaging = new MessagingBehavior(deps, instanceId);
+      return {
+        onActivate: async (ctx) => {
+          running.set(ctx, messaging);
+          await pruneIdempotencyRecords(ctx);
+          await messaging.onActivate(ctx);
+        },
+        onStop: () => messaging.onStop(),
+      };
+    },
   };
 }

@@ -132,7 +132,7 @@ async function lastApplied(ctx: ActorContext): Promise<Map<string, string>> {
  * The network operations of spec 4.2 to 4.6 and the message endpoints, as actor calls. Each runs on the
  * owner node as one turn; media arrive already validated and converted by the edge.
  */
-export function networkHandlers(host: NetworkHost): CallHandlers {
+export function networkHandlers(hostOf: (ctx: ActorContext) => NetworkHost): CallHandlers {
   const sent = async (
     ctx: ActorContext,
     to: string,
@@ -142,6 +142,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
     type = media?.kind ?? 'text',
     source?: string,
   ) => {
+    const host = hostOf(ctx);
     const me = host.session().numberJid ?? '';
     const meta = media
       ? {
@@ -170,11 +171,11 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
   };
 
   /** A send's options: the quote, and an id chosen now when the client labels the message. */
-  const optionsOf = (common: SendCommon, extra: SendOptions = {}): SendOptions => {
+  const optionsOf = (ctx: ActorContext, common: SendCommon, extra: SendOptions = {}): SendOptions => {
     const options: SendOptions = { ...extra, ...(common.replyTo ? { replyTo: common.replyTo } : {}) };
     if (common.source !== undefined) {
       options.messageId = newMessageId();
-      host.labelSource(options.messageId, common.source);
+      hostOf(ctx).labelSource(options.messageId, common.source);
     }
     return options;
   };
@@ -183,22 +184,25 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
     'msgnet.sendText': async (ctx, { to, text, replyTo, mentions, mentionAll, source, linkPreview }) => {
       const mentioned = new Set(mentions ?? []);
       if (mentionAll) {
-        const group = (await host.session().listGroups(true)).find((g) => g.jid === to);
+        const group = (await hostOf(ctx).session().listGroups(true)).find((g) => g.jid === to);
         if (!group) throw new NotFoundError('Group not found');
         for (const member of group.members ?? []) mentioned.add(member.jid);
       }
       const options = optionsOf(
+        ctx,
         { to, ...(replyTo ? { replyTo } : {}), ...(source !== undefined ? { source } : {}) },
         { ...(mentioned.size > 0 ? { mentions: [...mentioned] } : {}), ...(linkPreview ? { linkPreview } : {}) },
       );
-      const result = await attempt('Failed to send the message', () => host.session().sendText(to, text, options));
+      const result = await attempt('Failed to send the message', () =>
+        hostOf(ctx).session().sendText(to, text, options),
+      );
       await sent(ctx, to, text, result, undefined, 'text', source);
       return result;
     },
     'msgnet.sendLocation': async (ctx, { location, ...common }) => {
       const { to } = common;
       const result = await attempt('Failed to send the message', () =>
-        host.session().sendLocation(to, location, optionsOf(common)),
+        hostOf(ctx).session().sendLocation(to, location, optionsOf(ctx, common)),
       );
       await sent(ctx, to, location.name ?? '', result, undefined, 'location', common.source);
       return result;
@@ -207,7 +211,7 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       const { to } = common;
       const outgoing = outgoingMedia(media);
       const result = await attempt('Failed to send the message', () =>
-        host.session().sendMedia(to, outgoing, optionsOf(common)),
+        hostOf(ctx).session().sendMedia(to, outgoing, optionsOf(ctx, common)),
       );
       await sent(ctx, to, media.caption ?? '', result, outgoing, outgoing.kind, common.source);
       return result;
@@ -216,37 +220,39 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       const { to } = common;
       const content = fromWire(wire);
       const result = await attempt('Failed to send the message', () =>
-        host.session().sendContent(to, content, optionsOf(common)),
+        hostOf(ctx).session().sendContent(to, content, optionsOf(ctx, common)),
       );
       const { type, text } = historyOf(content);
       const media = content.kind === 'forward' ? content.media : undefined;
       await sent(ctx, to, text, result, media, type, common.source);
       if (content.kind === 'edit') {
-        await applyEdit(ctx.store, ctx.instanceId, content.target.id, content.text, host.log());
+        await applyEdit(ctx.store, ctx.instanceId, content.target.id, content.text, hostOf(ctx).log());
       }
       return result;
     },
     'msgnet.deleteMessage': async (ctx, { chatJid, messageId, fromMe }) => {
-      await attempt('Failed to delete the message', () => host.session().deleteMessage(chatJid, messageId, fromMe));
+      await attempt('Failed to delete the message', () =>
+        hostOf(ctx).session().deleteMessage(chatJid, messageId, fromMe),
+      );
       await ctx.store.messages
         .delete(ctx.instanceId, messageId)
         .catch((err: unknown) =>
-          host.log().warn({ err, messageId }, 'could not drop a deleted message from the history'),
+          hostOf(ctx).log().warn({ err, messageId }, 'could not drop a deleted message from the history'),
         );
       return { deleted: true };
     },
-    'msgnet.presence': async (_ctx, { to, state }) => {
-      await attempt('Failed to send the chat presence', () => host.session().sendChatPresence(to, state));
+    'msgnet.presence': async (ctx, { to, state }) => {
+      await attempt('Failed to send the chat presence', () => hostOf(ctx).session().sendChatPresence(to, state));
       return { sent: true };
     },
-    'msgnet.lookup': async (_ctx, { number }) =>
-      attempt('Failed to look the number up', () => host.session().lookup(number)),
-    'msgnet.profile': async (_ctx, { jid }) =>
-      attempt('Failed to read the profile', () => host.session().getProfile(jid)),
-    'groups.list': async (_ctx, { includeMembers }) =>
-      attempt('Failed to list groups', () => host.session().listGroups(includeMembers)),
+    'msgnet.lookup': async (ctx, { number }) =>
+      attempt('Failed to look the number up', () => hostOf(ctx).session().lookup(number)),
+    'msgnet.profile': async (ctx, { jid }) =>
+      attempt('Failed to read the profile', () => hostOf(ctx).session().getProfile(jid)),
+    'groups.list': async (ctx, { includeMembers }) =>
+      attempt('Failed to list groups', () => hostOf(ctx).session().listGroups(includeMembers)),
     'profile.update': async (ctx, { picture, name, status }) => {
-      const session = host.session();
+      const session = hostOf(ctx).session();
       const known = await lastApplied(ctx);
       const updatedFields: ProfileField[] = [];
       if (picture !== undefined) {
@@ -258,9 +264,9 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       }
       if (name !== undefined) {
         await attempt('failed to set profile name', () => session.updateProfile({ name }));
-        if (host.instance().connection.profileName !== name) {
+        if (hostOf(ctx).instance().connection.profileName !== name) {
           updatedFields.push('profileName');
-          await host.setProfileName(name);
+          await hostOf(ctx).setProfileName(name);
         }
       }
       if (status !== undefined) {
@@ -270,29 +276,29 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       }
       return { updatedFields };
     },
-    'privacy.get': async () => attempt('failed to read privacy settings', () => host.session().getPrivacy()),
-    'privacy.update': async (_ctx, { changes }) => {
-      const session = host.session();
+    'privacy.get': async (ctx) => attempt('failed to read privacy settings', () => hostOf(ctx).session().getPrivacy()),
+    'privacy.update': async (ctx, { changes }) => {
+      const session = hostOf(ctx).session();
       // One by one and not transactional (spec 4.3): a later failure leaves the earlier ones applied.
       for (const [field, value] of changes) {
         await attempt(`failed to update ${field} privacy`, () => session.setPrivacy(field, value));
       }
       return attempt('failed to read privacy settings', () => session.getPrivacy());
     },
-    'labels.chats': async (_ctx, { refresh }) =>
-      attempt('failed to read chat labels', () => host.session().chatLabels(refresh)),
-    'labels.list': async () => {
-      const session = host.session();
+    'labels.chats': async (ctx, { refresh }) =>
+      attempt('failed to read chat labels', () => hostOf(ctx).session().chatLabels(refresh)),
+    'labels.list': async (ctx) => {
+      const session = hostOf(ctx).session();
       const onChats = await attempt('failed to read labels', () => session.chatLabels(false));
       const all = new Map((await attempt('failed to read labels', () => session.listLabels())).map((l) => [l.id, l]));
       // A label can be on a chat before its name arrived (labels.edit): still list it.
       for (const chat of onChats) for (const l of chat.labels) if (!all.has(l.id)) all.set(l.id, l);
       return [...all.values()];
     },
-    'labels.assign': async (_ctx, { chatJid, labelIds, add }) =>
-      bare(() => host.session().assignLabels(chatJid, labelIds, add)),
+    'labels.assign': async (ctx, { chatJid, labelIds, add }) =>
+      bare(() => hostOf(ctx).session().assignLabels(chatJid, labelIds, add)),
     'status.publish': async (ctx, payload) => {
-      const session = host.session();
+      const session = hostOf(ctx).session();
       const media = payload.media ? outgoingMedia(payload.media) : undefined;
       const post: StatusPost = {
         type: payload.type,
@@ -310,9 +316,9 @@ export function networkHandlers(host: NetworkHost): CallHandlers {
       await sent(ctx, 'status@broadcast', payload.text, result, media);
       return { ...result, senderJid: session.numberJid ?? '' };
     },
-    'call.offer': async (_ctx, { to, seconds }) => bare(() => host.session().offerCall(to, seconds)),
-    'call.schedule': async (_ctx, { to, card }) => {
-      const session = host.session();
+    'call.offer': async (ctx, { to, seconds }) => bare(() => hostOf(ctx).session().offerCall(to, seconds)),
+    'call.schedule': async (ctx, { to, card }) => {
+      const session = hostOf(ctx).session();
       const link = await bare(() => session.createCallLink(card.video ? 'video' : 'audio', card.startTime));
       const message = await bare(() => session.sendEventCard(to, { ...card, joinLink: link.url }));
       return { messageId: message.messageId, token: link.token, url: link.url };

@@ -56,10 +56,11 @@ const ctx = {
 describe('an actor stopped while its session is opening', () => {
   it('closes the session that open() then returns, never resumes it, and fails the activation', async () => {
     const { driver, calls, finish } = slowDriver();
-    const behavior = messagingBehavior(
-      { driver, secrets: new SecretBox(Buffer.alloc(32, 1)), sink: { emit: async () => undefined } },
-      'i1',
-    );
+    const behavior = messagingBehavior({
+      driver,
+      secrets: new SecretBox(Buffer.alloc(32, 1)),
+      sink: { emit: async () => undefined },
+    }).create('i1');
     const activating = behavior.onActivate!(ctx);
     // The stop comes first: there is no session yet for onStop to close.
     await behavior.onStop!(ctx, 'lease-lost');

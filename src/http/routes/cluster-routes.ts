@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { heapAfterGc } from '../../metrics/heap-after-gc.js';
 import { ApiRouter } from '../api-router.js';
 import { requireGlobal, requireInstance } from '../auth.js';
 import type { ActorRouteDeps } from '../route-deps.js';
@@ -52,6 +53,20 @@ export function clusterRoutes(deps: Deps) {
           servedBy: deps.runtime.host.get(ctx.state.instance!.id) ? 'local' : 'routed',
           owner,
         };
+      },
+    );
+
+    api.route(
+      {
+        method: 'post',
+        path: '/probe-heap',
+        summary: 'Tests only (TEST_PROBE_FILE): a full garbage collection, then the memory in use',
+        auth: requireGlobal(deps.auth),
+        responses: { 200: '`{heapUsed, external, rss, actors}` (bytes)' },
+      },
+      async (ctx) => {
+        const memory = await heapAfterGc();
+        ctx.body = { success: true, message: 'Heap measured', ...memory, actors: deps.runtime.host.size };
       },
     );
   }

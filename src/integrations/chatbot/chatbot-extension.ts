@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { CallHandlers } from '../../actors/instance-actor.js';
+import type { ActorContext, CallHandlers } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
 import {
@@ -60,7 +60,10 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The chatbot of every instance: one extension per actor (CHATBOT_ENABLED). */
 export function chatbotExtension(deps: ChatbotExtensionDeps): InstanceExtensionFactory {
-  return (instanceId) => new ChatbotExtension(deps, instanceId);
+  return {
+    create: (instanceId) => new ChatbotExtension(deps, instanceId),
+    handlers: (self) => ChatbotExtension.handlers((ctx) => self(ctx) as ChatbotExtension),
+  };
 }
 
 /**
@@ -89,30 +92,35 @@ export class ChatbotExtension implements InstanceExtension {
   readonly #ownSends = new BoundedSet<string>(2000);
   /** Chats whose lane already holds a job that sends the next reply. */
   readonly #drainQueued = new Set<string>();
-  readonly handlers: CallHandlers;
 
   constructor(
     private readonly deps: ChatbotExtensionDeps,
     private readonly instanceId: string,
-  ) {
-    this.handlers = {
-      'chatbot.createBot': async (_ctx, { patch }) => {
-        const bot = await deps.service.createBot(instanceId, patch);
-        await this.#state.loadBots();
+  ) {}
+
+  /** The chatbot's calls, one table per node: `of` finds the calling actor's extension. */
+  static handlers(of: (ctx: ActorContext) => ChatbotExtension): CallHandlers {
+    return {
+      'chatbot.createBot': async (ctx, { patch }) => {
+        const self = of(ctx);
+        const bot = await self.deps.service.createBot(self.instanceId, patch);
+        await self.#state.loadBots();
         return bot;
       },
-      'chatbot.updateBot': async (_ctx, { botId, patch }) => {
-        const bot = await deps.service.updateBot(instanceId, botId, patch);
-        await this.#state.loadBots();
-        await this.#endOrphans();
+      'chatbot.updateBot': async (ctx, { botId, patch }) => {
+        const self = of(ctx);
+        const bot = await self.deps.service.updateBot(self.instanceId, botId, patch);
+        await self.#state.loadBots();
+        await self.#endOrphans();
         return bot;
       },
-      'chatbot.sync': async () => {
-        await this.#state.loadBots();
-        return { bots: this.#state.bots.length, closedSessions: await this.#endOrphans() };
+      'chatbot.sync': async (ctx) => {
+        const self = of(ctx);
+        await self.#state.loadBots();
+        return { bots: self.#state.bots.length, closedSessions: await self.#endOrphans() };
       },
-      'chatbot.start': async (_ctx, { chatJid, botId, variables }) => this.#startByApi(chatJid, botId, variables),
-      'chatbot.control': async (_ctx, { chatJid, action }) => this.#control(chatJid, action),
+      'chatbot.start': async (ctx, { chatJid, botId, variables }) => of(ctx).#startByApi(chatJid, botId, variables),
+      'chatbot.control': async (ctx, { chatJid, action }) => of(ctx).#control(chatJid, action),
     };
   }
 

@@ -49,7 +49,10 @@ const aborted = (err: unknown) => err instanceof ChatwootError && err.failure ==
 
 /** The WhatsApp ↔ Chatwoot bridge of every instance actor (only when HELPDESK_ENABLED). */
 export function helpdeskExtension(deps: HelpdeskBridgeDeps): InstanceExtensionFactory {
-  return (instanceId) => new HelpdeskBridge(deps, instanceId);
+  return {
+    create: (instanceId) => new HelpdeskBridge(deps, instanceId),
+    handlers: (self) => HelpdeskBridge.handlers((ctx) => self(ctx) as HelpdeskBridge),
+  };
 }
 
 /**
@@ -66,7 +69,6 @@ export function helpdeskExtension(deps: HelpdeskBridgeDeps): InstanceExtensionFa
  * - any → `paused` by set with `paused: true` (nothing forwarded either way), back by `paused: false`.
  */
 class HelpdeskBridge implements InstanceExtension {
-  readonly handlers: Handlers;
   #env: ExtensionEnv | undefined;
   #config: HelpdeskConfig | undefined;
   readonly #state: BridgeState;
@@ -94,11 +96,24 @@ class HelpdeskBridge implements InstanceExtension {
       onError: (err) => this.#log.error({ err }, 'helpdesk worker failed'),
       stoppedError: () => new NotOwnerError(instanceId),
     });
-    this.handlers = {
-      'helpdesk.set': (_ctx, patch) => this.#control(() => this.#set(patch), true),
-      'helpdesk.activate': () => this.#control(() => this.#activate(), true),
-      'helpdesk.delete': () => this.#control(() => this.#remove(), true),
-      'helpdesk.inbound': (_ctx, inbound) => this.#accept(inbound),
+  }
+
+  /** The bridge's calls, one table per node: `of` finds the calling actor's bridge. */
+  static handlers(of: (ctx: ActorContext) => HelpdeskBridge): Handlers {
+    return {
+      'helpdesk.set': (ctx, patch) => {
+        const self = of(ctx);
+        return self.#control(() => self.#set(patch), true);
+      },
+      'helpdesk.activate': (ctx) => {
+        const self = of(ctx);
+        return self.#control(() => self.#activate(), true);
+      },
+      'helpdesk.delete': (ctx) => {
+        const self = of(ctx);
+        return self.#control(() => self.#remove(), true);
+      },
+      'helpdesk.inbound': (ctx, inbound) => of(ctx).#accept(inbound),
     };
   }
 

@@ -16,50 +16,61 @@ type Handlers = {
  * sandbox: the actor core never learns that such a network exists.
  */
 export function sandboxExtension(): InstanceExtensionFactory {
-  return () => new SandboxControlCalls();
+  return {
+    create: () => new SandboxControlCalls(),
+    handlers: (self) => sandboxHandlers((ctx) => self(ctx) as SandboxControlCalls),
+  };
+}
+
+function sandboxHandlers(of: (ctx: ExtensionEnv['ctx']) => SandboxControlCalls): Handlers {
+  return {
+    'sandbox.link': async (ctx, { number }) => {
+      const calls = of(ctx);
+      const numberJid = await calls.controls().link(number);
+      await calls.env().drained();
+      return { numberJid };
+    },
+    'sandbox.inbound': async (ctx, input) => {
+      const calls = of(ctx);
+      return { messageId: await calls.env().afterEvents(() => calls.controls().injectInbound(input)) };
+    },
+    'sandbox.call': async (ctx, { from, isVideo }) => {
+      const calls = of(ctx);
+      return { callId: await calls.env().afterEvents(() => calls.controls().injectCall(from, isVideo)) };
+    },
+    'sandbox.outbox': async (ctx, { to, after }) => of(ctx).controls().outbox(to, after),
+    'sandbox.group': async (ctx, { subject, description, participants }) => {
+      const calls = of(ctx);
+      const group = await calls.controls().addGroup(subject, description, participants);
+      await calls.env().drained();
+      return group;
+    },
+    'sandbox.labels': async (ctx, { chat, labels }) => {
+      const calls = of(ctx);
+      await calls.controls().setLabels(chat, labels);
+      await calls.env().drained();
+      return { chat };
+    },
+    'sandbox.fault': async (ctx, { operation, message }) => {
+      of(ctx).controls().fail(operation, message);
+      return { operation };
+    },
+    'sandbox.profile': async (ctx) => of(ctx).controls().profile(),
+  };
 }
 
 class SandboxControlCalls implements InstanceExtension {
   #env: ExtensionEnv | undefined;
-  readonly handlers: Handlers;
-
-  constructor() {
-    this.handlers = {
-      'sandbox.link': async (_ctx, { number }) => {
-        const numberJid = await this.#controls().link(number);
-        await this.#env!.drained();
-        return { numberJid };
-      },
-      'sandbox.inbound': async (_ctx, input) => ({
-        messageId: await this.#env!.afterEvents(() => this.#controls().injectInbound(input)),
-      }),
-      'sandbox.call': async (_ctx, { from, isVideo }) => ({
-        callId: await this.#env!.afterEvents(() => this.#controls().injectCall(from, isVideo)),
-      }),
-      'sandbox.outbox': async (_ctx, { to, after }) => this.#controls().outbox(to, after),
-      'sandbox.group': async (_ctx, { subject, description, participants }) => {
-        const group = await this.#controls().addGroup(subject, description, participants);
-        await this.#env!.drained();
-        return group;
-      },
-      'sandbox.labels': async (_ctx, { chat, labels }) => {
-        await this.#controls().setLabels(chat, labels);
-        await this.#env!.drained();
-        return { chat };
-      },
-      'sandbox.fault': async (_ctx, { operation, message }) => {
-        this.#controls().fail(operation, message);
-        return { operation };
-      },
-      'sandbox.profile': async () => this.#controls().profile(),
-    };
-  }
 
   async onActivate(env: ExtensionEnv): Promise<void> {
     this.#env = env;
   }
 
-  #controls(): SandboxControls {
+  env(): ExtensionEnv {
+    return this.#env!;
+  }
+
+  controls(): SandboxControls {
     const controls = this.#env && sandboxControls(this.#env.session());
     if (!controls) throw new ValidationError('Sandbox operations need MSGNET_DRIVER=sandbox');
     return controls;
