@@ -21,7 +21,7 @@ const delivery = (n: number, instanceId = 'inst-1'): Delivery => ({
   createdAt: new Date().toISOString(),
 });
 
-/** The Redis Streams queue and its scripts (ackDelivery, retryDelivery, buryDelivery, promoteDue, reviveDead). */
+/** The Redis Streams queue and its scripts (ackDeliveries, retryDelivery, buryDelivery, promoteDue, reviveDead). */
 describe('RedisDeliveryQueue (real Redis)', () => {
   let redis: RedisServer;
   let a: Redis;
@@ -43,7 +43,7 @@ describe('RedisDeliveryQueue (real Redis)', () => {
     await redis.stop();
   });
 
-  it('hands each delivery to one node, and completing it (ackDelivery) removes it', async () => {
+  it('hands each delivery to one node, and completing it (ackDeliveries) removes it', async () => {
     const q1 = new RedisDeliveryQueue(a, 'node-1', log);
     const q2 = new RedisDeliveryQueue(b, 'node-2', log);
     await q1.enqueue([delivery(1), delivery(2), delivery(3)]);
