@@ -57,6 +57,27 @@ describe('RedisDeliveryQueue (real Redis)', () => {
     expect(await q1.depth()).to.equal(0);
   });
 
+  it('sends the enqueues of one turn as one pipeline and acknowledges its completions with one XACK', async () => {
+    const q = new RedisDeliveryQueue(a, 'node-1', log);
+    const pipeline = a.pipeline.bind(a);
+    let pipelines = 0;
+    a.pipeline = (...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args));
+    try {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => q.enqueue([delivery(i)])));
+    } finally {
+      a.pipeline = pipeline;
+    }
+    expect(pipelines).to.equal(1);
+    const taken = await q.take(100, 10_000);
+    expect(new Set(taken.map((d) => d.id)).size).to.equal(100);
+    await a.config('RESETSTAT');
+    await Promise.all(taken.map((d) => q.complete(d)));
+    const stats = await a.info('commandstats');
+    expect(/cmdstat_xack:calls=(\d+)/.exec(stats)?.[1]).to.equal('1');
+    expect(await a.xlen(keys.webhookStream())).to.equal(0);
+    expect(await q.take(10, 10_000)).to.deep.equal([]);
+  });
+
   it("reclaims a dead node's taken deliveries after the lease", async () => {
     const dead = new RedisDeliveryQueue(a, 'dead-node', log);
     const alive = new RedisDeliveryQueue(b, 'alive-node', log);
