@@ -272,6 +272,7 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
         await websockets.close();
         await runtime.stop();
         await webhooks.worker.stop();
+        await webhooks.queue.close();
         await driver.close();
         media.storage.close();
         // Requests still open after the handoff get a short grace, then their connections are cut.

@@ -150,17 +150,23 @@ export interface DeliveryRow {
   updatedAt: string;
 }
 
+/** What became of a taken delivery: sent (the row goes), to be tried again at `dueAt`, or given up on. */
+export type DeliverySettlement =
+  | { id: string; outcome: 'completed' }
+  | { id: string; outcome: 'rescheduled'; dueAt: number; attempts: number; lastError: string }
+  | { id: string; outcome: 'buried'; attempts: number; lastError: string };
+
 /**
  * The webhook outbox: pending rows are taken with a lease (so another process can take them again if
- * the taker dies), then completed (deleted), rescheduled, or buried (kept as dead letters).
+ * the taker dies), then settled: completed (deleted), rescheduled, or buried (kept as dead letters).
  */
 export interface DeliveryRepository {
+  /** All the rows in one write (one transaction where the store has them). */
   insert(rows: DeliveryRow[], dueAt: number): Promise<void>;
   /** Up to `max` pending rows due at `now` and not leased, leased until `now + leaseMs`. */
   take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]>;
-  complete(id: string): Promise<void>;
-  reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void>;
-  bury(id: string, attempts: number, lastError: string): Promise<void>;
+  /** All the settlements in one write (one transaction where the store has them). */
+  settle(settlements: DeliverySettlement[]): Promise<void>;
   listDead(instanceId: string): Promise<DeliveryRow[]>;
   /** Dead rows of the instance (all, or those ids) become pending with zero attempts; returns how many. */
   revive(instanceId: string, ids: string[] | undefined, now: number): Promise<number>;

@@ -399,7 +399,7 @@ describe('Redis coordination', function () {
   describe('Lua scripts', () => {
     // The delivery scripts are tested in redis-delivery-queue.test.ts.
     const TESTED = [
-      'ackDelivery',
+      'ackDeliveries',
       'buryDelivery',
       'hitRateLimit',
       'promoteDue',

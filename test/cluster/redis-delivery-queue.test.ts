@@ -21,7 +21,7 @@ const delivery = (n: number, instanceId = 'inst-1'): Delivery => ({
   createdAt: new Date().toISOString(),
 });
 
-/** The Redis Streams queue and its scripts (ackDelivery, retryDelivery, buryDelivery, promoteDue, reviveDead). */
+/** The Redis Streams queue and its scripts (ackDeliveries, retryDelivery, buryDelivery, promoteDue, reviveDead). */
 describe('RedisDeliveryQueue (real Redis)', () => {
   let redis: RedisServer;
   let a: Redis;
@@ -43,7 +43,7 @@ describe('RedisDeliveryQueue (real Redis)', () => {
     await redis.stop();
   });
 
-  it('hands each delivery to one node, and completing it (ackDelivery) removes it', async () => {
+  it('hands each delivery to one node, and completing it (ackDeliveries) removes it', async () => {
     const q1 = new RedisDeliveryQueue(a, 'node-1', log);
     const q2 = new RedisDeliveryQueue(b, 'node-2', log);
     await q1.enqueue([delivery(1), delivery(2), delivery(3)]);
@@ -55,6 +55,27 @@ describe('RedisDeliveryQueue (real Redis)', () => {
     for (const d of [...first, ...second]) await (d === second[0] ? q2 : q1).complete(d);
     expect(await a.xlen(keys.webhookStream())).to.equal(0);
     expect(await q1.depth()).to.equal(0);
+  });
+
+  it('sends the enqueues of one turn as one pipeline and acknowledges its completions with one XACK', async () => {
+    const q = new RedisDeliveryQueue(a, 'node-1', log);
+    const pipeline = a.pipeline.bind(a);
+    let pipelines = 0;
+    a.pipeline = (...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args));
+    try {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => q.enqueue([delivery(i)])));
+    } finally {
+      a.pipeline = pipeline;
+    }
+    expect(pipelines).to.equal(1);
+    const taken = await q.take(100, 10_000);
+    expect(new Set(taken.map((d) => d.id)).size).to.equal(100);
+    await a.config('RESETSTAT');
+    await Promise.all(taken.map((d) => q.complete(d)));
+    const stats = await a.info('commandstats');
+    expect(/cmdstat_xack:calls=(\d+)/.exec(stats)?.[1]).to.equal('1');
+    expect(await a.xlen(keys.webhookStream())).to.equal(0);
+    expect(await q.take(10, 10_000)).to.deep.equal([]);
   });
 
   it("reclaims a dead node's taken deliveries after the lease", async () => {

@@ -506,7 +506,7 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(rest.map((r) => r.id)).to.deep.equal([rows[2]!.id]);
       // A lease that ran out (its taker died) makes the row takeable again.
       expect((await store.deliveries.take(6001, 10, 5000)).map((r) => r.id)).to.have.members(rows.map((r) => r.id));
-      for (const r of rows) await store.deliveries.complete(r.id);
+      await store.deliveries.settle(rows.map((r) => ({ id: r.id, outcome: 'completed' as const })));
       expect(await store.deliveries.countPending()).to.equal(0);
     });
 
@@ -514,12 +514,14 @@ export function storeContract(openStore: () => Promise<Store>): void {
       const [a, b] = [row('i3', 1), row('i3', 2)];
       await store.deliveries.insert([a, b], 0);
       await store.deliveries.take(0, 10, 60_000);
-      await store.deliveries.reschedule(a.id, 5000, 1, 'HTTP 503');
+      await store.deliveries.settle([
+        { id: a.id, outcome: 'rescheduled', dueAt: 5000, attempts: 1, lastError: 'HTTP 503' },
+      ]);
       expect(await store.deliveries.take(4999, 10, 1000)).to.deep.equal([]);
       const again = await store.deliveries.take(5000, 10, 1000);
       expect(again).to.have.length(1);
       expect(again[0]).to.deep.include({ id: a.id, attempts: 1, lastError: 'HTTP 503' });
-      await store.deliveries.bury(b.id, 1, 'HTTP 400');
+      await store.deliveries.settle([{ id: b.id, outcome: 'buried', attempts: 1, lastError: 'HTTP 400' }]);
       const dead = await store.deliveries.listDead('i3');
       expect(dead.map((d) => [d.id, d.attempts, d.lastError])).to.deep.equal([[b.id, 1, 'HTTP 400']]);
       expect(await store.deliveries.listDead('other')).to.deep.equal([]);

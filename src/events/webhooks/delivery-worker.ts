@@ -49,11 +49,22 @@ export class DeliveryWorker {
   #inFlight = 0;
   #running = false;
   #loop: Promise<void> | undefined;
+  /** Ends the current sleep (set while the loop sleeps). */
   #wake: (() => void) | undefined;
+  /** The wake-up planned for the end of this event-loop turn. */
+  #soon: NodeJS.Immediate | undefined;
+  /** Something asked for a take since the loop's last one began. */
+  #due = false;
+  /** The queue may hold deliveries not taken yet: the last take was full, or something was queued since. */
+  #more = false;
+  readonly #refillAt: number;
   readonly #listeners: Partial<DeliveryListener>[] = [];
   readonly #pending = new Set<Promise<void>>();
 
-  constructor(private readonly options: DeliveryWorkerOptions) {}
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    // Slots are refilled in batches: a take per finished POST would cost the queue a query each.
+    this.#refillAt = Math.ceil(options.concurrency / 8);
+  }
 
   on(listener: Partial<DeliveryListener>): void {
     this.#listeners.push(listener);
@@ -64,42 +75,59 @@ export class DeliveryWorker {
     this.#loop = this.#run();
   }
 
-  /** Something was just queued: poll now rather than after the sleep. */
+  /** Something was just queued: poll at the end of this turn rather than after the sleep. */
   nudge(): void {
-    this.#wake?.();
+    this.#more = true;
+    this.#signal();
+  }
+
+  /** Takes again at the end of this turn, so that the signals of one turn make one take. */
+  #signal(): void {
+    this.#due = true;
+    if (this.#wake && !this.#soon) this.#soon = setImmediate(this.#wake);
+  }
+
+  #sleep(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        if (this.#soon) clearImmediate(this.#soon);
+        this.#soon = undefined;
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(wake, this.options.pollMs);
+      this.#wake = wake;
+      if (this.#due) this.#soon = setImmediate(wake);
+    });
   }
 
   async #run(): Promise<void> {
     while (this.#running) {
-      let taken: Delivery[] = [];
+      this.#due = false;
       const room = this.options.concurrency - this.#inFlight;
       if (room > 0) {
         try {
-          taken = await this.options.queue.take(room, this.options.leaseMs);
+          const taken = await this.options.queue.take(room, this.options.leaseMs);
+          // A short take emptied the queue: until something is queued, finished POSTs need not refill.
+          this.#more = taken.length === room;
+          for (const d of taken) this.#start(d);
         } catch (err) {
           this.options.log.warn({ err }, 'could not take webhook deliveries; retrying');
         }
       }
-      for (const d of taken) {
-        this.#inFlight++;
-        const p = this.#attempt(d).finally(() => {
-          this.#inFlight--;
-          this.#pending.delete(p);
-          this.nudge();
-        });
-        this.#pending.add(p);
-      }
-      if (taken.length === 0 || this.#inFlight >= this.options.concurrency) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.pollMs);
-          this.#wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.#wake = undefined;
-      }
+      if (this.#running) await this.#sleep();
     }
+  }
+
+  #start(d: Delivery): void {
+    this.#inFlight++;
+    const p = this.#attempt(d).finally(() => {
+      this.#inFlight--;
+      this.#pending.delete(p);
+      if (this.#more && this.options.concurrency - this.#inFlight >= this.#refillAt) this.#signal();
+    });
+    this.#pending.add(p);
   }
 
   async #headers(d: Delivery): Promise<Record<string, string> | string> {
@@ -169,7 +197,7 @@ export class DeliveryWorker {
   /** Stops taking work and waits for the POSTs in flight to settle. */
   async stop(): Promise<void> {
     this.#running = false;
-    this.nudge();
+    this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#pending]);
   }

@@ -1,4 +1,6 @@
-import type { DeliveryRepository, DeliveryRow } from '../../store/store.js';
+import { StoreUnavailableError } from '../../errors.js';
+import type { DeliveryRepository, DeliveryRow, DeliverySettlement } from '../../store/store.js';
+import { TickBatcher } from '../../util/tick-batcher.js';
 import type { DeadLetter, Delivery, DeliveryQueue } from './delivery.js';
 
 type Payload = Omit<Delivery, 'id' | 'instanceId' | 'attempts' | 'lastError' | 'createdAt' | 'receipt'>;
@@ -15,18 +17,31 @@ function toDelivery(row: DeliveryRow): Delivery {
   };
 }
 
-/** Embedded mode: the durable queue is an outbox table in the store (SQLite or MongoDB). */
+/** A store that is out of reach fails every write alike: writing a batch's members one by one would not help. */
+const retryAlone = (err: unknown) => !(err instanceof StoreUnavailableError);
+
+/**
+ * Embedded mode: the durable queue is an outbox table in the store (SQLite or MongoDB). The writes of one
+ * event-loop turn are made together: every enqueue in one insert, every settlement in one more, each one
+ * transaction in SQLite. An enqueue resolves only once its rows are committed, as when it wrote alone.
+ */
 export class OutboxDeliveryQueue implements DeliveryQueue {
-  constructor(private readonly repo: DeliveryRepository) {}
+  readonly #inserts: TickBatcher<DeliveryRow[]>;
+  readonly #settlements: TickBatcher<DeliverySettlement>;
+
+  constructor(private readonly repo: DeliveryRepository) {
+    this.#inserts = new TickBatcher((groups) => this.repo.insert(groups.flat(), Date.now()), { retryAlone });
+    this.#settlements = new TickBatcher((settlements) => this.repo.settle(settlements), { retryAlone });
+  }
 
   async enqueue(deliveries: Delivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
     const now = new Date().toISOString();
-    await this.repo.insert(
+    await this.#inserts.add(
       deliveries.map((d) => {
         const { id, instanceId, attempts, lastError, createdAt, receipt: _r, ...payload } = d;
         return { id, instanceId, attempts, lastError, createdAt, updatedAt: now, payload: JSON.stringify(payload) };
       }),
-      Date.now(),
     );
   }
 
@@ -34,16 +49,22 @@ export class OutboxDeliveryQueue implements DeliveryQueue {
     return (await this.repo.take(Date.now(), max, leaseMs)).map(toDelivery);
   }
 
-  async complete(d: Delivery): Promise<void> {
-    await this.repo.complete(d.id);
+  complete(d: Delivery): Promise<void> {
+    return this.#settlements.add({ id: d.id, outcome: 'completed' });
   }
 
-  async retry(d: Delivery, dueAt: number): Promise<void> {
-    await this.repo.reschedule(d.id, dueAt, d.attempts, d.lastError ?? '');
+  retry(d: Delivery, dueAt: number): Promise<void> {
+    return this.#settlements.add({
+      id: d.id,
+      outcome: 'rescheduled',
+      dueAt,
+      attempts: d.attempts,
+      lastError: d.lastError ?? '',
+    });
   }
 
-  async bury(d: Delivery): Promise<void> {
-    await this.repo.bury(d.id, d.attempts, d.lastError ?? '');
+  bury(d: Delivery): Promise<void> {
+    return this.#settlements.add({ id: d.id, outcome: 'buried', attempts: d.attempts, lastError: d.lastError ?? '' });
   }
 
   async deadLetters(instanceId: string): Promise<DeadLetter[]> {
@@ -58,5 +79,7 @@ export class OutboxDeliveryQueue implements DeliveryQueue {
     return this.repo.countPending();
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await Promise.all([this.#inserts.drain(), this.#settlements.drain()]);
+  }
 }

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { DeliveryRepository, DeliveryRow } from '../store.js';
+import type { DeliveryRepository, DeliveryRow, DeliverySettlement } from '../store.js';
 import type { ClientSession } from 'mongodb';
 
 interface DeliveryDoc {
@@ -73,21 +73,26 @@ export class MongoDeliveries implements DeliveryRepository {
     return taken;
   }
 
-  async complete(id: string): Promise<void> {
-    await this.#col.deleteOne({ _id: id });
-  }
-
-  async reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void> {
-    await this.#col.updateOne(
-      { _id: id },
-      { $set: { dueAt, leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } },
-    );
-  }
-
-  async bury(id: string, attempts: number, lastError: string): Promise<void> {
-    await this.#col.updateOne(
-      { _id: id },
-      { $set: { status: 'dead', leaseUntil: 0, attempts, lastError, updatedAt: new Date().toISOString() } },
+  async settle(settlements: DeliverySettlement[]): Promise<void> {
+    if (settlements.length === 0) return;
+    const updatedAt = new Date().toISOString();
+    await this.#col.bulkWrite(
+      settlements.map((s) =>
+        s.outcome === 'completed'
+          ? { deleteOne: { filter: { _id: s.id } } }
+          : {
+              updateOne: {
+                filter: { _id: s.id },
+                update: {
+                  $set:
+                    s.outcome === 'rescheduled'
+                      ? { dueAt: s.dueAt, leaseUntil: 0, attempts: s.attempts, lastError: s.lastError, updatedAt }
+                      : { status: 'dead', leaseUntil: 0, attempts: s.attempts, lastError: s.lastError, updatedAt },
+                },
+              },
+            },
+      ),
+      { ordered: false },
     );
   }
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { DeliveryRepository, DeliveryRow } from '../store.js';
+import type { DeliveryRepository, DeliveryRow, DeliverySettlement } from '../store.js';
 
 type Row = Record<string, unknown>;
 const str = (row: Row, k: string): string => row[k] as string;
@@ -21,6 +21,7 @@ export class SqliteDeliveries implements DeliveryRepository {
   constructor(private readonly db: Database.Database) {}
 
   async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
+    if (rows.length === 0) return;
     const stmt = this.db.prepare(
       `INSERT INTO webhook_deliveries (id, instance_id, status, due_at, attempts, payload, last_error, created_at, updated_at)
        VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
@@ -47,24 +48,25 @@ export class SqliteDeliveries implements DeliveryRepository {
     return rows.map(toDelivery).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  async complete(id: string): Promise<void> {
-    this.db.prepare('DELETE FROM webhook_deliveries WHERE id = ?').run(id);
-  }
-
-  async reschedule(id: string, dueAt: number, attempts: number, lastError: string): Promise<void> {
+  async settle(settlements: DeliverySettlement[]): Promise<void> {
+    if (settlements.length === 0) return;
+    const remove = this.db.prepare('DELETE FROM webhook_deliveries WHERE id = ?');
+    const reschedule = this.db.prepare(
+      'UPDATE webhook_deliveries SET due_at = ?, lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?',
+    );
+    const bury = this.db.prepare(
+      "UPDATE webhook_deliveries SET status = 'dead', lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?",
+    );
+    const now = new Date().toISOString();
     this.db
-      .prepare(
-        'UPDATE webhook_deliveries SET due_at = ?, lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?',
-      )
-      .run(dueAt, attempts, lastError, new Date().toISOString(), id);
-  }
-
-  async bury(id: string, attempts: number, lastError: string): Promise<void> {
-    this.db
-      .prepare(
-        "UPDATE webhook_deliveries SET status = 'dead', lease_until = 0, attempts = ?, last_error = ?, updated_at = ? WHERE id = ?",
-      )
-      .run(attempts, lastError, new Date().toISOString(), id);
+      .transaction(() => {
+        for (const s of settlements) {
+          if (s.outcome === 'completed') remove.run(s.id);
+          else if (s.outcome === 'rescheduled') reschedule.run(s.dueAt, s.attempts, s.lastError, now, s.id);
+          else bury.run(s.attempts, s.lastError, now, s.id);
+        }
+      })
+      .immediate();
   }
 
   async listDead(instanceId: string): Promise<DeliveryRow[]> {
