@@ -1,5 +1,4 @@
 import type { Next } from 'koa';
-import type { Logger } from 'pino';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { safeEqual, tokenDigest } from '../security/tokens.js';
 import { timingSafeEqual } from 'node:crypto';
@@ -307,15 +306,5 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
 /** The request's instance, and its id on every later log line of the request. */
 function withInstance(ctx: AppContext, instance: InstanceRecord): void {
   ctx.state.instance = instance;
-  // Bound on first use: most requests log nothing, and a pino child costs more than the read it serves.
-  const parent = ctx.state.log;
-  let child: Logger | undefined;
-  Object.defineProperty(ctx.state, 'log', {
-    configurable: true,
-    enumerable: true,
-    get: () => (child ??= parent.child({ instanceId: instance.id })),
-    set: (log: Logger) => {
-      child = log;
-    },
-  });
+  ctx.state.log = ctx.state.log.child({ instanceId: instance.id });
 }
