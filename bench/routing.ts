@@ -170,20 +170,35 @@ async function main(): Promise<void> {
       ),
       'HTTP latency of POST /api/cluster/probe/:instance {op:"describe"} (client → node → [Redis pub/sub → owner →] reply)',
     );
+    const throughput = (r: LevelResult) => r.stats.routed.rps / r.stats.local.rps;
     printTable(
-      ['in-flight', 'Δp50 ms', 'Δp99 ms', 'p50 routed/local'],
+      ['in-flight', 'Δp50 ms', 'Δp99 ms', 'p50 routed/local', 'routed req/s ÷ local req/s'],
       results.map((r) => {
         const l = r.stats.local.summary;
         const x = r.stats.routed.summary;
-        return [String(r.inFlight), fmt(x.p50 - l.p50, 3), fmt(x.p99 - l.p99, 3), `${fmt(x.p50 / l.p50, 2)}x`];
+        return [
+          String(r.inFlight),
+          fmt(x.p50 - l.p50, 3),
+          fmt(x.p99 - l.p99, 3),
+          `${fmt(x.p50 / l.p50, 2)}x`,
+          fmt(throughput(r), 2),
+        ];
       }),
       'Routed overhead (routed − local)',
     );
 
-    const at16 = results.find((r) => r.inFlight === 16)!;
-    const d50 = at16.stats.routed.summary.p50 - at16.stats.local.summary.p50;
-    const d99 = at16.stats.routed.summary.p99 - at16.stats.local.summary.p99;
+    const at = (inFlight: number) => results.find((r) => r.inFlight === inFlight)!;
+    const delta = (r: LevelResult, p: 'p50' | 'p99') => r.stats.routed.summary[p] - r.stats.local.summary[p];
     const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+    const d50at1 = delta(at(1), 'p50');
+    const ratioAt16 = throughput(at(16));
+    console.log(
+      `\nTargets (issue "Speed"):` +
+        `\n  routed overhead Δp50 ≤ 0.3 ms at 1 in flight: ${fmt(d50at1, 3)} ms → ${verdict(d50at1 <= 0.3)}` +
+        `\n  routed req/s ≥ 0.9 × local at 16 in flight:   ${fmt(ratioAt16, 2)} → ${verdict(ratioAt16 >= 0.9)}`,
+    );
+    const d50 = delta(at(16), 'p50');
+    const d99 = delta(at(16), 'p99');
     console.log(
       `\nTarget (../shared/reference/cluster-runtimes.md §8), routed overhead at 16 in flight:` +
         `\n  p50 ≤ 0.3 ms: ${fmt(d50, 3)} ms → ${verdict(d50 <= 0.3)}` +

@@ -8,6 +8,7 @@ import { channels } from '../redis/keys.js';
 import type { ActorHost } from './actor-host.js';
 import type { LeaseManager } from './lease-manager.js';
 import type { Membership } from './membership.js';
+import { DeadlineTimer } from './deadline-timer.js';
 import { placeInstance } from './placement.js';
 import type { Transport } from '../transport/transport.js';
 import { currentRequestId, withRequestId } from '../util/request-context.js';
@@ -36,9 +37,8 @@ interface ActivateMessage {
 interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
-  timer: NodeJS.Timeout;
-  /** The node asked, and the instance concerned. */
-  node: string;
+  /** performance.now() time at which the call ends with 504. */
+  deadline: number;
   instanceId: string;
 }
 
@@ -68,6 +68,10 @@ export interface RouterOptions {
  */
 export class Router {
   readonly #pending = new Map<string, Pending>();
+  readonly #deadlines = new DeadlineTimer((now) => this.#expire(now));
+  /** Call ids: unique per process (the prefix), so a late reply to an earlier run of this node matches nothing. */
+  readonly #idPrefix = `${randomUUID()}:`;
+  #nextId = 0;
   readonly #owners = new Map<string, { node: string; at: number }>();
   readonly #serving = new Set<Promise<void>>();
   #unsubscribeInbox: (() => Promise<void>) | undefined;
@@ -96,7 +100,8 @@ export class Router {
     await Promise.allSettled([...this.#serving]);
     await this.#unsubscribeReply?.();
     // Sent and unanswered: they may have run, so the outcome is unknown (504), never a retry.
-    for (const id of [...this.#pending.keys()]) this.#settle(id, (p) => p.reject(new TimeoutError()));
+    for (const id of [...this.#pending.keys()]) this.#take(id)?.reject(new TimeoutError());
+    this.#deadlines.stop();
   }
 
   async call<K extends ActorCallKind>(
@@ -144,7 +149,7 @@ export class Router {
     return this.call(instanceId, kind, payload, timeoutMs);
   }
 
-  async #attempt<K extends ActorCallKind>(
+  #attempt<K extends ActorCallKind>(
     instanceId: string,
     kind: K,
     payload: ActorPayload<K>,
@@ -152,6 +157,20 @@ export class Router {
   ): Promise<ActorResult<K>> {
     const local = this.options.host.get(instanceId);
     if (local) return local.call(kind, payload, timeoutMs);
+    // A known owner is sent to at once: no lookup, no extra turn of the microtask queue.
+    const cached = this.#cachedOwner(instanceId);
+    if (cached !== undefined && cached !== this.options.nodeId) {
+      return this.#send(cached, instanceId, kind, payload, timeoutMs, false) as Promise<ActorResult<K>>;
+    }
+    return this.#attemptLookingUp(instanceId, kind, payload, timeoutMs);
+  }
+
+  async #attemptLookingUp<K extends ActorCallKind>(
+    instanceId: string,
+    kind: K,
+    payload: ActorPayload<K>,
+    timeoutMs: number,
+  ): Promise<ActorResult<K>> {
     let owner = await this.#ownerOf(instanceId);
     let activate = false;
     if (owner === undefined || owner === this.options.nodeId) {
@@ -167,67 +186,95 @@ export class Router {
       if (!actor) throw new NotOwnerError(instanceId);
       return actor.call(kind, payload, timeoutMs);
     }
-    const requestId = currentRequestId();
-    return (await this.#send(owner, {
-      t: 'call',
-      id: randomUUID(),
-      from: this.options.nodeId,
-      instanceId,
-      kind,
-      payload,
-      timeoutMs,
-      activate,
-      ...(requestId === undefined ? {} : { requestId }),
-    })) as ActorResult<K>;
+    return (await this.#send(owner, instanceId, kind, payload, timeoutMs, activate)) as ActorResult<K>;
+  }
+
+  #cachedOwner(instanceId: string): string | undefined {
+    const cached = this.#owners.get(instanceId);
+    return cached && performance.now() - cached.at < this.options.ownerCacheMs ? cached.node : undefined;
   }
 
   async #ownerOf(instanceId: string): Promise<string | undefined> {
-    const cached = this.#owners.get(instanceId);
-    if (cached && performance.now() - cached.at < this.options.ownerCacheMs) return cached.node;
+    const cached = this.#cachedOwner(instanceId);
+    if (cached !== undefined) return cached;
     const [node] = await this.options.leases.owners([instanceId]);
     if (node) this.#owners.set(instanceId, { node, at: performance.now() });
     else this.#owners.delete(instanceId);
     return node;
   }
 
-  async #send(node: string, msg: CallMessage): Promise<unknown> {
+  /**
+   * Publishes the call to the owner's inbox and returns the promise of its reply, which the caller awaits
+   * at once (so a rejection while the publish is in flight is never unhandled).
+   */
+  #send(
+    node: string,
+    instanceId: string,
+    kind: ActorCallKind,
+    payload: unknown,
+    timeoutMs: number,
+    activate: boolean,
+  ): Promise<unknown> {
+    const id = this.#idPrefix + (this.#nextId++).toString(36);
+    const requestId = currentRequestId();
+    const msg: CallMessage = {
+      t: 'call',
+      id,
+      from: this.options.nodeId,
+      instanceId,
+      kind,
+      payload,
+      timeoutMs,
+      activate,
+    };
+    if (requestId !== undefined) msg.requestId = requestId;
+    // Encoded before the call is pending: a payload that cannot be encoded fails here, leaving nothing behind.
+    const wire = JSON.stringify(msg);
+    const deadline = performance.now() + timeoutMs;
     const reply = new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(msg.id);
-        reject(new TimeoutError());
-      }, msg.timeoutMs);
-      this.#pending.set(msg.id, { resolve, reject, timer, node, instanceId: msg.instanceId });
+      this.#pending.set(id, { resolve, reject, deadline, instanceId });
     });
-    // The reply can fail while the publish below is awaited (the owner's node leaves, the deadline
-    // passes): handled from now on, or that rejection would be unhandled and end the process.
-    reply.catch(() => undefined);
-    const receivers = await this.options.transport
-      .publish(channels.inbox(node), JSON.stringify(msg))
-      .catch((err: unknown) => {
+    this.#deadlines.add(deadline);
+    this.options.transport.publish(channels.inbox(node), wire).then(
+      (receivers) => {
+        // Nobody listens on that inbox: the node is gone, so its leases are about to lapse.
+        if (receivers === 0) this.#take(id)?.reject(new NotOwnerError(instanceId));
+      },
+      (err: unknown) => {
         // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
-        this.#settle(msg.id, (p) =>
-          p.reject(new UnavailableError('Cluster coordination unavailable; try again later', { cause: err })),
+        this.#take(id)?.reject(
+          new UnavailableError('Cluster coordination unavailable; try again later', { cause: err }),
         );
-        return -1;
-      });
-    // Nobody listens on that inbox: the node is gone, so its leases are about to lapse.
-    if (receivers === 0) this.#settle(msg.id, (p) => p.reject(new NotOwnerError(msg.instanceId)));
+      },
+    );
     return reply;
   }
 
-  #settle(id: string, fn: (p: Pending) => void): void {
+  /** Removes a pending call to settle it; undefined once it has been answered or has timed out. */
+  #take(id: string): Pending | undefined {
     const p = this.#pending.get(id);
-    if (!p) return;
-    this.#pending.delete(id);
-    clearTimeout(p.timer);
-    fn(p);
+    if (p) this.#pending.delete(id);
+    return p;
+  }
+
+  /** Ends the calls whose deadline has passed (504); returns the earliest deadline left. */
+  #expire(now: number): number {
+    let next = Number.POSITIVE_INFINITY;
+    for (const [id, p] of this.#pending) {
+      if (p.deadline - now < 1) {
+        this.#pending.delete(id);
+        p.reject(new TimeoutError());
+      } else if (p.deadline < next) next = p.deadline;
+    }
+    return next;
   }
 
   #onReply(raw: string): void {
     const msg = JSON.parse(raw) as ReplyMessage;
-    this.#settle(msg.id, (p) =>
-      msg.ok ? p.resolve(msg.result) : p.reject(errorFromWire(msg.code, msg.message, p.instanceId)),
-    );
+    const p = this.#take(msg.id);
+    if (!p) return;
+    if (msg.ok) p.resolve(msg.result);
+    else p.reject(errorFromWire(msg.code, msg.message, p.instanceId));
   }
 
   #onInbox(raw: string): void {
@@ -245,7 +292,9 @@ export class Router {
   }
 
   async #serve(msg: CallMessage): Promise<void> {
-    this.options.log.debug({ instanceId: msg.instanceId, kind: msg.kind, from: msg.from }, 'serving a routed call');
+    if (this.options.log.isLevelEnabled('debug')) {
+      this.options.log.debug({ instanceId: msg.instanceId, kind: msg.kind, from: msg.from }, 'serving a routed call');
+    }
     let reply: ReplyMessage;
     try {
       const actor =

@@ -7,6 +7,8 @@ import type { Transport } from './transport.js';
 export class RedisTransport implements Transport {
   readonly #sub: Redis;
   readonly #handlers = new Map<string, Set<(message: string) => void>>();
+  /** The publisher's socket while it collects this turn's publishes (see publish). */
+  #corked: Redis['stream'] | undefined;
 
   constructor(
     private readonly pub: Redis,
@@ -26,9 +28,24 @@ export class RedisTransport implements Transport {
     });
   }
 
-  async publish(channel: string, message: string): Promise<number> {
+  /**
+   * Publishes issued in one turn of the event loop leave in one write: the socket is corked at the first
+   * and uncorked after the poll phase (setImmediate), which adds no wait and saves a syscall per message.
+   */
+  publish(channel: string, message: string): Promise<number> {
+    if (this.#corked === undefined && this.pub.status === 'ready') {
+      this.#corked = this.pub.stream;
+      this.#corked.cork();
+      setImmediate(this.#uncork);
+    }
     return this.pub.publish(channel, message);
   }
+
+  readonly #uncork = (): void => {
+    const stream = this.#corked;
+    this.#corked = undefined;
+    stream?.uncork();
+  };
 
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
     let set = this.#handlers.get(channel);
@@ -59,6 +76,7 @@ export class RedisTransport implements Transport {
   }
 
   async close(): Promise<void> {
+    this.#uncork();
     this.#handlers.clear();
     this.#sub.disconnect();
   }

@@ -232,6 +232,27 @@ describe('Redis coordination', function () {
       expect(await sender.publish(channel, 'two nodes')).to.equal(2);
     });
 
+    it('publishes issued in one turn (sent in one write) arrive in order, each with its receiver count', async () => {
+      const sender = await transport();
+      const receiver = await transport();
+      const channel = unique('batch');
+      const nobody = unique('batch-nobody');
+      const got: string[] = [];
+      await receiver.subscribe(channel, (m) => got.push(m));
+      const counts = await Promise.all([
+        sender.publish(channel, 'one'),
+        sender.publish(nobody, 'lost'),
+        sender.publish(channel, 'two'),
+        sender.publish(channel, 'three'),
+      ]);
+      expect(counts).to.deep.equal([1, 0, 1, 1]);
+      await until('delivery', () => got.length === 3, 2000);
+      expect(got).to.deep.equal(['one', 'two', 'three']);
+      // The next turn's publishes go out too (the socket was uncorked).
+      expect(await sender.publish(channel, 'four')).to.equal(1);
+      await until('delivery', () => got.length === 4, 2000);
+    });
+
     it('gives every handler of a node the message, even when one throws', async () => {
       const sender = await transport();
       const receiver = await transport();
