@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import type { Delivery } from '../../src/events/webhooks/delivery.js';
+import { testDelivery } from '../helpers/deliveries.js';
 import { RedisDeliveryQueue } from '../../src/events/webhooks/redis-delivery-queue.js';
 import { keys } from '../../src/redis/keys.js';
 import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
@@ -9,17 +9,7 @@ import type { RedisServer } from '../helpers/redis-server.js';
 
 const log = pino({ level: 'silent' });
 
-const delivery = (n: number, instanceId = 'inst-1'): Delivery => ({
-  id: `d-${n}`,
-  instanceId,
-  label: 'default',
-  event: 'message.exchange',
-  url: 'https://hooks.example/x',
-  authorizationSealed: undefined,
-  body: JSON.stringify({ event: 'message.exchange', data: { n } }),
-  attempts: 0,
-  createdAt: new Date().toISOString(),
-});
+const delivery = (n: number, instanceId = 'inst-1') => testDelivery(n, instanceId);
 
 /** The Redis Streams queue and its scripts (ackDeliveries, retryDelivery, buryDelivery, promoteDue, reviveDead). */
 describe('RedisDeliveryQueue (real Redis)', () => {

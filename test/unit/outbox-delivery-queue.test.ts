@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { StoreUnavailableError } from '../../src/errors.js';
-import type { Delivery } from '../../src/events/webhooks/delivery.js';
+import { testDelivery } from '../helpers/deliveries.js';
 import { DeliveryWorker } from '../../src/events/webhooks/delivery-worker.js';
 import { OutboxDeliveryQueue } from '../../src/events/webhooks/outbox-delivery-queue.js';
 import type { WebhookSender } from '../../src/events/webhooks/webhook-sender.js';
@@ -12,17 +12,8 @@ import { SecretBox } from '../../src/security/secret-box.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { DeliveryRepository } from '../../src/store/store.js';
 
-const delivery = (n: number, instanceId = 'inst-1'): Delivery => ({
-  id: `d-${n}`,
-  instanceId,
-  label: 'default',
-  event: 'message.exchange',
-  url: 'https://hooks.example/x',
-  authorizationSealed: undefined,
-  body: JSON.stringify({ event: 'message.exchange', data: { n } }),
-  attempts: 0,
-  createdAt: new Date(Date.UTC(2026, 0, 1) + n).toISOString(),
-});
+const delivery = (n: number, instanceId = 'inst-1') =>
+  testDelivery(n, instanceId, new Date(Date.UTC(2026, 0, 1) + n).toISOString());
 
 /** The repository with its write calls counted. */
 function counted(repo: DeliveryRepository) {
