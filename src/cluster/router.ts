@@ -318,9 +318,26 @@ export class Router {
         message: known ? err.message : 'Internal server error',
       };
     }
-    await this.options.transport.publish(channels.reply(msg.from), JSON.stringify(reply)).catch((err: unknown) => {
+    await this.options.transport.publish(channels.reply(msg.from), this.#encode(reply, msg)).catch((err: unknown) => {
       this.options.log.warn({ err, to: msg.from }, 'could not send a reply');
     });
+  }
+
+  /** The reply as JSON; a result that cannot be encoded (a bug) is answered as an internal error, not thrown. */
+  #encode(reply: ReplyMessage, msg: CallMessage): string {
+    try {
+      return JSON.stringify(reply);
+    } catch (err) {
+      this.options.log.error({ err, instanceId: msg.instanceId, kind: msg.kind }, 'routed call result not encodable');
+      const failed: ReplyMessage = {
+        t: 'reply',
+        id: msg.id,
+        ok: false,
+        code: ErrorCode.Internal,
+        message: 'Internal server error',
+      };
+      return JSON.stringify(failed);
+    }
   }
 
   /** Tells the node that should own an instance to take it now (after this node released it). */

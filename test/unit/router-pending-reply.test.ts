@@ -113,3 +113,54 @@ describe('Router: calls that may have run are never sent twice', () => {
     expect(sent).to.equal(2);
   });
 });
+
+describe('Router: the owner side', () => {
+  it('answers a result that cannot be encoded as an internal error instead of throwing', async () => {
+    let inbox: ((raw: string) => void) | undefined;
+    const published: { channel: string; message: string }[] = [];
+    const transport = {
+      publish: async (channel: string, message: string) => {
+        published.push({ channel, message });
+        return 1;
+      },
+      subscribe: async (channel: string, onMessage: (raw: string) => void) => {
+        if (channel.includes('inbox')) inbox = onMessage;
+        return async () => undefined;
+      },
+    } as unknown as Transport;
+    const actor = { call: async () => ({ count: 1n }) };
+    const router = new Router({
+      nodeId: 'b',
+      host: { get: () => actor } as unknown as ActorHost,
+      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+      membership: {
+        onChange: () => undefined,
+        liveNodes: () => [node('a'), node('b')],
+        refresh: async () => [node('a'), node('b')],
+      } as unknown as Membership,
+      transport,
+      log: pino({ level: 'silent' }),
+      ownerCacheMs: 1000,
+      retryDelayMs: 1,
+    });
+    await router.start();
+    const call = {
+      t: 'call',
+      id: 'c-1',
+      from: 'a',
+      instanceId: 'inst-1',
+      kind: 'describe',
+      payload: {},
+      timeoutMs: 1000,
+    };
+    inbox!(JSON.stringify(call));
+    while (published.length === 0) await new Promise((res) => setImmediate(res));
+    expect(JSON.parse(published[0]!.message)).to.deep.equal({
+      t: 'reply',
+      id: 'c-1',
+      ok: false,
+      code: 'internal',
+      message: 'Internal server error',
+    });
+  });
+});
