@@ -1,4 +1,5 @@
 import type { Middleware, Next } from 'koa';
+import Router from '@koa/router';
 import { BoundedMap } from '../util/bounded-map.js';
 import type { AppContext, AppState } from './app-state.js';
 import type { ApiRouter } from './api-router.js';
@@ -16,9 +17,9 @@ const CHAIN_KEYS = 1024;
  * such key and then read from a bounded map.
  */
 export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { routers: ApiRouter['koa'][] } {
-  const entries = routers.map((router, index) => {
+  const entries: Entry[] = routers.map((router, index) => {
     const prefix = router.prefix.toLowerCase().replace(/\/+$/, '');
-    return { index, prefix, under: `${prefix}/`, steps: [router.koa.routes(), router.koa.allowedMethods()] };
+    return { index, prefix, under: `${prefix}/`, koa: router.koa };
   });
   const depth = Math.max(0, ...entries.map((e) => e.prefix.split('/').length - 1));
   /** The chain of steps per distinct set of candidate routers (a handful of prefixes in practice). */
@@ -30,7 +31,7 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
     const id = candidates.map((e) => e.index).join(',');
     let chain = chains.get(id);
     if (!chain) {
-      chain = candidates.flatMap((e) => e.steps) as unknown as Step[];
+      chain = sameprefixRuns(candidates).flatMap((run) => stepsOf(run));
       chains.set(id, chain);
     }
     return chain;
@@ -47,6 +48,35 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
   };
   // What is mounted stays inspectable (the OpenAPI test lists every route of every router).
   return Object.assign(dispatch, { routers: routers.map((r) => r.koa) });
+}
+
+interface Entry {
+  index: number;
+  prefix: string;
+  under: string;
+  koa: ApiRouter['koa'];
+}
+
+/** Runs of adjacent candidates that share a prefix (several routers declare `/api/chat`, say). */
+function sameprefixRuns(candidates: Entry[]): Entry[][] {
+  const runs: Entry[][] = [];
+  for (const e of candidates) {
+    const last = runs.at(-1);
+    if (last !== undefined && last[0]!.prefix === e.prefix) last.push(e);
+    else runs.push([e]);
+  }
+  return runs;
+}
+
+/**
+ * The steps of a run: its one router's, or one router holding the run's routes in their order, so that a
+ * request is matched once per run instead of once per router (the same routes, the same Allow header).
+ */
+function stepsOf(run: Entry[]): Step[] {
+  const only = run.length === 1 ? run[0]!.koa : undefined;
+  const router = only ?? new Router<AppState>();
+  if (only === undefined) for (const e of run) router.use(e.koa.routes());
+  return [router.routes(), router.allowedMethods()] as unknown as Step[];
 }
 
 /** `/a/b/c/d` with depth 2 → `/a/b`: the part of a path that decides which prefixes it is under. */
