@@ -36,7 +36,7 @@ import type {
   SessionOptions,
   StatusPost,
 } from '../msgnet-driver.js';
-import type { MessageType, NormalizedMessage } from '../msgnet-events.js';
+import type { NormalizedMessage } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
 import type { OutboxEntry, SandboxWire } from './sandbox-wire.js';
 import { BoundedMap } from '../../util/bounded-map.js';
@@ -48,17 +48,13 @@ import { SandboxChannels } from './sandbox-channels.js';
 import { SandboxCommunities } from './sandbox-communities.js';
 import { SandboxGroups } from './sandbox-groups.js';
 import type { SandboxDomain, SandboxNet, SandboxOps } from './sandbox-net.js';
+import { SandboxAccount } from './sandbox-account.js';
+import { SandboxCalls } from './sandbox-calls.js';
+import { incomingMessage, outgoingMessage } from './sandbox-message.js';
 
 /** A preview card as the outbox shows it: the thumbnail's size, not its bytes. */
 function outboxPreview({ thumbnail, ...card }: LinkPreview): OutboxEntry['linkPreview'] {
   return { ...card, ...(thumbnail ? { thumbnailBytes: Buffer.from(thumbnail, 'base64').length } : {}) };
-}
-
-/** What a message on the wire is, as the receiving phone shows it. */
-function typeOf(wire: Extract<SandboxWire, { t: 'msg' }>): MessageType {
-  if (wire.kind) return wire.kind;
-  if (wire.buttonReplyId) return 'buttons_response';
-  return wire.media ? 'media' : wire.location ? 'location' : 'text';
 }
 
 /** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
@@ -75,7 +71,6 @@ export class SandboxSession implements MsgNetSession {
   #pending: { pairingPhone?: string } | undefined;
   #unsubscribe: (() => Promise<void>) | undefined;
   #closed = false;
-  readonly #timers = new Set<NodeJS.Timeout>();
   /** Failures to simulate, by operation, each used once (in memory: a failover forgets them). */
   readonly #faults = new Map<string, string>();
   /** Bytes of recently received media by message id, as a phone keeps them until they are downloaded. */
@@ -89,6 +84,8 @@ export class SandboxSession implements MsgNetSession {
   readonly channels: SandboxChannels;
   readonly communities: SandboxCommunities;
   readonly #ops: Record<SandboxDomain, SandboxOps>;
+  readonly #calls: SandboxCalls;
+  readonly #account: SandboxAccount;
 
   constructor(
     private readonly options: SessionOptions,
@@ -117,6 +114,8 @@ export class SandboxSession implements MsgNetSession {
     this.channels = new SandboxChannels(net);
     this.communities = new SandboxCommunities(net);
     this.#ops = { groups: this.groups, chats: this.chats, channels: this.channels, communities: this.communities };
+    this.#calls = new SandboxCalls(net);
+    this.#account = new SandboxAccount(net);
     registerControls(
       this,
       new SandboxControls({
@@ -257,7 +256,7 @@ export class SandboxSession implements MsgNetSession {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const t of this.#timers) clearTimeout(t);
+    this.#calls.close();
     await this.#stopListening();
     await this.#unsubscribe?.();
     this.#unsubscribe = undefined;
@@ -331,42 +330,8 @@ export class SandboxSession implements MsgNetSession {
   }
 
   #receive(wire: Extract<SandboxWire, { t: 'msg' }>): void {
-    let media: NormalizedMessage['media'];
-    if (wire.media) {
-      const { base64, ...meta } = wire.media;
-      media = meta;
-      if (base64 !== undefined) {
-        const data = Buffer.from(base64, 'base64');
-        this.#receivedMedia.set(wire.id, {
-          data,
-          mimetype: meta.mimetype,
-          ...(meta.fileName ? { fileName: meta.fileName } : {}),
-        });
-        media = { ...meta, size: meta.size ?? data.length };
-      }
-    }
-    const message: NormalizedMessage = {
-      id: wire.id,
-      fromMe: false,
-      timestamp: wire.timestamp,
-      chat: wire.groupJid
-        ? { jid: wire.groupJid, type: 'group' }
-        : { jid: wire.from, type: 'private', ...(wire.pushName ? { name: wire.pushName } : {}) },
-      sender: { jid: wire.from, ...(wire.pushName ? { name: wire.pushName } : {}) },
-      type: typeOf(wire),
-      text: wire.text,
-      ...wire.details,
-      ...(media ? { media } : {}),
-      ...(wire.buttonReplyId ? { selectedButtonId: wire.buttonReplyId } : {}),
-      ...(wire.mentions?.length ? { mentions: wire.mentions } : {}),
-      ...(wire.location ? { location: wire.location } : {}),
-    };
-    if (wire.newsletterJid) {
-      // A channel post comes from the channel itself, under the channel's name, as WhatsApp shows it.
-      const name = wire.pushName ? { name: wire.pushName } : {};
-      message.chat = { jid: wire.newsletterJid, type: 'newsletter', ...name };
-      message.sender = { jid: wire.newsletterJid, ...name };
-    }
+    const { message, media } = incomingMessage(wire);
+    if (media) this.#receivedMedia.set(wire.id, media);
     this.options.emit({ type: 'message', message });
   }
 
@@ -390,23 +355,7 @@ export class SandboxSession implements MsgNetSession {
   }
 
   async #deliver(to: string, entry: OutboxEntry, wire: Extract<SandboxWire, { t: 'msg' }>): Promise<SentMessage> {
-    const me = this.#numberJid!;
-    this.options.emit({
-      type: 'message',
-      message: {
-        id: entry.messageId,
-        fromMe: true,
-        timestamp: entry.timestamp,
-        chat: { jid: to, type: to.endsWith('@g.us') ? 'group' : 'private' },
-        sender: { jid: me },
-        type: typeOf(wire),
-        text: wire.text,
-        ...wire.details,
-        ...(wire.media ? { media: wire.media } : {}),
-        ...(wire.mentions ? { mentions: wire.mentions } : {}),
-        ...(wire.location ? { location: wire.location } : {}),
-      },
-    });
+    this.options.emit({ type: 'message', message: outgoingMessage(this.#numberJid!, to, entry, wire) });
     this.options.emit({
       type: 'delivery',
       chatJid: to,
@@ -582,155 +531,53 @@ export class SandboxSession implements MsgNetSession {
     await this.options.auth.set({ presence: available ? 'available' : 'unavailable' });
   }
 
-  async rejectCall(callId: string, from: string): Promise<void> {
-    const me = this.#requireConnected();
-    await this.#record({ to: from, type: 'call_reject', call: { callId } });
-    await this.#send(from, {
-      t: 'call',
-      from: me,
-      callId,
-      status: 'rejected',
-      isVideo: false,
-      timestamp: Date.now(),
-    }).catch(() => 0);
-    this.options.emit({
-      type: 'call',
-      callId,
-      from,
-      status: 'rejected',
-      isVideo: false,
-      isGroup: false,
-      timestamp: Date.now(),
-    });
+  rejectCall(callId: string, from: string): Promise<void> {
+    return this.#calls.rejectCall(callId, from);
   }
 
-  async offerCall(to: string, seconds: number): Promise<{ callId: string }> {
-    const me = this.#requireConnected();
-    const jid = toJid(to);
-    this.#failIf('offerCall');
-    const callId = randomBytes(16).toString('hex').toUpperCase();
-    await this.#record({ to: jid, type: 'call_offer', call: { callId, durationSeconds: seconds } });
-    await this.#send(jid, {
-      t: 'call',
-      from: me,
-      callId,
-      status: 'offer',
-      isVideo: false,
-      timestamp: Date.now(),
-    }).catch(() => 0);
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      void this.#send(jid, {
-        t: 'call',
-        from: me,
-        callId,
-        status: 'terminated',
-        isVideo: false,
-        timestamp: Date.now(),
-      }).catch(() => 0);
-    }, seconds * 1000);
-    this.#timers.add(timer);
-    return { callId };
+  offerCall(to: string, seconds: number): Promise<{ callId: string }> {
+    return this.#calls.offerCall(to, seconds);
   }
 
-  async createCallLink(kind: 'audio' | 'video'): Promise<{ token: string; url: string }> {
-    this.#requireConnected();
-    this.#failIf('createCallLink');
-    const token = randomBytes(16).toString('base64url');
-    return { token, url: `https://call.whatsapp.com/${kind === 'video' ? 'video' : 'voice'}/${token}` };
+  createCallLink(kind: 'audio' | 'video'): Promise<{ token: string; url: string }> {
+    return this.#calls.createCallLink(kind);
   }
 
   // ---- what the phone has: groups, labels, profile, privacy --------------------------------------
 
-  async listGroups(includeMembers: boolean): Promise<GroupInfo[]> {
-    this.#requireConnected();
-    this.#failIf('listGroups');
-    return this.#phone.groups(includeMembers);
+  listGroups(includeMembers: boolean): Promise<GroupInfo[]> {
+    return this.#account.listGroups(includeMembers);
   }
 
-  /** What the session stored from label events; a refresh asks the network again, so it needs the connection. */
-  async chatLabels(refresh = false): Promise<ChatLabels[]> {
-    if (refresh) {
-      this.#requireConnected();
-      this.#failIf('chatLabels');
-    }
-    return this.#phone.chatLabels();
+  chatLabels(refresh = false): Promise<ChatLabels[]> {
+    return this.#account.chatLabels(refresh);
   }
 
-  async listLabels(): Promise<LabelInfo[]> {
-    return this.#phone.labels();
+  listLabels(): Promise<LabelInfo[]> {
+    return this.#account.listLabels();
   }
 
-  async assignLabels(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels> {
-    this.#requireConnected();
-    const jid = toJid(chatJid);
-    const { after, changed } = await this.#phone.assignLabels(jid, labelIds, add);
-    if (changed.length) {
-      this.options.emit({
-        type: 'labels',
-        chatJid: jid,
-        labels: changed,
-        action: add ? 'add' : 'remove',
-        timestamp: Date.now(),
-      });
-    }
-    return { chatJid: jid, labels: after };
+  assignLabels(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels> {
+    return this.#account.assignLabels(chatJid, labelIds, add);
   }
 
-  async updateProfile(changes: ProfileChanges): Promise<void> {
-    this.#requireConnected();
-    const current = await this.#phone.profile();
-    if (changes.picture !== undefined) {
-      this.#failIf('updateProfile:picture');
-      current.picture = changes.picture ? changes.picture.toString('base64') : null;
-    }
-    if (changes.name !== undefined) {
-      this.#failIf('updateProfile:name');
-      current.name = changes.name;
-    }
-    if (changes.status !== undefined) {
-      this.#failIf('updateProfile:status');
-      current.status = changes.status;
-    }
-    await this.#phone.saveProfile(current);
+  updateProfile(changes: ProfileChanges): Promise<void> {
+    return this.#account.updateProfile(changes);
   }
 
-  /**
-   * The phone's own profile, or a contact's: the simulated network models only its own phones' profiles,
-   * so a contact is found when its number is online, with no name, About or picture.
-   */
-  async getProfile(jid?: string): Promise<ProfileInfo | undefined> {
-    const me = this.#requireConnected();
-    if (jid === undefined || jid === me) {
-      const p = await this.#phone.profile();
-      return {
-        jid: me,
-        name: p.name ?? null,
-        about: p.status ?? null,
-        pictureUrl: p.picture ? `data:image/jpeg;base64,${p.picture}` : null,
-        isBusiness: false,
-      };
-    }
-    const found = await this.lookup(jid);
-    return found.found ? { jid: found.jid!, name: null, about: null, pictureUrl: null, isBusiness: false } : undefined;
+  getProfile(jid?: string): Promise<ProfileInfo | undefined> {
+    return this.#account.getProfile(jid);
   }
 
-  async getPrivacy(): Promise<PrivacySettings> {
-    this.#requireConnected();
-    return this.#phone.privacy();
+  getPrivacy(): Promise<PrivacySettings> {
+    return this.#account.getPrivacy();
   }
 
-  async setPrivacy(field: PrivacyField, value: string): Promise<void> {
-    const current = await this.getPrivacy();
-    this.#failIf(`setPrivacy:${field}`);
-    await this.#phone.savePrivacy({ ...current, [field]: value });
+  setPrivacy(field: PrivacyField, value: string): Promise<void> {
+    return this.#account.setPrivacy(field, value);
   }
 
-  async lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }> {
-    this.#requireConnected();
-    const jid = toJid(number);
-    const online = await this.#send(jid, { t: 'ping' });
-    if (online === 0 && jid !== this.#numberJid) return { found: false, jid: undefined, lid: undefined };
-    return { found: true, jid, lid: undefined };
+  lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }> {
+    return this.#account.lookup(number);
   }
 }
