@@ -5,7 +5,7 @@
  *
  *   npx tsx bench/http.ts [seconds per run = 5]
  *
- * The nodes run the build (`tsc -p tsconfig.build.json` into a temporary `dist-bench-*`), as `npm start` does.
+ * The nodes run the build (`npm run build`, into dist/), as `npm start` does.
  * Paths: `GET /` of bare Koa (a small JSON object); `GET /health`; `GET /api/instance/getSettings/:instance`
  * (a store-served read with authentication); `POST /api/cluster/probe/:instance {"op":"describe"}` (an
  * actor call on the owner, which is the node itself). Every run of a path is preceded by a run of bare Koa
@@ -15,7 +15,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -67,13 +67,10 @@ function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-/** Builds the sources as `npm run build` does, into `dir`; returns the built entry point. */
-function build(dir: string): string {
-  const tsc = join('node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', dir], { stdio: 'inherit' });
-  cpSync(join('src', 'redis', 'lua'), join(dir, 'redis', 'lua'), { recursive: true });
-  cpSync(join('src', 'http', 'static'), join(dir, 'http', 'static'), { recursive: true });
-  return join(dir, 'main.js');
+/** Builds the sources with `npm run build` (into dist/, as `npm start` does); returns the entry point. */
+function build(): string {
+  execFileSync('npm', ['run', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return join('dist', 'main.js');
 }
 
 async function startBareKoa(): Promise<{ url: string; child: ChildProcess }> {
@@ -154,10 +151,7 @@ async function main(): Promise<void> {
   const nodes: NodeProcess[] = [];
   let redis: RedisServer | undefined;
   try {
-    // Inside the repository, so that the build resolves the packages of node_modules as dist/ does.
-    const buildDir = mkdtempSync('dist-bench-');
-    dirs.push(buildDir);
-    const builtMain = build(buildDir);
+    const builtMain = build();
     const bare = await startBareKoa();
     children.push(bare.child);
     const embeddedDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-http-'));

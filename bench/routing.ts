@@ -204,7 +204,7 @@ async function main(): Promise<void> {
         `\n  p50 ≤ 0.3 ms: ${fmt(d50, 3)} ms → ${verdict(d50 <= 0.3)}` +
         `\n  p99 ≤ 1 ms:   ${fmt(d99, 3)} ms → ${verdict(d99 <= 1)}` +
         `\n(§7 measured the bare PUBLISH → owner → PUBLISH round trip at 0.84/5.7 ms p50/p99 at 16 in flight on the same kind of` +
-        `\n 2-core machine; here every request also pays HTTP, auth, the Redis rate-limit script and JSON on both nodes.)`,
+        `\n 2-core machine; here every request also pays HTTP, auth, the rate limit and JSON on both nodes.)`,
     );
     const measured = results.reduce((n, r) => n + r.stats.local.summary.n + r.stats.routed.summary.n, 0);
     console.log(

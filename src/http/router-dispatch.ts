@@ -24,6 +24,8 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
   const depth = Math.max(0, ...entries.map((e) => e.prefix.split('/').length - 1));
   /** The chain of steps per distinct set of candidate routers (a handful of prefixes in practice). */
   const chains = new Map<string, Step[]>();
+  /** The steps per run of same-prefix routers, shared by the chains that contain the run. */
+  const runSteps = new Map<string, Step[]>();
   const byKey = new BoundedMap<string, Step[]>(CHAIN_KEYS);
 
   const chainOf = (key: string): Step[] => {
@@ -31,7 +33,15 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
     const id = candidates.map((e) => e.index).join(',');
     let chain = chains.get(id);
     if (!chain) {
-      chain = sameprefixRuns(candidates).flatMap((run) => stepsOf(run));
+      chain = samePrefixRuns(candidates).flatMap((run) => {
+        const runId = run.map((e) => e.index).join(',');
+        let steps = runSteps.get(runId);
+        if (!steps) {
+          steps = stepsOf(run);
+          runSteps.set(runId, steps);
+        }
+        return steps;
+      });
       chains.set(id, chain);
     }
     return chain;
@@ -58,7 +68,7 @@ interface Entry {
 }
 
 /** Runs of adjacent candidates that share a prefix (several routers declare `/api/chat`, say). */
-function sameprefixRuns(candidates: Entry[]): Entry[][] {
+function samePrefixRuns(candidates: Entry[]): Entry[][] {
   const runs: Entry[][] = [];
   for (const e of candidates) {
     const last = runs.at(-1);

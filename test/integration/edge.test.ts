@@ -275,6 +275,20 @@ describe('edge: rate limits, HTTPS, CORS, request ids (spec sections 1 and 8)', 
       expectError(await node.api.get('/nothing-here', { token: ADMIN_TOKEN }), 404, 'Not found');
     });
 
+    it('answers a known path with a wrong method 405, whichever router of its prefix declares it', async () => {
+      // /api/instance has several routers: `new` is the first one's, `connect` a later one's.
+      for (const [method, path, allowed] of [
+        ['GET', '/api/instance/new', 'POST'],
+        ['DELETE', '/api/instance/connect/web', 'GET'],
+        ['PUT', '/API/Instance/Connect/web', 'GET'],
+      ] as const) {
+        const res = await node.api.request(method, path);
+        expectError(res, 405, 'Method not allowed');
+        expect(res.headers.get('allow'), `${method} ${path}`).to.include(allowed);
+      }
+      expectError(await node.api.get('/api/instance/no-such-route'), 404, 'Not found');
+    });
+
     it('answers /health with 200 {success: true, status: ok}', async () => {
       const res = await node.api.get('/health');
       expect(res.status).to.equal(200);
