@@ -29,6 +29,8 @@ import { Teardown } from './node/teardown.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { SecretBox } from './security/secret-box.js';
 import { openStore } from './store/open-store.js';
+import { reportInstanceChanges } from './store/report-instance-changes.js';
+import { InstanceRecordCache } from './instances/instance-record-cache.js';
 import type { Store } from './store/store.js';
 import { requestIdField } from './util/request-context.js';
 
@@ -80,8 +82,11 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
     logger.warn('no ENCRYPTION_KEY: created a key file in DATA_DIR (keep it safe and back it up)');
   }
   const secrets = new SecretBox(key.key);
-  const store = await openStore(config, logger);
-  teardown.add('store', () => store.close());
+  const opened = await openStore(config, logger);
+  teardown.add('store', () => opened.close());
+  // The edge reads instance records through this cache; every write to one, from any part of any node, empties it.
+  const instanceRecords = new InstanceRecordCache(opened.instances);
+  const store = reportInstanceChanges(opened, (instanceId) => instanceRecords.changedHere(instanceId));
   const metrics = new NodeMetrics(nodeId);
   let url = '';
   const publicBaseUrl = () => config.publicBaseUrl ?? url;
@@ -90,6 +95,8 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
 
   const runtime = await ClusterRuntime.create({ nodeId, config, store, log: logger, url: () => url, metrics });
   teardown.add('cluster runtime', () => runtime.stop());
+  const stopFollowing = await instanceRecords.follow(runtime.instanceNews);
+  teardown.add('instance news', stopFollowing);
   const driver = await createDriver(config.msgnetDriver, runtime.transport, {
     allowPrivateUrls: config.allowPrivateUrls,
   });
@@ -178,6 +185,7 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
       ],
     },
     store,
+    instanceRecords,
     runtime,
     services: {
       accounts,

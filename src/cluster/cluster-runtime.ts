@@ -5,6 +5,7 @@ import type { ActorBehavior } from '../actors/instance-actor.js';
 import type { Config } from '../config/config.js';
 import { StartupError } from '../errors.js';
 import { CredentialNews } from '../events/credential-news.js';
+import { InstanceNews } from '../events/instance-news.js';
 import { EventBus } from '../events/event-bus.js';
 import type { EventEnvelope } from '../events/instance-events.js';
 import type { ActorMetrics, CallMetrics } from '../metrics/metrics.js';
@@ -53,6 +54,8 @@ export class ClusterRuntime {
   readonly events: EventBus<EventEnvelope>;
   /** Token and account changes to every node (WebSocket revocation, reconciler kicks). */
   readonly credentials: CredentialNews;
+  /** Instance record changes to every node (the edge's cached records). */
+  readonly instanceNews: InstanceNews;
   readonly #reconciler: Reconciler;
   readonly #singletons: ClusterSingleton[] = [];
   readonly #redis: Redis[];
@@ -88,6 +91,7 @@ export class ClusterRuntime {
     }
     this.events = new EventBus(this.transport, log);
     this.credentials = new CredentialNews(this.transport, log);
+    this.instanceNews = new InstanceNews(this.transport, log);
     this.host = new ActorHost({
       nodeId,
       store,

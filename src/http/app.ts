@@ -19,6 +19,7 @@ import type { Store } from '../store/store.js';
 import type { ApiRouter } from './api-router.js';
 import type { AppContext, AppState } from './app-state.js';
 import { createAuthenticator } from './auth.js';
+import type { InstanceRecords } from './auth.js';
 import { cachedKnownOrigins, cors } from './cors.js';
 import { errorEnvelope } from './error-envelope.js';
 import { httpsOnly } from './https-only.js';
@@ -76,6 +77,8 @@ export interface AppDeps {
     sandbox: boolean;
   };
   store: Store;
+  /** Where the edge reads the instance a request names (a cache that every change to a record empties). */
+  instanceRecords: InstanceRecords;
   runtime: ClusterRuntime;
   services: {
     accounts: AccountService;
@@ -120,7 +123,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: deps.security.trustProxy });
-  const auth = createAuthenticator(deps.store, deps.security.adminToken);
+  const auth = createAuthenticator(deps.store, deps.security.adminToken, deps.instanceRecords);
   // Every node forgets a rotated, disabled or deleted credential at once; the cache's TTL bounds a lost news.
   deps.runtime.credentials
     .subscribe((change) => auth.forget(change))

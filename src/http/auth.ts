@@ -5,7 +5,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { CredentialChange } from '../events/credential-news.js';
 import type { AccountRecord, InstanceRecord } from '../store/records.js';
 import { BoundedMap } from '../util/bounded-map.js';
-import type { Store } from '../store/store.js';
+import type { InstanceRepository, Store } from '../store/store.js';
 import type { AppContext, PresentedState, Principal } from './app-state.js';
 import { checkAccountOrigin } from './cors.js';
 
@@ -82,7 +82,12 @@ function guard(
   return Object.assign(fn, { access });
 }
 
+/** Where the edge reads the instance records a request names: the store, or a cache in front of it. */
+export type InstanceRecords = Pick<InstanceRepository, 'findById' | 'findByName'>;
+
 export interface Authenticator {
+  /** Where guards read the path's instance. */
+  readonly records: InstanceRecords;
   /**
    * Who the token is; a token `fromUrl` is never the global token (it must not travel in URLs). `digest`
    * is the token's `tokenDigest`, when the caller has it already.
@@ -103,8 +108,9 @@ type CachedToken =
  * Resolves tokens through the store, with a small cache (token hash → who) that a credential change
  * (rotation, disabling, deletion, told by CredentialNews on every node) empties of that account or instance
  * at once, and whose entries expire after TOKEN_CACHE_TTL_MS in case the news is lost. An instance token
- * re-reads its instance on every request (one keyed read): a deleted instance or a rotated token is never
- * served from the cache, and the record a route acts on is always the store's.
+ * checks its instance's record on every request, read from `records`: with the store itself, a deleted
+ * instance or a rotated token is refused at once; with the node's InstanceRecordCache, at once on the node
+ * that made the change and on the others as soon as its news arrives (within the cache's TTL if it is lost).
  */
 export class CachingAuthenticator implements Authenticator {
   readonly #cache = new BoundedMap<string, CachedToken>(TOKEN_CACHE_ENTRIES);
@@ -116,6 +122,7 @@ export class CachingAuthenticator implements Authenticator {
     adminToken: string | undefined,
     private readonly ttlMs = TOKEN_CACHE_TTL_MS,
     private readonly now: () => number = Date.now,
+    readonly records: InstanceRecords = store.instances,
   ) {
     this.#adminDigest = adminToken === undefined ? undefined : tokenDigest(adminToken);
   }
@@ -141,7 +148,7 @@ export class CachingAuthenticator implements Authenticator {
       if (cached.kind === 'account') {
         return cached.account.disabledAt ? undefined : { kind: 'account', account: cached.account };
       }
-      const instance = await this.store.instances.findById(cached.instanceId);
+      const instance = await this.records.findById(cached.instanceId);
       if (instance?.tokenHash === hash && instance.accountId === cached.account.id) {
         return { kind: 'instance', account: cached.account, instance };
       }
@@ -166,8 +173,12 @@ export class CachingAuthenticator implements Authenticator {
   }
 }
 
-export function createAuthenticator(store: Store, adminToken: string | undefined): CachingAuthenticator {
-  return new CachingAuthenticator(store, adminToken);
+export function createAuthenticator(
+  store: Store,
+  adminToken: string | undefined,
+  records: InstanceRecords = store.instances,
+): CachingAuthenticator {
+  return new CachingAuthenticator(store, adminToken, TOKEN_CACHE_TTL_MS, Date.now, records);
 }
 
 /** Resolves the presented token once per request (the rate limiter and the route guard both need it). */
@@ -293,7 +304,7 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
       await next();
       return;
     }
-    const instance = await store.instances.findByName(principal.account.id, name);
+    const instance = await auth.records.findByName(principal.account.id, name);
     if (!instance) {
       if (await store.instances.nameExists(name)) throw new ForbiddenError(AuthMessage.OtherAccount);
       throw new NotFoundError(notFound);

@@ -36,6 +36,8 @@ export const channels = {
   sandboxNumber: (numberJid: string) => `${P}:sandbox:${numberJid}`,
   /** Credential changes (a token rotated, an account disabled or deleted), for every node at once. */
   credentials: () => `${P}:credentials`,
+  /** Instance record changes (settings, configuration, connection, token, deletion), for every node's cache. */
+  instanceRecords: () => `${P}:instance-records`,
   /** Membership news (a node leaving) so that peers need not wait for a heartbeat to expire. */
   cluster: () => `${P}:cluster`,
 } as const;
