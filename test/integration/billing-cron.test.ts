@@ -7,8 +7,8 @@ import { BillingCron } from '../../src/billing/billing-cron.js';
 import { periodCharge } from '../../src/billing/billing-plan.js';
 import type { BillingTerms } from '../../src/billing/billing-plan.js';
 import type { AccountEvent, AccountWebhookDispatcher } from '../../src/events/webhooks/account-webhook-dispatcher.js';
-import { DEFAULT_SETTINGS } from '../../src/store/records.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { instanceRecord } from '../helpers/records.js';
 import { verifySignature } from '../helpers/signature.js';
 import { startTestNode } from '../helpers/test-node.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -104,28 +104,18 @@ describe('billing cron (Enterprise events)', () => {
         allowedOrigins: [],
         createdAt: new Date(t0).toISOString(),
       });
-      const instance = {
+      const instance = instanceRecord('acc', {
         id: 'i-1',
-        accountId: 'acc',
         name: 'one',
         tokenHash: 'th',
         tokenSealed: 'v1:x',
-        ownerEpoch: 0,
-        config: {
-          settings: { ...DEFAULT_SETTINGS },
-          proxy: undefined,
-          websocket: undefined,
-          helpdesk: undefined,
-          chatbot: undefined,
-          storage: undefined,
-        },
         connection: {
-          state: 'disconnected' as const,
+          state: 'disconnected',
           numberJid: '5511999@s.whatsapp.net',
           updatedAt: new Date(t0).toISOString(),
         },
         createdAt: new Date(t0 + 10 * 86_400_000).toISOString(),
-      };
+      });
       await store.instances.create(instance, [], 10);
     });
 

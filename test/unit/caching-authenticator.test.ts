@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { CachingAuthenticator } from '../../src/http/auth.js';
 import { hashToken } from '../../src/security/tokens.js';
-import { DEFAULT_SETTINGS } from '../../src/store/records.js';
 import type { AccountRecord, InstanceRecord } from '../../src/store/records.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { instanceRecord } from '../helpers/records.js';
 
 describe('CachingAuthenticator: tokens resolved through a small cache that revocations empty', () => {
   let store: SqliteStore;
@@ -28,24 +28,7 @@ describe('CachingAuthenticator: tokens resolved through a small cache that revoc
       createdAt: now,
     };
     await store.accounts.create(account);
-    instance = {
-      id: randomUUID(),
-      accountId: account.id,
-      name: 'shop',
-      tokenHash: hashToken(INSTANCE_TOKEN),
-      tokenSealed: 'v1:sealed',
-      ownerEpoch: 0,
-      config: {
-        settings: { ...DEFAULT_SETTINGS },
-        proxy: undefined,
-        websocket: undefined,
-        helpdesk: undefined,
-        chatbot: undefined,
-        storage: undefined,
-      },
-      connection: { state: 'disconnected', numberJid: undefined, updatedAt: now },
-      createdAt: now,
-    };
+    instance = instanceRecord(account.id, { name: 'shop', tokenHash: hashToken(INSTANCE_TOKEN) });
     await store.instances.create(instance, [], 5);
     // Counts the token lookups the cache exists to save.
     lookups = 0;

@@ -3,12 +3,12 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { InstanceNews } from '../../src/events/instance-news.js';
 import { InstanceRecordCache } from '../../src/instances/instance-record-cache.js';
-import { DEFAULT_SETTINGS } from '../../src/store/records.js';
 import type { InstanceRecord } from '../../src/store/records.js';
 import { reportInstanceChanges } from '../../src/store/report-instance-changes.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { LocalTransport } from '../../src/transport/transport.js';
+import { instanceRecord } from '../helpers/records.js';
 
 describe('InstanceRecordCache: the edge reads records without the store, and every change empties it', () => {
   let raw: SqliteStore;
@@ -17,27 +17,7 @@ describe('InstanceRecordCache: the edge reads records without the store, and eve
   let instance: InstanceRecord;
   const accountId = randomUUID();
 
-  const record = (name: string): InstanceRecord => {
-    const now = new Date().toISOString();
-    return {
-      id: randomUUID(),
-      accountId,
-      name,
-      tokenHash: randomUUID(),
-      tokenSealed: 'v1:sealed',
-      ownerEpoch: 0,
-      config: {
-        settings: { ...DEFAULT_SETTINGS },
-        proxy: undefined,
-        websocket: undefined,
-        helpdesk: undefined,
-        chatbot: undefined,
-        storage: undefined,
-      },
-      connection: { state: 'disconnected', numberJid: undefined, updatedAt: now },
-      createdAt: now,
-    };
-  };
+  const record = (name: string): InstanceRecord => instanceRecord(accountId, { name });
 
   /** A cache over `raw` counting its store reads, and the store whose writes it hears of. */
   const cacheAndStore = (): { cache: InstanceRecordCache; store: Store } => {
