@@ -2,33 +2,22 @@ import type { Logger } from 'pino';
 import type { ActorContext, CallHandlers } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
-import {
-  ConflictError,
-  NotConnectedError,
-  NotFoundError,
-  NotOwnerError,
-  UnavailableError,
-  ValidationError,
-  isNotConnected,
-  isOwnershipLoss,
-} from '../../errors.js';
+import { ConflictError, NotConnectedError, NotFoundError, ValidationError } from '../../errors.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
 import type { ChatbotBotRecord } from '../../store/records.js';
-import { ChatLanes, sleep } from './chat-lanes.js';
+import { ChatScheduler } from './chat-scheduler.js';
 import type { ChatbotService } from './chatbot-service.js';
 import { BOT_NOT_FOUND } from './chatbot-service.js';
 import type { ControlResult, SessionAction } from './chatbot-calls.js';
 import { ConversationState, OPERATOR_WINDOW_MS } from './conversation-state.js';
 import { FlowRunner } from './flow-runner.js';
 import type { Step } from './flow-runner.js';
-import { sendReply } from './reply-sender.js';
+import { ReplyDrain } from './reply-drain.js';
 import { expiry, newSession, sessionView } from './session-records.js';
 import type { ChatInbox, ChatSession, SessionView } from './session-records.js';
 import { TypebotRequestError } from './typebot-client.js';
 import type { TypebotClient, TypebotMessage } from './typebot-client.js';
 import { routeMessage } from './trigger-router.js';
-import { BoundedSet } from '../../util/bounded-map.js';
-import { newMessageId } from '../../msgnet/message-id.js';
 
 export interface ChatbotExtensionDeps {
   service: ChatbotService;
@@ -41,11 +30,6 @@ export interface ChatbotExtensionDeps {
 
 /** An operator's marker is written again at most this often. */
 const MANUAL_REFRESH_MS = 60_000;
-/** A reply that found the instance disconnected is tried again after this. */
-const SEND_RETRY_MS = 3000;
-/** A deadline found already past (recovery, a failed step) runs after this, so a failing step cannot spin. */
-const OVERDUE_DELAY_MS = 1000;
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Messages that can talk to a flow: text, a media caption, a clicked button or list item. */
 const ANSWER_TYPES = new Set<NormalizedMessage['type']>([
@@ -76,27 +60,29 @@ export class ChatbotExtension implements InstanceExtension {
   #env: ExtensionEnv | undefined;
   #markReady!: () => void;
   readonly #ready = new Promise<void>((resolve) => (this.#markReady = resolve));
-  #stopped = false;
   #state!: ConversationState;
   #flow!: FlowRunner;
-  readonly #retryAt = new Map<string, number>();
-  readonly #timers = new Map<string, NodeJS.Timeout>();
-  readonly #lanes = new ChatLanes();
-  /** Sleeps of each chat's running job, cut short by a control or a stop. */
-  readonly #interrupts = new Map<string, AbortController>();
-  /** Controls (start, pause, resume, close) waiting for their chat's lane: replies hold back meanwhile. */
-  readonly #controls = new Map<string, number>();
+  #replies!: ReplyDrain;
+  readonly #chats: ChatScheduler;
   /** Aborts the flow calls in flight when the actor stops. */
   readonly #stopping = new AbortController();
-  /** The bot's own recent sends, to tell them from an operator's when they come back. */
-  readonly #ownSends = new BoundedSet<string>(2000);
-  /** Chats whose lane already holds a job that sends the next reply. */
-  readonly #drainQueued = new Set<string>();
 
   constructor(
     private readonly deps: ChatbotExtensionDeps,
     private readonly instanceId: string,
-  ) {}
+  ) {
+    this.#chats = new ChatScheduler({
+      instanceId,
+      log: () => this.#log,
+      // The next deadline of a chat: its debounce, its expiry, or a send to retry.
+      deadlines: (chat) => [
+        this.#state.inboxes.get(chat)?.dueAt,
+        this.#state.sessions.get(chat)?.expiresAt,
+        this.#replies.retryAt(chat),
+      ],
+      onDue: (chat) => this.#tick(chat),
+    });
+  }
 
   /** The chatbot's calls, one table per node: `of` finds the calling actor's extension. */
   static handlers(of: (ctx: ActorContext) => ChatbotExtension): CallHandlers {
@@ -141,88 +127,45 @@ export class ChatbotExtension implements InstanceExtension {
       variables: (session) => this.#variables(session),
       stopping: this.#stopping.signal,
     });
+    this.#replies = new ReplyDrain({
+      env,
+      state: this.#state,
+      flow: this.#flow,
+      chats: this.#chats,
+      media: this.deps.media,
+    });
     await this.#state.load();
     this.#markReady();
     // What the previous owner left: pending replies are sent, deadlines re-armed (a past one fires now).
     for (const chat of new Set([...this.#state.sessions.keys(), ...this.#state.inboxes.keys()])) {
-      this.#fire(chat, () => this.#resume(chat));
+      this.#chats.fire(chat, () => this.#resume(chat));
     }
   }
 
   async onMessage(message: NormalizedMessage): Promise<void> {
     await this.#ready;
-    if (this.#stopped) return;
+    if (this.#chats.stopped) return;
     const chat = message.chat.jid;
     if (message.chat.type === 'status' || message.chat.type === 'newsletter') return;
     if (message.fromMe) {
       // Anything the operator sends but a reaction is a manual reply.
-      if (message.type !== 'reaction' && !this.#ownSends.has(message.id)) {
-        this.#fire(chat, () => this.#operatorMessage(message));
+      if (message.type !== 'reaction' && !this.#replies.isOwnSend(message.id)) {
+        this.#chats.fire(chat, () => this.#operatorMessage(message));
       }
       return;
     }
     // Reactions, payments, event cards and the like are no answer to a flow.
-    if (ANSWER_TYPES.has(message.type)) this.#fire(chat, () => this.#contactMessage(message));
+    if (ANSWER_TYPES.has(message.type)) this.#chats.fire(chat, () => this.#contactMessage(message));
   }
 
   async onStop(): Promise<void> {
-    this.#stopped = true;
+    this.#chats.stop();
     this.#markReady();
-    for (const t of this.#timers.values()) clearTimeout(t);
-    this.#timers.clear();
-    for (const c of this.#interrupts.values()) c.abort();
     this.#stopping.abort();
-    await this.#lanes.idle();
+    await this.#chats.idle();
   }
 
-  // ---- lanes and deadlines ---------------------------------------------------------------------
-
-  #lane<T>(chat: string, job: () => Promise<T>): Promise<T> {
-    return this.#lanes.run(chat, async () => {
-      if (this.#stopped) throw new NotOwnerError(this.instanceId);
-      try {
-        return await job();
-      } finally {
-        this.#interrupts.delete(chat);
-        if (!this.#stopped) this.#arm(chat);
-      }
-    });
-  }
-
-  /** Queues work on a chat's lane without waiting for it; a failure is logged. */
-  #fire(chat: string, job: () => Promise<void>): void {
-    this.#lane(chat, job).catch((err: unknown) => {
-      if (!isOwnershipLoss(err)) this.#log.error({ err, chat }, 'chatbot step failed');
-    });
-  }
-
-  #signal(chat: string): AbortSignal {
-    let controller = this.#interrupts.get(chat);
-    if (!controller) this.#interrupts.set(chat, (controller = new AbortController()));
-    if ((this.#controls.get(chat) ?? 0) > 0 || this.#stopped) controller.abort();
-    return controller.signal;
-  }
-
-  /** The next deadline of a chat: its debounce, its expiry, or a send to retry. */
-  #arm(chat: string): void {
-    clearTimeout(this.#timers.get(chat));
-    this.#timers.delete(chat);
-    const deadlines = [
-      this.#state.inboxes.get(chat)?.dueAt,
-      this.#state.sessions.get(chat)?.expiresAt,
-      this.#retryAt.get(chat),
-    ].filter((d) => d !== undefined);
-    if (deadlines.length === 0) return;
-    const wait = Math.min(...deadlines) - Date.now();
-    const delay = wait <= 0 ? OVERDUE_DELAY_MS : Math.min(wait, MAX_TIMER_MS);
-    this.#timers.set(
-      chat,
-      setTimeout(() => {
-        this.#timers.delete(chat);
-        this.#fire(chat, () => this.#tick(chat));
-      }, delay),
-    );
-  }
+  // ---- deadlines -------------------------------------------------------------------------------
 
   async #tick(chat: string): Promise<void> {
     const now = Date.now();
@@ -230,11 +173,7 @@ export class ChatbotExtension implements InstanceExtension {
     if (inbox && inbox.dueAt <= now) await this.#flush(chat);
     const session = this.#state.sessions.get(chat);
     if (session?.expiresAt !== undefined && session.expiresAt <= now) await this.#expire(chat);
-    const retry = this.#retryAt.get(chat);
-    if (retry !== undefined && retry <= now) {
-      this.#retryAt.delete(chat);
-      this.#scheduleDrain(chat);
-    }
+    this.#replies.retryIfDue(chat, now);
   }
 
   async #resume(chat: string): Promise<void> {
@@ -244,7 +183,7 @@ export class ChatbotExtension implements InstanceExtension {
       return;
     }
     await this.#tick(chat);
-    if (this.#state.sessions.get(chat)?.status === 'opened') this.#scheduleDrain(chat);
+    if (this.#state.sessions.get(chat)?.status === 'opened') this.#replies.schedule(chat);
   }
 
   // ---- state -----------------------------------------------------------------------------------
@@ -256,7 +195,7 @@ export class ChatbotExtension implements InstanceExtension {
       .map((s) => s.chatJid);
     await Promise.all(
       orphans.map((chat) =>
-        this.#lane(chat, async () => {
+        this.#chats.lane(chat, async () => {
           const s = this.#state.sessions.get(chat);
           if (s && !this.#state.bot(s.botId)?.enabled) {
             await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
@@ -336,7 +275,7 @@ export class ChatbotExtension implements InstanceExtension {
   /** The operator (an API send, a phone, a helpdesk agent: anything but the bot) wrote in a chat. */
   async #operatorMessage(m: NormalizedMessage): Promise<void> {
     const chat = m.chat.jid;
-    if (this.#ownSends.has(m.id)) return;
+    if (this.#replies.isOwnSend(m.id)) return;
     const session = this.#state.sessions.get(chat);
     if (session) {
       if (session.status === 'opened' && this.#state.bot(session.botId)?.stopBotFromMe) {
@@ -410,80 +349,7 @@ export class ChatbotExtension implements InstanceExtension {
       return;
     }
     await this.#state.save(chat, { inbox: null, session: this.#advance(session, step), activity: bot.botId });
-    this.#scheduleDrain(chat);
-  }
-
-  #scheduleDrain(chat: string): void {
-    if (this.#drainQueued.has(chat)) return;
-    this.#drainQueued.add(chat);
-    this.#fire(chat, () => {
-      this.#drainQueued.delete(chat);
-      return this.#drainOne(chat);
-    });
-  }
-
-  /** Sends the next pending reply (one per lane job, so controls and messages interleave), then queues the rest. */
-  async #drainOne(chat: string): Promise<void> {
-    const session = this.#state.sessions.get(chat);
-    if (!session || session.status !== 'opened' || (this.#controls.get(chat) ?? 0) > 0) return;
-    const bot = this.#state.bot(session.botId);
-    if (!bot) return;
-    const [reply, ...rest] = session.pending;
-    if (!reply) {
-      if (session.ended) {
-        await this.#state.save(chat, {
-          session: bot.keepOpen
-            ? { ...session, status: 'held', flowSessionId: undefined, choices: [], ended: false }
-            : null,
-        });
-      }
-      return;
-    }
-    const signal = this.#signal(chat);
-    let next: ChatSession = { ...session, pending: rest };
-    if (reply.kind === 'wait') {
-      if (!(await sleep(reply.seconds * 1000, signal))) return;
-      if (reply.dedicated && session.flowSessionId) next = await this.#flow.afterWait(next, bot);
-    } else {
-      // Intent first: the id is saved before anything is sent, so that whoever sends next uses it again.
-      const messageId = session.sendingId ?? newMessageId();
-      if (session.sendingId === undefined) {
-        await this.#state.save(chat, { session: { ...session, sendingId: messageId } });
-      }
-      next = { ...next, sendingId: undefined };
-      const gate = () => this.#env!.ctx.assertOwner();
-      if (bot.typingDelayMs > 0) {
-        gate();
-        await Promise.resolve()
-          .then(() => this.#env!.session().sendChatPresence(chat, 'composing'))
-          .catch(() => undefined);
-        if (!(await sleep(bot.typingDelayMs, signal))) return;
-      }
-      try {
-        this.#ownSends.add(
-          await sendReply(this.#env!.session(), chat, reply, this.deps.media, this.#log, gate, messageId),
-        );
-      } catch (err) {
-        if (isOwnershipLoss(err)) throw err;
-        if (isNotConnected(err) || err instanceof UnavailableError) {
-          this.#retryAt.set(chat, Date.now() + SEND_RETRY_MS);
-          return;
-        }
-        this.#log.warn({ err, chat, kind: reply.kind }, 'a chatbot reply could not be sent; skipped');
-      }
-    }
-    await this.#state.save(chat, { session: next });
-    this.#scheduleDrain(chat);
-  }
-
-  /** Sends a notice of the bot (expiry, farewell) outside the flow; best effort. */
-  async #notice(chat: string, text: string): Promise<void> {
-    this.#env!.ctx.assertOwner();
-    try {
-      this.#ownSends.add((await this.#env!.session().sendText(chat, text)).messageId);
-    } catch (err) {
-      this.#log.warn({ err, chat }, 'chatbot notice could not be sent');
-    }
+    this.#replies.schedule(chat);
   }
 
   async #expire(chat: string): Promise<void> {
@@ -492,39 +358,24 @@ export class ChatbotExtension implements InstanceExtension {
     await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
     const bot = this.#state.bot(session.botId);
     // A paused chat is the operator's: the bot does not speak up in it.
-    if (bot?.expireMessage && session.status !== 'paused') await this.#notice(chat, bot.expireMessage);
+    if (bot?.expireMessage && session.status !== 'paused') await this.#replies.notice(chat, bot.expireMessage);
   }
 
   async #finish(chat: string, bot: ChatbotBotRecord): Promise<void> {
     await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
-    if (bot.finishMessage) await this.#notice(chat, bot.finishMessage);
+    if (bot.finishMessage) await this.#replies.notice(chat, bot.finishMessage);
   }
 
   // ---- actor calls -----------------------------------------------------------------------------
 
-  /** Runs a control on a chat's lane, cutting short what the lane sleeps on and holding replies back meanwhile. */
+  /** Runs a control on a chat's lane, then queues the replies the session was left with. */
   async #controlLane<T>(chat: string, job: () => Promise<T>): Promise<T> {
-    this.#controls.set(chat, (this.#controls.get(chat) ?? 0) + 1);
-    this.#interrupts.get(chat)?.abort();
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      const n = (this.#controls.get(chat) ?? 1) - 1;
-      if (n > 0) this.#controls.set(chat, n);
-      else this.#controls.delete(chat);
-    };
-    try {
-      return await this.#lane(chat, async () => {
-        release();
-        const result = await job();
-        const after = this.#state.sessions.get(chat);
-        if (after?.status === 'opened' && after.pending.length) this.#scheduleDrain(chat);
-        return result;
-      });
-    } finally {
-      release();
-    }
+    return this.#chats.control(chat, async () => {
+      const result = await job();
+      const after = this.#state.sessions.get(chat);
+      if (after?.status === 'opened' && after.pending.length) this.#replies.schedule(chat);
+      return result;
+    });
   }
 
   #pickBot(botId: string | undefined): ChatbotBotRecord {
