@@ -1,34 +1,23 @@
 import type { ActorContext } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
-import type { HelpdeskOptions, MediaConfig } from '../../config/config.js';
-import { NotFoundError, NotOwnerError, ValidationError, isOwnershipLoss, reasonOf } from '../../errors.js';
+import type { MediaConfig } from '../../config/config.js';
+import { NotOwnerError, isOwnershipLoss, reasonOf } from '../../errors.js';
 import type { MsgNetSession } from '../../msgnet/msgnet-driver.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
-import { SecretPurpose } from '../../security/secret-box.js';
-import type { SecretBox } from '../../security/secret-box.js';
-import { generateToken } from '../../security/tokens.js';
 import type { HelpdeskConfig } from '../../store/records.js';
+import { BridgeConfig } from './bridge-config.js';
+import type { BridgeConfigDeps } from './bridge-config.js';
 import { BridgeState } from './bridge-state.js';
 import type { AgentMessage, InboundEntry, OutboundEntry } from './bridge-state.js';
-import { ChatwootClient } from './chatwoot-client.js';
 import { ChatwootError } from './chatwoot-http.js';
 import { deliverToWhatsapp } from './chatwoot-to-whatsapp.js';
 import type { HelpdeskCallMap, HelpdeskInbound, HelpdeskPatch } from './helpdesk-calls.js';
-import { helpdeskWebhookUrl, mergeHelpdeskPatch } from './helpdesk-settings.js';
-import { ensureInbox } from './inbox-setup.js';
 import { SerialWorker } from './serial-worker.js';
 import { forwardToChatwoot, forwardable } from './whatsapp-to-chatwoot.js';
 import { BoundedSet } from '../../util/bounded-map.js';
 
-export interface HelpdeskBridgeDeps {
-  secrets: SecretBox;
-  options: HelpdeskOptions;
+export interface HelpdeskBridgeDeps extends BridgeConfigDeps {
   media: MediaConfig;
-  allowPrivateUrls: boolean;
-  /** The service's public address, for the inbox's webhook URL. */
-  publicBaseUrl(): string;
-  /** First backoff between attempts of one Chatwoot operation. @default 250 */
-  retryBaseMs?: number;
 }
 
 /** Messages waiting for Chatwoot beyond this are not queued (logged): an outage must not fill the store. */
@@ -59,18 +48,12 @@ export function helpdeskExtension(deps: HelpdeskBridgeDeps): InstanceExtensionFa
  * One instance's bridge, on its owner node. Everything that talks to Chatwoot runs on one serial worker,
  * so each conversation's order holds; what waits for it (WhatsApp messages for Chatwoot, agent messages
  * for WhatsApp) is queued in owned state first, so a new owner resumes it after a failover. Operator
- * changes (set, delete) go first and cut short a Chatwoot request in flight.
- *
- * Status (persisted in the configuration block, see docs/helpdesk.md):
- * - `pending` → `active` | `error` | `paused` when the creation block is activated;
- * - `active` → `error` after HELPDESK_ERROR_AFTER consecutive failed Chatwoot operations, or at once when
- *   Chatwoot refuses the token (401/403);
- * - `error` → `active` on the next operation that succeeds;
- * - any → `paused` by set with `paused: true` (nothing forwarded either way), back by `paused: false`.
+ * changes (set, delete) go first and cut short a Chatwoot request in flight. The configuration block and
+ * its status are kept by `BridgeConfig`.
  */
 class HelpdeskBridge implements InstanceExtension {
   #env: ExtensionEnv | undefined;
-  #config: HelpdeskConfig | undefined;
+  readonly #config: BridgeConfig;
   readonly #state: BridgeState;
   #outbound: OutboundEntry[] = [];
   #inbound: InboundEntry[] = [];
@@ -82,14 +65,13 @@ class HelpdeskBridge implements InstanceExtension {
   #retryAt = 0;
   #retryTimer: NodeJS.Timeout | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
-  #failures = 0;
-  #client: { key: string; client: ChatwootClient } | undefined;
 
   constructor(
     private readonly deps: HelpdeskBridgeDeps,
     private readonly instanceId: string,
   ) {
     this.#state = new BridgeState(() => this.#ctx());
+    this.#config = new BridgeConfig(deps, instanceId, () => this.#ctx(), this.#state);
     this.#worker = new SerialWorker({
       next: () => this.#nextJob(),
       fatal: isOwnershipLoss,
@@ -107,7 +89,7 @@ class HelpdeskBridge implements InstanceExtension {
       },
       'helpdesk.activate': (ctx) => {
         const self = of(ctx);
-        return self.#control(() => self.#activate(), true);
+        return self.#control(() => self.#config.activate(), true);
       },
       'helpdesk.delete': (ctx) => {
         const self = of(ctx);
@@ -130,11 +112,11 @@ class HelpdeskBridge implements InstanceExtension {
 
   async onActivate(env: ExtensionEnv): Promise<void> {
     this.#env = env;
-    this.#config = env.instance().config.helpdesk;
+    this.#config.current = env.instance().config.helpdesk;
     this.#pruneTimer = setInterval(() => {
       void this.#control(() => this.#state.pruneSeen(), false).catch(() => undefined);
     }, PRUNE_EVERY_MS);
-    if (!this.#config) return;
+    if (!this.#config.current) return;
     const { outbound, inbound } = await this.#state.loadQueues();
     // Loaded entries may have reached Chatwoot before the previous owner stopped: check before posting.
     this.#outbound = outbound.map((e) => ({ ...e, attempts: Math.max(1, e.attempts) }));
@@ -155,12 +137,14 @@ class HelpdeskBridge implements InstanceExtension {
         ).catch(() => undefined);
       } else this.#inbound.push(entry);
     }
-    if (this.#config.status === 'pending') void this.#control(() => this.#activate(), false).catch(() => undefined);
+    if (this.#config.current.status === 'pending') {
+      void this.#control(() => this.#config.activate(), false).catch(() => undefined);
+    }
     this.#worker.kick();
   }
 
   async onMessage(message: NormalizedMessage, env: ExtensionEnv): Promise<void> {
-    const config = this.#config;
+    const config = this.#config.current;
     if (!config?.enabled || config.status === 'paused' || !forwardable(message, config)) return;
     if (message.fromMe && this.#ownSends.has(message.id)) return;
     if (this.#outbound.length >= MAX_OUTBOUND) {
@@ -178,7 +162,7 @@ class HelpdeskBridge implements InstanceExtension {
 
   async onConfigChanged(): Promise<void> {
     void this.#control(async () => {
-      this.#config = await this.#storedConfig();
+      this.#config.current = await this.#config.stored();
     }, false).catch(() => undefined);
   }
 
@@ -199,7 +183,7 @@ class HelpdeskBridge implements InstanceExtension {
   }
 
   #runnable(): boolean {
-    const c = this.#config;
+    const c = this.#config.current;
     return !!c?.enabled && (c.status === 'active' || c.status === 'error');
   }
 
@@ -242,10 +226,10 @@ class HelpdeskBridge implements InstanceExtension {
     const abort = new AbortController();
     this.#abort = abort;
     try {
-      const config = await this.#withInbox(abort.signal);
+      const config = await this.#config.withInbox(abort.signal);
       await forwardToChatwoot(
         {
-          client: this.#clientFor(config),
+          client: this.#config.client(config),
           config,
           state: this.#state,
           session: this.#session(),
@@ -259,7 +243,7 @@ class HelpdeskBridge implements InstanceExtension {
       );
       await this.#state.write([this.#state.dequeue(entry.key), this.#state.seenWhatsapp(id, 'posted')]);
       this.#outbound.shift();
-      await this.#succeeded();
+      await this.#config.succeeded();
     } catch (err) {
       entry.attempts++;
       if (aborted(err) || isOwnershipLoss(err)) {
@@ -275,21 +259,10 @@ class HelpdeskBridge implements InstanceExtension {
         await this.#state.write([this.#state.dequeue(entry.key), this.#state.seenWhatsapp(id, 'dropped')]);
         this.#outbound.shift();
       }
-      await this.#failed(err);
+      await this.#config.failed(err);
     } finally {
       if (this.#abort === abort) this.#abort = undefined;
     }
-  }
-
-  /** The configuration with its inbox, creating or finding the inbox first when activation could not. */
-  async #withInbox(signal: AbortSignal): Promise<HelpdeskConfig & { inboxId: number }> {
-    const config = this.#config!;
-    if (config.inboxId !== undefined) return config as HelpdeskConfig & { inboxId: number };
-    const secured = this.#withSecret(config);
-    const inboxId = await ensureInbox(this.#clientFor(secured), secured.inboxName, this.#webhookUrl(secured), signal);
-    const next = { ...secured, inboxId };
-    await this.#save(next);
-    return next;
   }
 
   #session(): MsgNetSession | undefined {
@@ -314,7 +287,7 @@ class HelpdeskBridge implements InstanceExtension {
 
   /** A webhook the edge authenticated: queued (once per Chatwoot message id) for the worker. */
   async #accept(inbound: HelpdeskInbound): Promise<{ accepted: boolean }> {
-    const c = this.#config;
+    const c = this.#config.current;
     if (!c?.enabled || c.status === 'paused' || c.status === 'pending' || c.inboxId !== inbound.inboxId) {
       return { accepted: false };
     }
@@ -347,7 +320,7 @@ class HelpdeskBridge implements InstanceExtension {
       await deliverToWhatsapp(
         {
           session,
-          config: this.#config!,
+          config: this.#config.current!,
           state: this.#state,
           media: this.deps.media,
           onSent: (id) => {
@@ -378,9 +351,9 @@ class HelpdeskBridge implements InstanceExtension {
 
   /** A private note in the conversation (what agents see when their message did not leave). */
   async #note(conversationId: number, content: string): Promise<void> {
-    const config = this.#config;
+    const config = this.#config.current;
     if (!config?.enabled) return;
-    const client = this.#clientFor(config);
+    const client = this.#config.client(config);
     const abort = new AbortController();
     this.#abort = abort;
     try {
@@ -388,12 +361,12 @@ class HelpdeskBridge implements InstanceExtension {
         () => client.createMessage(conversationId, { content, messageType: 'outgoing', private: true }, abort.signal),
         abort.signal,
       );
-      await this.#succeeded();
+      await this.#config.succeeded();
     } catch (err) {
       if (isOwnershipLoss(err)) throw err;
       if (aborted(err)) return;
       this.#log.warn({ err, conversationId }, 'helpdesk: could not post a private note');
-      await this.#failed(err);
+      await this.#config.failed(err);
     } finally {
       if (this.#abort === abort) this.#abort = undefined;
     }
@@ -413,119 +386,19 @@ class HelpdeskBridge implements InstanceExtension {
 
   // ---- configuration and status -----------------------------------------------------------------
 
-  async #storedConfig(): Promise<HelpdeskConfig | undefined> {
-    const ctx = this.#ctx();
-    const instance = await ctx.store.instances.findById(ctx.instanceId);
-    if (!instance) throw new NotFoundError('Instance not found');
-    return instance.config.helpdesk;
-  }
-
-  /** Writes the block under the owner's epoch: a paused former owner cannot overwrite the new owner's. */
-  async #save(next: HelpdeskConfig): Promise<void> {
-    await this.#ctx().writeConfigBlock('helpdesk', next);
-    this.#config = next;
-  }
-
-  #withSecret(config: HelpdeskConfig): HelpdeskConfig {
-    if (config.webhookSecretSealed) return config;
-    return {
-      ...config,
-      webhookSecretSealed: this.deps.secrets.seal(generateToken(), SecretPurpose.HelpdeskWebhookSecret),
-    };
-  }
-
-  #webhookUrl(config: HelpdeskConfig): string {
-    const secret = this.deps.secrets.open(config.webhookSecretSealed!, SecretPurpose.HelpdeskWebhookSecret);
-    return helpdeskWebhookUrl(this.deps.publicBaseUrl(), this.instanceId, secret);
-  }
-
-  #clientFor(config: HelpdeskConfig): ChatwootClient {
-    const key = `${config.baseUrl}\n${config.accountId}\n${config.apiTokenSealed}`;
-    if (this.#client?.key !== key) {
-      const o = this.deps.options;
-      const client = new ChatwootClient({
-        baseUrl: config.baseUrl,
-        accountId: config.accountId,
-        apiToken: this.deps.secrets.open(config.apiTokenSealed, SecretPurpose.HelpdeskApiToken),
-        timeoutMs: o.timeoutMs,
-        retries: o.retries,
-        allowPrivateUrls: this.deps.allowPrivateUrls,
-        ...(this.deps.retryBaseMs !== undefined ? { retryBaseMs: this.deps.retryBaseMs } : {}),
-      });
-      this.#client = { key, client };
-    }
-    return this.#client.client;
-  }
-
-  async #succeeded(): Promise<void> {
-    this.#failures = 0;
-    const c = this.#config;
-    if (c?.status === 'error') await this.#save({ ...c, status: 'active' });
-  }
-
-  async #failed(err: unknown): Promise<void> {
-    this.#failures++;
-    const c = this.#config;
-    if (!c) return;
-    const lastError = reasonOf(err);
-    const credentials = err instanceof ChatwootError && err.rejectsCredentials;
-    const toError = c.status === 'active' && (credentials || this.#failures >= this.deps.options.errorAfter);
-    if (toError) await this.#save({ ...c, status: 'error', lastError });
-    else if (c.lastError !== lastError) await this.#save({ ...c, lastError });
-  }
-
-  /** POST /api/helpdesk/set: merge, check with Chatwoot (inbox created or reused), save. */
+  /** POST /api/helpdesk/set (`BridgeConfig.set`); what waits for Chatwoot is then tried without a hold-off. */
   async #set(patch: HelpdeskPatch): Promise<{ config: HelpdeskConfig; warning?: string }> {
-    const current = await this.#storedConfig();
-    const merged = this.#withSecret(mergeHelpdeskPatch(current, patch));
-    const paused = merged.status === 'paused';
-    const elsewhere = !current || current.baseUrl !== merged.baseUrl || current.accountId !== merged.accountId;
-    let warning: string | undefined;
-    try {
-      merged.inboxId = await ensureInbox(this.#clientFor(merged), merged.inboxName, this.#webhookUrl(merged));
-    } catch (err) {
-      if (!(err instanceof ChatwootError) || !err.retryable) {
-        throw new ValidationError(`Helpdesk settings refused: ${reasonOf(err)}`, { cause: err });
-      }
-      warning = reasonOf(err);
-      merged.lastError = warning;
-      if (!paused) merged.status = 'error';
-      if (current && !elsewhere && merged.inboxName === current.inboxName) merged.inboxId = current.inboxId;
-    }
-    // Contacts and conversations of another installation or account mean nothing here.
-    if (elsewhere) await this.#state.clear(false);
-    await this.#save(merged);
-    this.#failures = 0;
+    const result = await this.#config.set(patch);
     this.#retryAt = 0;
-    return { config: merged, ...(warning ? { warning } : {}) };
-  }
-
-  /** A creation block (`pending`): activated like set, but a failure only sets `error` (spec section 3). */
-  async #activate(): Promise<{ config: HelpdeskConfig | null }> {
-    const block = await this.#storedConfig();
-    if (!block) return { config: null };
-    if (block.status !== 'pending') return { config: block };
-    if (!block.enabled) {
-      await this.#save({ ...block, status: 'paused' });
-      return { config: this.#config! };
-    }
-    const secured = this.#withSecret(block);
-    try {
-      const inboxId = await ensureInbox(this.#clientFor(secured), secured.inboxName, this.#webhookUrl(secured));
-      await this.#save({ ...secured, inboxId, status: 'active', lastError: undefined });
-    } catch (err) {
-      if (isOwnershipLoss(err)) throw err;
-      await this.#save({ ...secured, status: 'error', lastError: reasonOf(err) });
-    }
-    return { config: this.#config! };
+    return result;
   }
 
   /** DELETE: the block and everything the bridge kept go; the Chatwoot inbox stays. */
   async #remove(): Promise<{ removed: boolean; inboxId: number | null }> {
-    const block = await this.#storedConfig();
+    const block = await this.#config.stored();
     if (!block) return { removed: false, inboxId: null };
     // First, so that no message is queued meanwhile.
-    this.#config = undefined;
+    this.#config.current = undefined;
     this.#outbound = [];
     this.#inbound = [];
     await this.#state.clear(true);
