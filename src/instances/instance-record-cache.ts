@@ -28,6 +28,11 @@ export class InstanceRecordCache {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Records held now, lapsed ones not yet swept included. */
+  get size(): number {
+    return this.#byId.size;
+  }
+
   findById(id: string): Promise<InstanceRecord | undefined> {
     const cached = this.#fresh(id);
     if (cached) return Promise.resolve(cached);
@@ -72,9 +77,22 @@ export class InstanceRecordCache {
     const generation = this.#generation;
     const record = await read;
     if (record !== undefined && generation === this.#generation) {
-      this.#byId.set(record.id, { record, at: this.now() });
+      const at = this.now();
+      // Re-inserted, so that the map's order is the entries' age and the sweep stops at the first fresh one.
+      this.#byId.delete(record.id);
+      this.#byId.set(record.id, { record, at });
       this.#idByName.set(`${record.accountId}\n${record.name}`, record.id);
+      this.#sweep(at);
     }
     return record;
+  }
+
+  /** Drops the lapsed entries, so that the records of instances no longer asked for are not kept. */
+  #sweep(now: number): void {
+    for (const [id, entry] of this.#byId) {
+      if (now - entry.at < this.ttlMs) return;
+      this.#byId.delete(id);
+      this.#idByName.delete(`${entry.record.accountId}\n${entry.record.name}`);
+    }
   }
 }

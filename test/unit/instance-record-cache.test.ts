@@ -62,6 +62,19 @@ describe('InstanceRecordCache: the edge reads records without the store, and eve
     expect(await cache.findByName(randomUUID(), 'shop')).to.equal(undefined);
   });
 
+  it('drops lapsed records as others are read, so that idle instances are not kept', async () => {
+    const { cache, store } = cacheAndStore();
+    const other = record('other');
+    await store.instances.create(other, [], 5);
+    await cache.findById(instance.id);
+    expect(cache.size).to.equal(1);
+    clock += 1000;
+    await cache.findByName(accountId, 'other');
+    expect(cache.size).to.equal(1);
+    expect((await cache.findByName(accountId, 'shop'))?.id).to.equal(instance.id);
+    expect(reads).to.equal(3);
+  });
+
   it('never keeps an absence: an instance created after a miss is found at once', async () => {
     const { cache, store } = cacheAndStore();
     expect(await cache.findByName(accountId, 'later')).to.equal(undefined);
