@@ -20,7 +20,6 @@ import type {
   GroupInfo,
   LabelInfo,
   LinkChallenge,
-  LinkPreview,
   LinkRequest,
   MessageContent,
   MsgNetSession,
@@ -37,12 +36,10 @@ import type {
   StatusPost,
 } from '../msgnet-driver.js';
 import type { NormalizedMessage } from '../msgnet-events.js';
-import { SandboxPhone, USER_DOMAIN, outboxMedia, toJid } from './sandbox-phone.js';
-import type { OutboxEntry, SandboxWire } from './sandbox-wire.js';
+import { SandboxPhone, USER_DOMAIN } from './sandbox-phone.js';
+import type { SandboxWire } from './sandbox-wire.js';
 import { BoundedMap } from '../../util/bounded-map.js';
-import { newMessageId } from '../message-id.js';
 import { SandboxControls, registerControls } from './sandbox-controls.js';
-import { sandboxSend } from './sandbox-content.js';
 import { SandboxChats } from './sandbox-chats.js';
 import { SandboxChannels } from './sandbox-channels.js';
 import { SandboxCommunities } from './sandbox-communities.js';
@@ -50,12 +47,8 @@ import { SandboxGroups } from './sandbox-groups.js';
 import type { SandboxDomain, SandboxNet, SandboxOps } from './sandbox-net.js';
 import { SandboxAccount } from './sandbox-account.js';
 import { SandboxCalls } from './sandbox-calls.js';
-import { incomingMessage, outgoingMessage } from './sandbox-message.js';
-
-/** A preview card as the outbox shows it: the thumbnail's size, not its bytes. */
-function outboxPreview({ thumbnail, ...card }: LinkPreview): OutboxEntry['linkPreview'] {
-  return { ...card, ...(thumbnail ? { thumbnailBytes: Buffer.from(thumbnail, 'base64').length } : {}) };
-}
+import { incomingMessage } from './sandbox-message.js';
+import { SandboxSends } from './sandbox-sends.js';
 
 /** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
 const RECEIVED_MEDIA_KEPT = 256;
@@ -76,7 +69,6 @@ export class SandboxSession implements MsgNetSession {
   /** Bytes of recently received media by message id, as a phone keeps them until they are downloaded. */
   readonly #receivedMedia = new BoundedMap<string, ReceivedMedia>(RECEIVED_MEDIA_KEPT);
   readonly #phone: SandboxPhone;
-  #sent = 0;
   /** Subscriptions beyond the number's own: the groups and channels the phone is in. */
   readonly #listening = new Map<string, () => Promise<void>>();
   readonly groups: SandboxGroups;
@@ -86,6 +78,7 @@ export class SandboxSession implements MsgNetSession {
   readonly #ops: Record<SandboxDomain, SandboxOps>;
   readonly #calls: SandboxCalls;
   readonly #account: SandboxAccount;
+  readonly #sends: SandboxSends;
 
   constructor(
     private readonly options: SessionOptions,
@@ -107,7 +100,7 @@ export class SandboxSession implements MsgNetSession {
         this.#listening.delete(jid);
         await stop?.();
       },
-      record: (entry) => this.#record(entry),
+      record: (entry) => this.#sends.record(entry),
     };
     this.groups = new SandboxGroups(net);
     this.chats = new SandboxChats(net);
@@ -116,6 +109,7 @@ export class SandboxSession implements MsgNetSession {
     this.#ops = { groups: this.groups, chats: this.chats, channels: this.channels, communities: this.communities };
     this.#calls = new SandboxCalls(net);
     this.#account = new SandboxAccount(net);
+    this.#sends = new SandboxSends(net, { numberJid: () => this.#numberJid, emit: (event) => options.emit(event) });
     registerControls(
       this,
       new SandboxControls({
@@ -335,39 +329,6 @@ export class SandboxSession implements MsgNetSession {
     this.options.emit({ type: 'message', message });
   }
 
-  async #record(entry: Omit<OutboxEntry, 'messageId' | 'timestamp'> & { messageId?: string }): Promise<OutboxEntry> {
-    const full: OutboxEntry = { ...entry, messageId: entry.messageId ?? newMessageId(), timestamp: Date.now() };
-    // The key sorts by time, then by a per-session sequence (two sends in one millisecond keep their order).
-    const key = `outbox:${String(full.timestamp).padStart(15, '0')}:${String(++this.#sent).padStart(9, '0')}:${full.messageId}`;
-    // A caller-chosen id is indexed in the same write, so a repeated send finds it (#sentBefore).
-    const index = entry.messageId ? { [`sentid:${full.messageId}`]: JSON.stringify(full) } : {};
-    await this.options.auth.set({ [key]: JSON.stringify(full), ...index });
-    return full;
-  }
-
-  /** The network keeps one message per id: a send repeating a caller-chosen id answers the first one. */
-  async #sentBefore(options: SendOptions | undefined): Promise<SentMessage | undefined> {
-    if (!options?.messageId) return undefined;
-    const raw = await this.options.auth.get(`sentid:${options.messageId}`);
-    if (!raw) return undefined;
-    const first = JSON.parse(raw) as OutboxEntry;
-    return { messageId: first.messageId, timestamp: first.timestamp };
-  }
-
-  async #deliver(to: string, entry: OutboxEntry, wire: Extract<SandboxWire, { t: 'msg' }>): Promise<SentMessage> {
-    this.options.emit({ type: 'message', message: outgoingMessage(this.#numberJid!, to, entry, wire) });
-    this.options.emit({
-      type: 'delivery',
-      chatJid: to,
-      recipient: to,
-      status: 'sent',
-      messageIds: [entry.messageId],
-      timestamp: entry.timestamp,
-    });
-    await this.#send(to, wire).catch(() => 0);
-    return { messageId: entry.messageId, timestamp: entry.timestamp };
-  }
-
   async downloadMedia(message: NormalizedMessage, maxBytes: number): Promise<ReceivedMedia> {
     this.#failIf('downloadMedia');
     const media = this.#receivedMedia.get(message.id);
@@ -376,159 +337,54 @@ export class SandboxSession implements MsgNetSession {
     return media;
   }
 
-  async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
-    const mentions = options?.mentions?.length ? { mentions: options.mentions } : {};
-    const preview = options?.linkPreview ? { linkPreview: outboxPreview(options.linkPreview) } : {};
-    return this.#sendOne(
-      to,
-      options,
-      ['sendText'],
-      { type: 'text', text, ...mentions, ...preview },
-      { text, ...mentions },
-    );
+  // ---- what the phone sends: messages, statuses, presence, receipts, calls ---------------------
+
+  sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
+    return this.#sends.sendText(to, text, options);
   }
 
-  async sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage> {
-    return this.#sendOne(
-      to,
-      options,
-      ['sendLocation'],
-      { type: 'location', location },
-      { text: location.name ?? '', location },
-    );
+  sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage> {
+    return this.#sends.sendLocation(to, location, options);
   }
 
-  async sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
-    const meta = outboxMedia(media);
-    return this.#sendOne(
-      to,
-      options,
-      ['uploadMedia', 'sendMedia'],
-      { type: 'media', media: meta },
-      { text: media.caption ?? '', media: meta },
-    );
+  sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
+    return this.#sends.sendMedia(to, media, options);
   }
 
-  async sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
-    return this.#sendOne(to, options, [], { type: 'buttons', text, buttons }, { text });
+  sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
+    return this.#sends.sendButtons(to, text, buttons, options);
   }
 
-  async sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
-    return this.#sendOne(to, options, [], { type: 'payment', payment }, { text: '' });
+  sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
+    return this.#sends.sendPayment(to, payment, options);
   }
 
-  /**
-   * One outgoing message: refused while not connected, answered again for an id it already sent, failed
-   * by the faults set on `operations`, recorded in the outbox, then echoed as this instance's own message
-   * and carried to `to`.
-   */
-  async #sendOne(
-    to: string,
-    options: SendOptions | undefined,
-    operations: string[],
-    entry: Omit<OutboxEntry, 'messageId' | 'timestamp' | 'to' | 'replyTo'>,
-    wire: Omit<Extract<SandboxWire, { t: 'msg' }>, 't' | 'id' | 'from' | 'timestamp'>,
-  ): Promise<SentMessage> {
-    const from = this.#requireConnected();
-    const jid = toJid(to);
-    const again = await this.#sentBefore(options);
-    if (again) return again;
-    for (const operation of operations) this.#failIf(operation);
-    const recorded = await this.#record({
-      to: jid,
-      ...entry,
-      ...(options?.replyTo ? { replyTo: options.replyTo.id } : {}),
-      ...(options?.messageId ? { messageId: options.messageId } : {}),
-    });
-    return this.#deliver(jid, recorded, {
-      t: 'msg',
-      id: recorded.messageId,
-      from,
-      timestamp: recorded.timestamp,
-      // Members listening on the group's JID receive it as a group message.
-      ...(jid.endsWith('@g.us') ? { groupJid: jid } : {}),
-      ...wire,
-    });
+  sendEventCard(to: string, card: EventCard): Promise<SentMessage> {
+    return this.#sends.sendEventCard(to, card);
   }
 
-  async sendEventCard(to: string, card: EventCard): Promise<SentMessage> {
-    const from = this.#requireConnected();
-    const jid = toJid(to);
-    this.#failIf('sendEventCard');
-    const entry = await this.#record({ to: jid, type: 'event', event: card });
-    return this.#deliver(jid, entry, {
-      t: 'msg',
-      id: entry.messageId,
-      from,
-      timestamp: entry.timestamp,
-      text: card.name,
-    });
+  publishStatus(post: StatusPost): Promise<SentMessage> {
+    return this.#sends.publishStatus(post);
   }
 
-  async publishStatus(post: StatusPost): Promise<SentMessage> {
-    const me = this.#requireConnected();
-    if (post.media) this.#failIf('uploadMedia');
-    this.#failIf('publishStatus');
-    const media = post.media ? outboxMedia(post.media) : undefined;
-    const entry = await this.#record({
-      to: 'status@broadcast',
-      type: 'status',
-      text: post.text,
-      status: {
-        type: post.type,
-        ...(post.backgroundColor ? { backgroundColor: post.backgroundColor } : {}),
-        ...(post.font !== undefined ? { font: post.font } : {}),
-      },
-      ...(media ? { media } : {}),
-    });
-    // WhatsApp echoes the phone's own status back to it, like any message it sends.
-    this.options.emit({
-      type: 'message',
-      message: {
-        id: entry.messageId,
-        fromMe: true,
-        timestamp: entry.timestamp,
-        chat: { jid: 'status@broadcast', type: 'status' },
-        sender: { jid: me },
-        type: media ? 'media' : 'text',
-        text: post.text,
-        ...(media ? { media } : {}),
-      },
-    });
-    return { messageId: entry.messageId, timestamp: entry.timestamp };
+  sendContent(to: string, content: MessageContent, options?: SendOptions): Promise<SentMessage> {
+    return this.#sends.sendContent(to, content, options);
   }
 
-  async sendContent(to: string, content: MessageContent, options?: SendOptions): Promise<SentMessage> {
-    const { operations, entry, wire } = sandboxSend(content);
-    return this.#sendOne(to, options, operations, entry, wire);
+  sendChatPresence(to: string, state: ChatPresence): Promise<void> {
+    return this.#sends.sendChatPresence(to, state);
   }
 
-  async sendChatPresence(to: string, state: ChatPresence): Promise<void> {
-    this.#requireConnected();
-    await this.#record({ to: toJid(to), type: 'presence', presence: state });
+  deleteMessage(chatJid: string, messageId: string): Promise<void> {
+    return this.#sends.deleteMessage(chatJid, messageId);
   }
 
-  async deleteMessage(chatJid: string, messageId: string): Promise<void> {
-    this.#requireConnected();
-    await this.#record({ to: chatJid, type: 'delete', deletedMessageId: messageId });
+  markRead(chatJid: string, messageIds: string[]): Promise<void> {
+    return this.#sends.markRead(chatJid, messageIds);
   }
 
-  async markRead(chatJid: string, messageIds: string[]): Promise<void> {
-    const me = this.#requireConnected();
-    if (chatJid.endsWith(`@${USER_DOMAIN}`)) {
-      await this.#send(chatJid, {
-        t: 'receipt',
-        from: me,
-        status: 'read',
-        ids: messageIds,
-        timestamp: Date.now(),
-      }).catch(() => 0);
-    }
-  }
-
-  async setPresence(available: boolean): Promise<void> {
-    this.#requireConnected();
-    await this.options.auth.set({ presence: available ? 'available' : 'unavailable' });
+  setPresence(available: boolean): Promise<void> {
+    return this.#sends.setPresence(available);
   }
 
   rejectCall(callId: string, from: string): Promise<void> {
