@@ -32,7 +32,6 @@ import { openStore } from './store/open-store.js';
 import { reportInstanceChanges } from './store/report-instance-changes.js';
 import { InstanceRecordCache } from './instances/instance-record-cache.js';
 import type { Store } from './store/store.js';
-import { requestIdField } from './util/request-context.js';
 
 export interface RunningNode {
   nodeId: string;
@@ -62,11 +61,7 @@ export interface RunningNode {
  */
 export async function startNode(config: Config, options: { logger?: Logger } = {}): Promise<RunningNode> {
   const nodeId = config.nodeId ?? `node-${randomUUID().slice(0, 8)}`;
-  // Every line logged while serving a request (here or, routed, on another node) carries its id.
-  const logger = (options.logger ?? pino({ level: config.logLevel })).child(
-    { node: nodeId },
-    { formatters: { log: requestIdField } },
-  );
+  const logger = (options.logger ?? pino({ level: config.logLevel })).child({ node: nodeId });
   const teardown = new Teardown();
   try {
     return await assemble(config, nodeId, logger, teardown);

@@ -3,7 +3,6 @@ import { FencedError, NotOwnerError, TimeoutError, UnavailableError } from '../e
 import type { ConnectionInfo, InstanceConfig, OwnedStateOp } from '../store/records.js';
 import type { ConfigBlock, Store } from '../store/store.js';
 import type { ActorCallKind, ActorPayload, ActorResult, ActorState } from './actor-calls.js';
-import { currentRequestId, withRequestId } from '../util/request-context.js';
 
 /** What a behaviour may do while it runs a turn. Every side effect goes through the owner checks here. */
 export interface ActorContext {
@@ -11,6 +10,7 @@ export interface ActorContext {
   readonly nodeId: string;
   readonly epoch: number;
   readonly store: Store;
+  /** The actor's logger; while a call runs for a request, its lines also carry that request's id. */
   readonly log: Logger;
   /** @throws NotOwnerError unless the lease is surely still ours (checked on the monotonic clock). */
   assertOwner(): void;
@@ -88,6 +88,8 @@ interface Job {
   settled: boolean;
   /** The request the call serves, if any (its log lines carry it). */
   requestId?: string;
+  /** `log` with the request id bound, made at the first line logged for it. */
+  log?: Logger;
 }
 
 /**
@@ -101,16 +103,23 @@ export class InstanceActor {
   #running = false;
   #idleWaiters: (() => void)[] = [];
   #stopping: Promise<void> | undefined;
+  /** The call running now: one at a time, so the lines logged meanwhile are its. */
+  #current: Job | undefined;
   lastActivity = performance.now();
   readonly ctx: ActorContext;
 
   constructor(private readonly options: InstanceActorOptions) {
+    const current = () => this.#current;
     this.ctx = {
       instanceId: options.instanceId,
       nodeId: options.nodeId,
       epoch: options.epoch,
       store: options.store,
-      log: options.log,
+      get log() {
+        const job = current();
+        if (job?.requestId === undefined) return options.log;
+        return (job.log ??= options.log.child({ requestId: job.requestId }));
+      },
       assertOwner: () => this.#assertOwner(),
       writeOwned: async (ops) => {
         this.#assertOwner();
@@ -157,13 +166,18 @@ export class InstanceActor {
     this.#pump();
   }
 
-  call<K extends ActorCallKind>(kind: K, payload: ActorPayload<K>, timeoutMs: number): Promise<ActorResult<K>> {
+  /** Queues the call; `requestId` is the request it serves, for the lines logged while it runs. */
+  call<K extends ActorCallKind>(
+    kind: K,
+    payload: ActorPayload<K>,
+    timeoutMs: number,
+    requestId?: string,
+  ): Promise<ActorResult<K>> {
     if (this.#state === 'stopped') return Promise.reject(new NotOwnerError(this.options.instanceId));
     if (this.#queue.length >= this.options.maxQueue) {
       return Promise.reject(new UnavailableError('Instance is busy; try again later'));
     }
     return new Promise<ActorResult<K>>((resolve, reject) => {
-      const requestId = currentRequestId();
       const job: Job = {
         kind,
         payload,
@@ -193,8 +207,9 @@ export class InstanceActor {
     }
     this.#running = true;
     this.lastActivity = performance.now();
-    // Each job runs for its own request (the queue's chain would otherwise lend it the previous one's).
-    void withRequestId(job.requestId, () => this.#run(job)).finally(() => {
+    this.#current = job;
+    void this.#run(job).finally(() => {
+      this.#current = undefined;
       this.#running = false;
       this.#pump();
     });

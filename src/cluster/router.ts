@@ -11,7 +11,6 @@ import type { Membership } from './membership.js';
 import { DeadlineTimer } from './deadline-timer.js';
 import { placeInstance } from './placement.js';
 import type { Transport } from '../transport/transport.js';
-import { currentRequestId, withRequestId } from '../util/request-context.js';
 
 /** A routed call on the wire (node → owner's inbox). */
 interface CallMessage {
@@ -104,18 +103,20 @@ export class Router {
     this.#deadlines.stop();
   }
 
+  /** Runs the call on the owner; `requestId`, the request it serves, goes with it into the owner's logs. */
   async call<K extends ActorCallKind>(
     instanceId: string,
     kind: K,
     payload: ActorPayload<K>,
     timeoutMs = 30_000,
+    requestId?: string,
   ): Promise<ActorResult<K>> {
     const started = performance.now();
     const deadline = started + timeoutMs;
     let outcome: string = 'ok';
     try {
       try {
-        return await this.#attempt(instanceId, kind, payload, timeoutMs);
+        return await this.#attempt(instanceId, kind, payload, timeoutMs, requestId);
       } catch (err) {
         if (!(err instanceof NotOwnerError)) throw err;
         this.#owners.delete(instanceId);
@@ -123,7 +124,7 @@ export class Router {
         await this.options.membership.refresh().catch(() => undefined);
         const left = deadline - performance.now();
         if (left <= 0) throw new TimeoutError();
-        return await this.#attempt(instanceId, kind, payload, left);
+        return await this.#attempt(instanceId, kind, payload, left, requestId);
       }
     } catch (err) {
       outcome = err instanceof AppError ? err.code : ErrorCode.Internal;
@@ -144,9 +145,10 @@ export class Router {
     kind: K,
     payload: ActorPayload<K>,
     timeoutMs = 30_000,
+    requestId?: string,
   ): Promise<ActorResult<K> | undefined> {
     if (!this.options.host.get(instanceId) && (await this.#ownerOf(instanceId)) === undefined) return undefined;
-    return this.call(instanceId, kind, payload, timeoutMs);
+    return this.call(instanceId, kind, payload, timeoutMs, requestId);
   }
 
   #attempt<K extends ActorCallKind>(
@@ -154,15 +156,16 @@ export class Router {
     kind: K,
     payload: ActorPayload<K>,
     timeoutMs: number,
+    requestId: string | undefined,
   ): Promise<ActorResult<K>> {
     const local = this.options.host.get(instanceId);
-    if (local) return local.call(kind, payload, timeoutMs);
+    if (local) return local.call(kind, payload, timeoutMs, requestId);
     // A known owner is sent to at once: no lookup, no extra turn of the microtask queue.
     const cached = this.#cachedOwner(instanceId);
     if (cached !== undefined && cached !== this.options.nodeId) {
-      return this.#send(cached, instanceId, kind, payload, timeoutMs, false) as Promise<ActorResult<K>>;
+      return this.#send(cached, instanceId, kind, payload, timeoutMs, false, requestId) as Promise<ActorResult<K>>;
     }
-    return this.#attemptLookingUp(instanceId, kind, payload, timeoutMs);
+    return this.#attemptLookingUp(instanceId, kind, payload, timeoutMs, requestId);
   }
 
   async #attemptLookingUp<K extends ActorCallKind>(
@@ -170,6 +173,7 @@ export class Router {
     kind: K,
     payload: ActorPayload<K>,
     timeoutMs: number,
+    requestId: string | undefined,
   ): Promise<ActorResult<K>> {
     let owner = await this.#ownerOf(instanceId);
     let activate = false;
@@ -184,9 +188,9 @@ export class Router {
     if (owner === this.options.nodeId) {
       const actor = await this.options.host.activate(instanceId);
       if (!actor) throw new NotOwnerError(instanceId);
-      return actor.call(kind, payload, timeoutMs);
+      return actor.call(kind, payload, timeoutMs, requestId);
     }
-    return (await this.#send(owner, instanceId, kind, payload, timeoutMs, activate)) as ActorResult<K>;
+    return (await this.#send(owner, instanceId, kind, payload, timeoutMs, activate, requestId)) as ActorResult<K>;
   }
 
   #cachedOwner(instanceId: string): string | undefined {
@@ -214,9 +218,9 @@ export class Router {
     payload: unknown,
     timeoutMs: number,
     activate: boolean,
+    requestId: string | undefined,
   ): Promise<unknown> {
     const id = this.#idPrefix + (this.#nextId++).toString(36);
-    const requestId = currentRequestId();
     const msg: CallMessage = {
       t: 'call',
       id,
@@ -287,13 +291,16 @@ export class Router {
         );
       return;
     }
-    const serving = withRequestId(msg.requestId, () => this.#serve(msg)).finally(() => this.#serving.delete(serving));
+    const serving = this.#serve(msg).finally(() => this.#serving.delete(serving));
     this.#serving.add(serving);
   }
 
   async #serve(msg: CallMessage): Promise<void> {
     if (this.options.log.isLevelEnabled('debug')) {
-      this.options.log.debug({ instanceId: msg.instanceId, kind: msg.kind, from: msg.from }, 'serving a routed call');
+      this.options.log.debug(
+        { instanceId: msg.instanceId, kind: msg.kind, from: msg.from, requestId: msg.requestId },
+        'serving a routed call',
+      );
     }
     let reply: ReplyMessage;
     try {
@@ -305,11 +312,16 @@ export class Router {
         t: 'reply',
         id: msg.id,
         ok: true,
-        result: await actor.call(msg.kind, msg.payload as never, msg.timeoutMs),
+        result: await actor.call(msg.kind, msg.payload as never, msg.timeoutMs, msg.requestId),
       };
     } catch (err) {
       const known = err instanceof AppError;
-      if (!known) this.options.log.error({ err, instanceId: msg.instanceId, kind: msg.kind }, 'routed call failed');
+      if (!known) {
+        this.options.log.error(
+          { err, instanceId: msg.instanceId, kind: msg.kind, requestId: msg.requestId },
+          'routed call failed',
+        );
+      }
       reply = {
         t: 'reply',
         id: msg.id,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { AccountService } from '../accounts/account-service.js';
@@ -17,6 +16,7 @@ import type { NodeMetrics } from '../metrics/metrics.js';
 import type { SecretBox } from '../security/secret-box.js';
 import type { Store } from '../store/store.js';
 import type { ApiRouter } from './api-router.js';
+import { startRequest } from './app-state.js';
 import type { AppContext, AppState } from './app-state.js';
 import { createAuthenticator } from './auth.js';
 import type { InstanceRecords } from './auth.js';
@@ -60,7 +60,6 @@ import { mediaRoutes } from './routes/media-routes.js';
 import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 import { actorCaller } from '../cluster/actor-caller.js';
-import { withRequestId } from '../util/request-context.js';
 import { dispatchRouters } from './router-dispatch.js';
 
 /** What the edge needs, grouped by the part of the node that provides it. */
@@ -113,8 +112,6 @@ export interface AppDeps {
   receivedMedia: { blocks: BlockSettings; blobs: MediaBlobStore; storage: ObjectStorageClients };
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /**
  * The Koa edge. Order matters: request id and error envelope first (so every failure is an envelope),
  * health before everything else, then the per-token rate limit (its headers go on every response, even
@@ -133,23 +130,22 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const logRequests = deps.node.logger.isLevelEnabled('debug');
   app.use(async (ctx: AppContext, next) => {
-    const given = ctx.get('x-request-id');
-    ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    // The node's logger adds the request id to each line logged within (request-context.ts).
-    ctx.state.log = deps.node.logger;
+    const state = startRequest(ctx, deps.node.logger);
     const started = performance.now();
-    await withRequestId(ctx.state.requestId, async () => {
-      await next();
-      if (!logRequests) return;
-      ctx.state.log.debug(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(2) },
-        'request',
-      );
-    });
+    await next();
+    if (!logRequests) return;
+    state.log.debug(
+      { method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(2) },
+      'request',
+    );
   });
   app.use(errorEnvelope);
-  const health = healthRoutes({ nodeId: deps.node.nodeId, mode: deps.node.mode, checks: deps.node.healthChecks });
+  const health = healthRoutes({
+    nodeId: deps.node.nodeId,
+    mode: deps.node.mode,
+    checks: deps.node.healthChecks,
+    log: deps.node.logger,
+  });
   app.use(health.koa.routes());
   app.use(
     rateLimit(deps.runtime.rateLimiter, auth, {

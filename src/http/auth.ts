@@ -317,5 +317,5 @@ export function requireInstance(store: Store, auth: Authenticator, options: Inst
 /** The request's instance, and its id on every later log line of the request. */
 function withInstance(ctx: AppContext, instance: InstanceRecord): void {
   ctx.state.instance = instance;
-  ctx.state.log = ctx.state.log.child({ instanceId: instance.id });
+  ctx.state.bindLog({ instanceId: instance.id });
 }

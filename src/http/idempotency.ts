@@ -67,7 +67,7 @@ export function idempotency(actors: ActorCaller): IdempotencyMiddleware {
     }
     const instanceId = ctx.state.instance!.id;
     const fingerprint = fingerprintOf(ctx);
-    const begun = await actors.call(instanceId, 'idempotency.begin', { key, fingerprint });
+    const begun = await actors.for(ctx).call(instanceId, 'idempotency.begin', { key, fingerprint });
     if (begun.outcome === 'reused') throw new IdempotencyKeyReusedError();
     if (begun.outcome === 'in-progress') {
       throw new ConflictError(
@@ -90,6 +90,8 @@ export function idempotency(actors: ActorCaller): IdempotencyMiddleware {
       }
       throw err;
     }
-    await actors.call(instanceId, 'idempotency.finish', { key, fingerprint, status: ctx.status, body: ctx.body });
+    await actors
+      .for(ctx)
+      .call(instanceId, 'idempotency.finish', { key, fingerprint, status: ctx.status, body: ctx.body });
   };
 }

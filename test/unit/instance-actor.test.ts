@@ -413,3 +413,43 @@ describe('InstanceActor', () => {
     expect(h.selfStops).to.deep.equal(['fenced']);
   });
 });
+
+describe('InstanceActor: the lines a call logs carry the request it serves', () => {
+  it("ctx.log binds the running call's request id, made at its first line; other calls log without one", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const actor = new InstanceActor({
+      instanceId: 'inst-1',
+      nodeId: 'node-a',
+      epoch: 1,
+      store: new FakeStore().asStore(),
+      behavior: {
+        handlers: {
+          describe: async (ctx) => {
+            ctx.log.info('before the turn yields');
+            await sleep(1);
+            ctx.log.info('after it');
+            return { instanceId: ctx.instanceId, nodeId: ctx.nodeId, epoch: ctx.epoch, state: 'active' };
+          },
+        },
+      },
+      log: logger,
+      leaseValidUntil: () => performance.now() + 60_000,
+      safetyMarginMs: 250,
+      maxQueue: 10,
+      onSelfStop: () => undefined,
+    });
+    await actor.activate();
+    await Promise.all([actor.call('describe', {}, 1000, 'req-1'), actor.call('describe', {}, 1000)]);
+    await actor.call('describe', {}, 1000, 'req-2');
+    expect(lines.map((l) => [l.msg, l.requestId])).to.deep.equal([
+      ['before the turn yields', 'req-1'],
+      ['after it', 'req-1'],
+      ['before the turn yields', undefined],
+      ['after it', undefined],
+      ['before the turn yields', 'req-2'],
+      ['after it', 'req-2'],
+    ]);
+    for (const l of lines) expect(Object.keys(l).filter((k) => k === 'requestId').length).to.be.at.most(1);
+  });
+});

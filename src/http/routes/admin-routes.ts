@@ -125,9 +125,12 @@ export function adminRoutes(deps: {
       const { account, deletedInstances } = await deps.accounts.delete(ctx.params.name ?? '', {
         force: query.force === true,
         unlink: async (instance) => {
-          await deps.actors.callIfOwned(instance.id, 'msgnet.logout', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
-            ctx.state.log.warn({ err, instance: instance.name }, 'could not unlink before deletion');
-          });
+          await deps.actors
+            .for(ctx)
+            .callIfOwned(instance.id, 'msgnet.logout', {}, UNLINK_TIMEOUT_MS)
+            .catch((err: unknown) => {
+              ctx.state.log.warn({ err, instance: instance.name }, 'could not unlink before deletion');
+            });
         },
       });
       ctx.body = { success: true, message: 'Account deleted', account: { name: account.name, deletedInstances } };

@@ -78,7 +78,7 @@ export function callRoutes(deps: Deps) {
       if (duration < 1 || duration > FAKE_CALL_MAX_SECONDS) {
         throw new ValidationError('Duration must be between 1 and 60 seconds');
       }
-      const { callId } = await actors.call(ctx.state.instance!.id, 'call.offer', {
+      const { callId } = await actors.for(ctx).call(ctx.state.instance!.id, 'call.offer', {
         to: callee(b.number),
         seconds: duration,
       });
@@ -123,7 +123,7 @@ export function callRoutes(deps: Deps) {
         ...(b.endTime ? { endTime: b.endTime } : {}),
         ...(b.reminderOffsetSec !== undefined ? { reminderOffsetSec: b.reminderOffsetSec } : {}),
       };
-      const scheduled = await actors.call(ctx.state.instance!.id, 'call.schedule', { to, card });
+      const scheduled = await actors.for(ctx).call(ctx.state.instance!.id, 'call.schedule', { to, card });
       ctx.body = {
         success: true,
         messageId: scheduled.messageId,

@@ -10,6 +10,7 @@ import { requireInstance } from '../auth.js';
 import { idempotency } from '../idempotency.js';
 import { assertConnected, nameRequired, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
+import type { ActorCaller } from '../../cluster/actor-caller.js';
 import { cursorOf, historyQuery, messageView } from './history-routes.js';
 import { MAX_DELAY_MS } from './message-send.js';
 
@@ -160,14 +161,17 @@ export function chatRoutes(deps: Deps) {
       }
       const chat = chatOf(ctx, b.number);
       const instanceId = ctx.state.instance!.id;
-      await actors.call(instanceId, 'msgnet.presence', { to: chat, state: presence });
+      await actors.for(ctx).call(instanceId, 'msgnet.presence', { to: chat, state: presence });
       if (b.durationMs !== undefined) {
         // WhatsApp clears "typing…" by itself after a while: a pause lost with this node harms nobody.
         const log = ctx.state.log;
         setTimeout(() => {
-          actors.call(instanceId, 'msgnet.presence', { to: chat, state: 'paused' }).catch((err: unknown) => {
-            log.debug({ err, chat }, 'could not end a timed chat presence');
-          });
+          actors
+            .for(ctx)
+            .call(instanceId, 'msgnet.presence', { to: chat, state: 'paused' })
+            .catch((err: unknown) => {
+              log.debug({ err, chat }, 'could not end a timed chat presence');
+            });
         }, b.durationMs).unref();
       }
       ctx.body = {
@@ -192,7 +196,7 @@ export function chatRoutes(deps: Deps) {
     },
     async (ctx, { body: b }) => {
       const chat = chatOf(ctx, b.number);
-      const { messageIds } = await actors.call(ctx.state.instance!.id, 'chats.read', {
+      const { messageIds } = await actors.for(ctx).call(ctx.state.instance!.id, 'chats.read', {
         chatJid: chat,
         ...(b.messageIds ? { messageIds: b.messageIds } : {}),
       });
@@ -205,7 +209,7 @@ export function chatRoutes(deps: Deps) {
     field: 'archive' | 'pin' | 'block',
     summary: string,
     [on, off]: [string, string],
-    apply: (instanceId: string, chat: string, value: boolean) => Promise<ChatState>,
+    apply: (request: ActorCaller, instanceId: string, chat: string, value: boolean) => Promise<ChatState>,
     check: (chat: string) => void = () => undefined,
   ) =>
     api.route(
@@ -222,21 +226,24 @@ export function chatRoutes(deps: Deps) {
         const value = required((b as Partial<Record<typeof field, boolean>>)[field], field);
         const chat = chatOf(ctx, b.number);
         check(chat);
-        answer(ctx, value ? on : off, chat, await apply(ctx.state.instance!.id, chat, value));
+        answer(ctx, value ? on : off, chat, await apply(actors.for(ctx), ctx.state.instance!.id, chat, value));
       },
     );
 
-  toggle('archive', 'Archive or unarchive a chat', ['Chat archived', 'Chat unarchived'], (id, chatJid, archive) =>
-    actors.call(id, 'chats.archive', { chatJid, archive }),
+  toggle(
+    'archive',
+    'Archive or unarchive a chat',
+    ['Chat archived', 'Chat unarchived'],
+    (request, id, chatJid, archive) => request.call(id, 'chats.archive', { chatJid, archive }),
   );
-  toggle('pin', 'Pin or unpin a chat', ['Chat pinned', 'Chat unpinned'], (id, chatJid, pin) =>
-    actors.call(id, 'chats.pin', { chatJid, pin }),
+  toggle('pin', 'Pin or unpin a chat', ['Chat pinned', 'Chat unpinned'], (request, id, chatJid, pin) =>
+    request.call(id, 'chats.pin', { chatJid, pin }),
   );
   toggle(
     'block',
     'Block or unblock a contact',
     ['Contact blocked', 'Contact unblocked'],
-    (id, jid, block) => actors.call(id, 'chats.block', { jid, block }),
+    (request, id, jid, block) => request.call(id, 'chats.block', { jid, block }),
     (chat) => {
       if (chat.endsWith('@g.us')) {
         throw new ValidationError('Invalid request body: groups cannot be blocked; leave them');
@@ -261,7 +268,7 @@ export function chatRoutes(deps: Deps) {
       }
       const chat = chatOf(ctx, b.number);
       const until = !mute ? null : b.durationSeconds ? Date.now() + b.durationSeconds * 1000 : MUTED_ALWAYS;
-      const state = await actors.call(ctx.state.instance!.id, 'chats.mute', { chatJid: chat, until });
+      const state = await actors.for(ctx).call(ctx.state.instance!.id, 'chats.mute', { chatJid: chat, until });
       answer(ctx, mute ? 'Chat muted' : 'Chat unmuted', chat, state);
     },
   );
@@ -278,7 +285,7 @@ export function chatRoutes(deps: Deps) {
     },
     async (ctx, { body: b }) => {
       const chat = chatOf(ctx, b.number);
-      const { deletedMessages } = await actors.call(ctx.state.instance!.id, 'chats.clear', { chatJid: chat });
+      const { deletedMessages } = await actors.for(ctx).call(ctx.state.instance!.id, 'chats.clear', { chatJid: chat });
       ctx.body = { success: true, message: 'Chat cleared', chat, deletedMessages };
     },
   );
@@ -299,7 +306,7 @@ export function chatRoutes(deps: Deps) {
       }
       numbers.forEach((n, i) => toRecipient(n, `numbers[${i}]`));
       assertConnected(ctx.state.instance!);
-      const checked = await actors.call(ctx.state.instance!.id, 'chats.check', { numbers });
+      const checked = await actors.for(ctx).call(ctx.state.instance!.id, 'chats.check', { numbers });
       ctx.body = {
         success: true,
         message: `${checked.filter((c) => c.exists).length} of ${checked.length} on WhatsApp`,
@@ -388,7 +395,7 @@ export function chatRoutes(deps: Deps) {
   /** The labels the instance keeps per chat (no network call); none when the page is empty. */
   const labelsByChat = async (ctx: RouteContext, wanted: boolean) => {
     if (!wanted) return new Map<string, { id: string; name: string }[]>();
-    const chats = await actors.call(ctx.state.instance!.id, 'labels.chats', { refresh: false });
+    const chats = await actors.for(ctx).call(ctx.state.instance!.id, 'labels.chats', { refresh: false });
     return new Map(chats.map((c) => [c.chatJid, c.labels]));
   };
 

@@ -63,7 +63,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
 
   const setBot: RouteHandler<undefined, undefined> = async (ctx, { body }) => {
     const patch = parseCreateBody(body);
-    const bot = await actors.call(ctx.state.instance!.id, 'chatbot.createBot', { patch });
+    const bot = await actors.for(ctx).call(ctx.state.instance!.id, 'chatbot.createBot', { patch });
     ctx.status = 201;
     ctx.body = { success: true, message: 'Chatbot bot created', bot: botView(bot) };
   };
@@ -97,7 +97,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
       },
       async (ctx, { body, query }) => {
         const { botId, patch } = parsePatchBody(body, query.botId);
-        const bot = await actors.call(ctx.state.instance!.id, 'chatbot.updateBot', { botId, patch });
+        const bot = await actors.for(ctx).call(ctx.state.instance!.id, 'chatbot.updateBot', { botId, patch });
         ctx.body = { success: true, message: 'Chatbot bot updated', bot: botView(bot) };
       },
     );
@@ -135,9 +135,12 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
         const botId = query.botId;
         const { deleted, remaining } = await service().removeBots(instance.id, botId);
         // The removal stands whatever the owner answers (spec 3): a failed re-sync is only logged.
-        await actors.callIfOwned(instance.id, 'chatbot.sync', {}, RESYNC_TIMEOUT_MS).catch((err: unknown) => {
-          ctx.state.log.warn({ err, instance: instance.name }, 'chatbot bots removed; the re-sync failed');
-        });
+        await actors
+          .for(ctx)
+          .callIfOwned(instance.id, 'chatbot.sync', {}, RESYNC_TIMEOUT_MS)
+          .catch((err: unknown) => {
+            ctx.state.log.warn({ err, instance: instance.name }, 'chatbot bots removed; the re-sync failed');
+          });
         ctx.body = {
           success: true,
           message: botId === undefined ? 'Chatbot bots deleted' : 'Chatbot bot deleted',
@@ -168,7 +171,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
         const instanceId = ctx.state.instance!.id;
         await service().requireBots(instanceId, b.botId);
         const variables = Object.fromEntries(Object.entries(b.variables ?? {}).map(([k, v]) => [k, String(v)]));
-        const session = await actors.call(instanceId, 'chatbot.start', {
+        const session = await actors.for(ctx).call(instanceId, 'chatbot.start', {
           chatJid,
           ...(b.botId ? { botId: b.botId } : {}),
           variables,
@@ -222,7 +225,7 @@ export function chatbotRoutes(deps: ChatbotRouteDeps): ApiRouter[] {
         const instanceId = ctx.state.instance!.id;
         // botId is informational (the conversation is found by number); an unknown one is still refused.
         await service().requireBots(instanceId, b.botId);
-        const session = await actors.call(instanceId, 'chatbot.control', { chatJid, action });
+        const session = await actors.for(ctx).call(instanceId, 'chatbot.control', { chatJid, action });
         ctx.body = { success: true, message: ACTION_DONE[action], session };
       },
     );

@@ -46,7 +46,7 @@ export function clusterRoutes(deps: Deps) {
       },
       async (ctx, { body }) => {
         const kind = body.op === 'describe' ? 'describe' : body.op === 'write' ? 'probe.write' : 'probe.link';
-        const owner = await deps.actors.call(ctx.state.instance!.id, kind, {});
+        const owner = await deps.actors.for(ctx).call(ctx.state.instance!.id, kind, {});
         ctx.body = {
           success: true,
           message: 'Probe done',

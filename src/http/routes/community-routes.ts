@@ -42,7 +42,7 @@ export function communityRoutes(deps: Deps) {
     },
     async (ctx, { body: b }) => {
       if (!b.subject) throw new ValidationError('subject is required');
-      const community = await actors.call(ctx.state.instance!.id, 'communities.create', {
+      const community = await actors.for(ctx).call(ctx.state.instance!.id, 'communities.create', {
         subject: b.subject,
         ...(b.description ? { description: b.description } : {}),
       });
@@ -59,7 +59,7 @@ export function communityRoutes(deps: Deps) {
       responses: { 200: `\`{communities: [${COMMUNITY_VIEW}], meta: {total}}\`` },
     },
     async (ctx) => {
-      const communities = await actors.call(ctx.state.instance!.id, 'communities.list', {});
+      const communities = await actors.for(ctx).call(ctx.state.instance!.id, 'communities.list', {});
       ctx.body = { success: true, message: 'Communities retrieved', communities, meta: { total: communities.length } };
     },
   );
@@ -91,7 +91,7 @@ export function communityRoutes(deps: Deps) {
         if (link.communityJid === link.groupJid) {
           throw new ValidationError('Invalid groupJid: a community is not linked to itself');
         }
-        await actors.call(ctx.state.instance!.id, call, link);
+        await actors.for(ctx).call(ctx.state.instance!.id, call, link);
         ctx.body = { success: true, message: done, ...link };
       },
     );

@@ -31,11 +31,13 @@ export function connectionRoutes(deps: Deps) {
       },
     },
     async (ctx, { query }) => {
-      const challenge = await actors.call(
-        ctx.state.instance!.id,
-        'msgnet.connect',
-        query.number ? { method: 'pairing', phoneNumber: query.number.replace(/\D/g, '') } : { method: 'qr' },
-      );
+      const challenge = await actors
+        .for(ctx)
+        .call(
+          ctx.state.instance!.id,
+          'msgnet.connect',
+          query.number ? { method: 'pairing', phoneNumber: query.number.replace(/\D/g, '') } : { method: 'qr' },
+        );
       if (challenge.status === 'connected') {
         ctx.body = {
           success: true,
@@ -73,7 +75,7 @@ export function connectionRoutes(deps: Deps) {
         responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
       },
       async (ctx) => {
-        const { state } = await actors.call(ctx.state.instance!.id, 'msgnet.logout', {});
+        const { state } = await actors.for(ctx).call(ctx.state.instance!.id, 'msgnet.logout', {});
         ctx.body = {
           success: true,
           message: 'Instance logged out',
@@ -92,7 +94,7 @@ export function connectionRoutes(deps: Deps) {
       responses: { 200: 'Instance reconnected: `{instance: {name, state}}`' },
     },
     async (ctx) => {
-      const { state } = await actors.call(ctx.state.instance!.id, 'msgnet.reconnect', {});
+      const { state } = await actors.for(ctx).call(ctx.state.instance!.id, 'msgnet.reconnect', {});
       ctx.body = {
         success: true,
         message: 'Instance reconnected',

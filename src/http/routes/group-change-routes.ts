@@ -184,7 +184,7 @@ export function groupChangeRoutes(deps: Deps) {
       const participants = participantsOf(b.participants);
       const id = connected(ctx);
       const picture = b.picture ? await groupPicture(b.picture, deps.media) : undefined;
-      const { group, pictureError } = await actors.call(id, 'groups.create', {
+      const { group, pictureError } = await actors.for(ctx).call(id, 'groups.create', {
         subject: b.subject,
         participants,
         ...(b.description ? { description: b.description } : {}),
@@ -211,7 +211,7 @@ export function groupChangeRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const groupJid = groupJidOf(query.groupJid);
-      const group = await actors.call(connected(ctx), 'groups.info', { groupJid });
+      const group = await actors.for(ctx).call(connected(ctx), 'groups.info', { groupJid });
       ctx.body = { success: true, message: 'Group retrieved successfully', group: groupView(group) };
     },
   );
@@ -236,7 +236,7 @@ export function groupChangeRoutes(deps: Deps) {
       }
       const id = connected(ctx);
       const converted = picture ? await groupPicture(picture, deps.media) : picture === '' ? null : picture;
-      const group = await actors.call(id, 'groups.update', {
+      const group = await actors.for(ctx).call(id, 'groups.update', {
         groupJid,
         ...(subject !== undefined ? { subject } : {}),
         ...(description !== undefined ? { description } : {}),
@@ -265,7 +265,9 @@ export function groupChangeRoutes(deps: Deps) {
       async (ctx, { body: b }) => {
         const groupJid = groupJidOf(b.groupJid);
         const participants = participantsOf(b.participants);
-        const results = await actors.call(connected(ctx), 'groups.participants', { groupJid, action, participants });
+        const results = await actors
+          .for(ctx)
+          .call(connected(ctx), 'groups.participants', { groupJid, action, participants });
         ctx.body = { success: true, message, groupJid, participants: results };
       },
     );
@@ -282,7 +284,7 @@ export function groupChangeRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const groupJid = groupJidOf(query.groupJid);
-      const { inviteCode } = await actors.call(connected(ctx), 'groups.inviteCode', { groupJid });
+      const { inviteCode } = await actors.for(ctx).call(connected(ctx), 'groups.inviteCode', { groupJid });
       ctx.body = linkAnswer('Invite link retrieved successfully', groupJid, inviteCode);
     },
   );
@@ -299,7 +301,7 @@ export function groupChangeRoutes(deps: Deps) {
     },
     async (ctx, { body: b }) => {
       const groupJid = groupJidOf(b.groupJid);
-      const { inviteCode } = await actors.call(connected(ctx), 'groups.resetInvite', { groupJid });
+      const { inviteCode } = await actors.for(ctx).call(connected(ctx), 'groups.resetInvite', { groupJid });
       ctx.body = linkAnswer('Invite link reset successfully', groupJid, inviteCode);
     },
   );
@@ -322,7 +324,7 @@ export function groupChangeRoutes(deps: Deps) {
       const raw = either(b.inviteCode, b.link, ['inviteCode', 'link']);
       if (!raw) throw new ValidationError('inviteCode or link is required');
       const inviteCode = inviteCodeOf(raw, b.link !== undefined ? 'link' : 'inviteCode');
-      const { groupJid } = await actors.call(connected(ctx), 'groups.join', { inviteCode });
+      const { groupJid } = await actors.for(ctx).call(connected(ctx), 'groups.join', { inviteCode });
       ctx.body = { success: true, message: 'Joined the group', groupJid };
     },
   );
@@ -339,7 +341,7 @@ export function groupChangeRoutes(deps: Deps) {
     },
     async (ctx, { body: b }) => {
       const groupJid = groupJidOf(b.groupJid);
-      await actors.call(connected(ctx), 'groups.leave', { groupJid });
+      await actors.for(ctx).call(connected(ctx), 'groups.leave', { groupJid });
       ctx.body = { success: true, message: 'Left the group', groupJid };
     },
   );

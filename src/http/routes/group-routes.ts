@@ -41,12 +41,14 @@ export function groupRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const includeMembers = query.includeMembers ?? false;
-      const groups = await deps.actors.call(
-        ctx.state.instance!.id,
-        'groups.list',
-        { includeMembers },
-        includeMembers ? Math.max(GROUP_MEMBERS_TIMEOUT_MS, deps.actors.timeoutMs) : undefined,
-      );
+      const groups = await deps.actors
+        .for(ctx)
+        .call(
+          ctx.state.instance!.id,
+          'groups.list',
+          { includeMembers },
+          includeMembers ? Math.max(GROUP_MEMBERS_TIMEOUT_MS, deps.actors.timeoutMs) : undefined,
+        );
       ctx.body = {
         success: true,
         message: 'Groups retrieved successfully',

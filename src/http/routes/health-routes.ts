@@ -42,7 +42,13 @@ export function sharedChecks(
 }
 
 /** GET /health: no auth, no rate limit; 503 when a dependency does not answer. */
-export function healthRoutes(deps: { nodeId: string; mode: 'embedded' | 'cluster'; checks: HealthCheck[] }) {
+export function healthRoutes(deps: {
+  nodeId: string;
+  mode: 'embedded' | 'cluster';
+  checks: HealthCheck[];
+  /** Where a failing check is logged (once per round, for no request in particular). */
+  log: Logger;
+}) {
   const api = new ApiRouter({ tag: 'Operations' });
   const checks = sharedChecks(deps.checks);
   api.route(
@@ -57,7 +63,7 @@ export function healthRoutes(deps: { nodeId: string; mode: 'embedded' | 'cluster
       },
     },
     async (ctx) => {
-      const results = await checks(ctx.state.log);
+      const results = await checks(deps.log);
       const healthy = results.every(([, s]) => s === 'ok');
       ctx.status = healthy ? 200 : 503;
       const down = results.filter(([, s]) => s === 'down').map(([n]) => n);

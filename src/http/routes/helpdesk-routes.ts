@@ -55,7 +55,7 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
         },
       },
       async (ctx, { body }) => {
-        const { view, warning } = await available().set(ctx.state.instance!, body);
+        const { view, warning } = await available().set(ctx.state.instance!, body, ctx);
         let message = 'Helpdesk integration activated';
         if (warning) message = `Helpdesk integration saved, but Chatwoot could not be reached: ${warning}`;
         else if (view.status === 'paused') message = 'Helpdesk integration saved and paused';
@@ -93,7 +93,7 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
           responses: { 200: '`{helpdesk: {inboxId}}`', 404: '`Helpdesk integration not found`', ...unavailable },
         },
         async (ctx) => {
-          const { inboxId } = await available().remove(ctx.state.instance!);
+          const { inboxId } = await available().remove(ctx.state.instance!, ctx);
           ctx.body = {
             success: true,
             message: 'Helpdesk integration removed; the Chatwoot inbox is kept',
@@ -120,7 +120,7 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
       },
     },
     async (ctx, { body }) => {
-      const { accepted } = await available().webhook(ctx.params.instanceId ?? '', ctx.params.secret ?? '', body);
+      const { accepted } = await available().webhook(ctx.params.instanceId ?? '', ctx.params.secret ?? '', body, ctx);
       ctx.body = { success: true, message: accepted ? 'Event accepted' : 'Event ignored' };
     },
   );

@@ -80,15 +80,18 @@ export function instanceBlockRoutes(deps: Deps) {
       const proxy = await deps.blocks.saveProxy(instance, fields);
       const log = ctx.state.log;
       // The running session reads the proxy at its next connection; `reconnect` makes that now.
-      const applied = await deps.actors.callIfOwned(instance.id, 'settings.apply', {}).catch((err: unknown) => {
-        log.warn({ err }, 'proxy saved but not applied live yet');
-        return undefined;
-      });
+      const applied = await deps.actors
+        .for(ctx)
+        .callIfOwned(instance.id, 'settings.apply', {})
+        .catch((err: unknown) => {
+          log.warn({ err }, 'proxy saved but not applied live yet');
+          return undefined;
+        });
       let reconnectError: string | undefined;
       let reconnected = false;
       if (reconnect === true && applied !== undefined) {
         try {
-          await deps.actors.call(instance.id, 'msgnet.reconnect', {});
+          await deps.actors.for(ctx).call(instance.id, 'msgnet.reconnect', {});
           reconnected = true;
         } catch (err) {
           reconnectError = (err as Error).message;

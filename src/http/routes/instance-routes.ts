@@ -101,9 +101,12 @@ export function instanceRoutes(deps: Deps) {
     async (ctx) => {
       const instance = ctx.state.instance!;
       // Unlink the device first, so that the phone does not keep a dead linked device; best effort.
-      await deps.actors.callIfOwned(instance.id, 'msgnet.logout', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
-        ctx.state.log.warn({ err, instance: instance.name }, 'could not unlink before deletion');
-      });
+      await deps.actors
+        .for(ctx)
+        .callIfOwned(instance.id, 'msgnet.logout', {}, UNLINK_TIMEOUT_MS)
+        .catch((err: unknown) => {
+          ctx.state.log.warn({ err, instance: instance.name }, 'could not unlink before deletion');
+        });
       await deps.instances.delete(instance);
       ctx.body = {
         success: true,
@@ -147,9 +150,12 @@ export function instanceRoutes(deps: Deps) {
       const instance = ctx.state.instance!;
       const token = await deps.instances.rotateToken(instance);
       // Webhook envelopes carry the instance token: the owner re-reads it now (else at its next settings change or start).
-      await deps.actors.callIfOwned(instance.id, 'settings.apply', {}, UNLINK_TIMEOUT_MS).catch((err: unknown) => {
-        ctx.state.log.warn({ err }, 'token rotated; the owner has not re-read it yet');
-      });
+      await deps.actors
+        .for(ctx)
+        .callIfOwned(instance.id, 'settings.apply', {}, UNLINK_TIMEOUT_MS)
+        .catch((err: unknown) => {
+          ctx.state.log.warn({ err }, 'token rotated; the owner has not re-read it yet');
+        });
       ctx.body = {
         success: true,
         message: 'New instance token issued; the previous token is revoked',

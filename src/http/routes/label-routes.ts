@@ -72,13 +72,15 @@ export function labelRoutes(deps: Deps) {
       const instance = ctx.state.instance!;
       // Refreshing asks the network: 503 when it cannot be reached (spec 7), before anything else.
       if (refresh && instance.connection.state !== 'connected') throw new UnavailableError(NOT_CONNECTED_MESSAGE);
-      const chats = await unavailableWhenDisconnected(() => actors.call(instance.id, 'labels.chats', { refresh }));
+      const chats = await unavailableWhenDisconnected(() =>
+        actors.for(ctx).call(instance.id, 'labels.chats', { refresh }),
+      );
       let wanted: Set<string> | undefined;
       if (ids.length || names.length) {
         wanted = new Set(ids);
         if (names.length) {
           // Names resolve against every label the account has, case-insensitively.
-          const labels = await actors.call(instance.id, 'labels.list', {});
+          const labels = await actors.for(ctx).call(instance.id, 'labels.list', {});
           for (const l of labels) if (names.includes(l.name.toLowerCase())) wanted.add(l.id);
         }
       }
@@ -103,8 +105,8 @@ export function labelRoutes(deps: Deps) {
     async (ctx) => {
       const instanceId = ctx.state.instance!.id;
       const [labels, chats] = await Promise.all([
-        actors.call(instanceId, 'labels.list', {}),
-        actors.call(instanceId, 'labels.chats', { refresh: false }),
+        actors.for(ctx).call(instanceId, 'labels.list', {}),
+        actors.for(ctx).call(instanceId, 'labels.chats', { refresh: false }),
       ]);
       const counts = new Map<string, number>();
       for (const c of chats) for (const l of c.labels) counts.set(l.id, (counts.get(l.id) ?? 0) + 1);
@@ -131,7 +133,7 @@ export function labelRoutes(deps: Deps) {
       if (!b.number) throw new ValidationError('Number is required');
       if (!b.labelIds) throw new ValidationError('labelIds is required');
       const add = (b.action ?? 'add') === 'add';
-      const chat = await actors.call(ctx.state.instance!.id, 'labels.assign', {
+      const chat = await actors.for(ctx).call(ctx.state.instance!.id, 'labels.assign', {
         chatJid: toRecipient(b.number),
         labelIds: b.labelIds,
         add,

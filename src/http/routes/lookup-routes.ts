@@ -34,7 +34,9 @@ export function lookupRoutes(deps: ActorRouteDeps) {
     async (ctx, { query }) => {
       const raw = query.number;
       if (!raw) throw new ValidationError('Number is required');
-      const contact = await deps.actors.call(ctx.state.instance!.id, 'msgnet.lookup', { number: toRecipient(raw) });
+      const contact = await deps.actors
+        .for(ctx)
+        .call(ctx.state.instance!.id, 'msgnet.lookup', { number: toRecipient(raw) });
       ctx.body = {
         success: true,
         message: contact.found ? 'Number is on WhatsApp' : 'Number is not on WhatsApp',

@@ -49,8 +49,8 @@ export function messageKindRoutes(deps: Deps) {
   ) => {
     const instanceId = ctx.state.instance!.id;
     const reply = await quoted(store, instanceId, common.replyTo);
-    await waitFirst(actors, instanceId, common.to, common.delay);
-    const sent = await actors.call(instanceId, 'msgnet.send', { ...sendCommon(common.to, b, reply), content });
+    await waitFirst(actors.for(ctx), instanceId, common.to, common.delay);
+    const sent = await actors.for(ctx).call(instanceId, 'msgnet.send', { ...sendCommon(common.to, b, reply), content });
     ctx.body = sentBody(sent, messageType, shown, common.to, extra, b.source);
   };
 
@@ -73,8 +73,8 @@ export function messageKindRoutes(deps: Deps) {
     const sticker = await prepareSticker(loaded.bytes);
     const instanceId = ctx.state.instance!.id;
     const reply = await quoted(store, instanceId, b.replyTo);
-    await waitFirst(actors, instanceId, common.to, common.delay);
-    const sent = await actors.call(instanceId, 'msgnet.sendMedia', {
+    await waitFirst(actors.for(ctx), instanceId, common.to, common.delay);
+    const sent = await actors.for(ctx).call(instanceId, 'msgnet.sendMedia', {
       ...sendCommon(common.to, b, reply),
       media: { kind: 'sticker', base64: sticker.data.toString('base64'), mimetype: sticker.mimetype },
     });
@@ -275,7 +275,7 @@ export function messageKindRoutes(deps: Deps) {
     if (found.media) {
       assertConnected(ctx.state.instance!);
       // The file again from the session that received it (the history keeps no bytes).
-      const file = await actors.call(instanceId, 'media.download', { messageId: found.id });
+      const file = await actors.for(ctx).call(instanceId, 'media.download', { messageId: found.id });
       content = {
         kind: 'forward',
         text: found.text,

@@ -119,8 +119,8 @@ export function messageRoutes(deps: Deps) {
       const instanceId = ctx.state.instance!.id;
       const reply = await quoted(deps.store, instanceId, b.replyTo);
       const preview = b.linkPreview ? await buildLinkPreview(content, deps.media, ctx.state.log) : undefined;
-      await waitFirst(actors, instanceId, to, delay);
-      const sent = await actors.call(instanceId, 'msgnet.sendText', {
+      await waitFirst(actors.for(ctx), instanceId, to, delay);
+      const sent = await actors.for(ctx).call(instanceId, 'msgnet.sendText', {
         ...sendCommon(to, b, reply),
         text: content,
         ...(preview ? { linkPreview: preview } : {}),
@@ -187,8 +187,8 @@ export function messageRoutes(deps: Deps) {
         maxBytes: limits.maxBytes,
       });
       const caption = type === 'audio' ? undefined : b.caption;
-      await waitFirst(actors, instance.id, to, delay, type === 'audio' && b.ptt ? 'recording' : 'composing');
-      const sent = await actors.call(instance.id, 'msgnet.sendMedia', {
+      await waitFirst(actors.for(ctx), instance.id, to, delay, type === 'audio' && b.ptt ? 'recording' : 'composing');
+      const sent = await actors.for(ctx).call(instance.id, 'msgnet.sendMedia', {
         ...sendCommon(to, b, reply),
         media: {
           kind: type,
@@ -246,8 +246,10 @@ export function messageRoutes(deps: Deps) {
         ...(b.name ? { name: b.name } : {}),
         ...(b.address ? { address: b.address } : {}),
       };
-      await waitFirst(actors, instanceId, to, delay);
-      const sent = await actors.call(instanceId, 'msgnet.sendLocation', { ...sendCommon(to, b, reply), location });
+      await waitFirst(actors.for(ctx), instanceId, to, delay);
+      const sent = await actors
+        .for(ctx)
+        .call(instanceId, 'msgnet.sendLocation', { ...sendCommon(to, b, reply), location });
       ctx.body = sentBody(sent, 'location', b.name ?? '', to, { location }, b.source);
     },
   );
@@ -269,7 +271,7 @@ export function messageRoutes(deps: Deps) {
       const chatJid = b.chat ? chatAddress(b.chat) : known?.chatJid;
       if (!chatJid) throw new NotFoundError('Message not found in the chat history; give its chat');
       // Only one's own messages can be revoked for everyone (or others' as a group admin): the network decides.
-      await actors.call(instance.id, 'msgnet.deleteMessage', {
+      await actors.for(ctx).call(instance.id, 'msgnet.deleteMessage', {
         chatJid,
         messageId: b.messageId,
         fromMe: known?.fromMe ?? true,

@@ -124,7 +124,7 @@ export function newsletterRoutes(deps: Deps) {
       const instance = ctx.state.instance!;
       assertConnected(instance);
       const picture = b.picture ? await channelPicture(b.picture, deps) : undefined;
-      const channel = await actors.call(instance.id, 'channels.create', {
+      const channel = await actors.for(ctx).call(instance.id, 'channels.create', {
         name: b.name,
         ...(b.description ? { description: b.description } : {}),
         ...(picture ? { picture } : {}),
@@ -142,7 +142,7 @@ export function newsletterRoutes(deps: Deps) {
       responses: { 200: `\`{channels: [${CHANNEL_VIEW}], meta: {total}}\`` },
     },
     async (ctx) => {
-      const channels = await actors.call(ctx.state.instance!.id, 'channels.list', {});
+      const channels = await actors.for(ctx).call(ctx.state.instance!.id, 'channels.list', {});
       ctx.body = { success: true, message: 'Channels retrieved', channels, meta: { total: channels.length } };
     },
   );
@@ -159,7 +159,7 @@ export function newsletterRoutes(deps: Deps) {
     async (ctx, { query }) => {
       if (!query.jid) throw new ValidationError('jid is required');
       const jid = requireChannelJid(query.jid);
-      const channel = await actors.call(ctx.state.instance!.id, 'channels.info', { jid });
+      const channel = await actors.for(ctx).call(ctx.state.instance!.id, 'channels.info', { jid });
       ctx.body = { success: true, message: 'Channel found', channel };
     },
   );
@@ -182,7 +182,9 @@ export function newsletterRoutes(deps: Deps) {
       const media = await postMedia(b, deps, () => assertConnected(instance));
       const text = media?.kind === 'audio' ? '' : (b.message ?? '');
       if (!media && !text) throw new ValidationError('message is required');
-      const sent = await actors.call(instance.id, 'channels.publish', { jid, text, ...(media ? { media } : {}) });
+      const sent = await actors
+        .for(ctx)
+        .call(instance.id, 'channels.publish', { jid, text, ...(media ? { media } : {}) });
       const extra = media
         ? {
             media: {
@@ -213,7 +215,7 @@ export function newsletterRoutes(deps: Deps) {
       async (ctx, { body: b }) => {
         if (!b.jid) throw new ValidationError('jid is required');
         const jid = requireChannelJid(b.jid);
-        await actors.call(ctx.state.instance!.id, `channels.${op}`, { jid });
+        await actors.for(ctx).call(ctx.state.instance!.id, `channels.${op}`, { jid });
         ctx.body = { success: true, message: done, jid };
       },
     );

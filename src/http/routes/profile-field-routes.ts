@@ -37,7 +37,7 @@ export function profileFieldRoutes(deps: Deps) {
   const update = async (ctx: RouteContext, change: ProfileUpdate) => {
     const instance = ctx.state.instance!;
     assertConnected(instance);
-    const { updatedFields } = await actors.call(instance.id, 'profile.update', change);
+    const { updatedFields } = await actors.for(ctx).call(instance.id, 'profile.update', change);
     ctx.body = { success: true, message: PROFILE_UPDATED, updatedFields };
   };
   const responses = { 200: `${PROFILE_UPDATED}: \`{updatedFields}\` (the fields whose value changed)` };
@@ -55,7 +55,7 @@ export function profileFieldRoutes(deps: Deps) {
     async (ctx) => {
       const instance = ctx.state.instance!;
       assertConnected(instance);
-      const profile = await actors.call(instance.id, 'msgnet.profile', {});
+      const profile = await actors.for(ctx).call(instance.id, 'msgnet.profile', {});
       if (!profile) throw new ValidationError('The profile could not be read');
       const { business, ...rest } = profile;
       ctx.body = { success: true, message: 'Profile found', profile: { ...rest, business: business ?? null } };

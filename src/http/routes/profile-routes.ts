@@ -155,7 +155,7 @@ export function profileRoutes(deps: Deps) {
       if (b.profileName) update.name = b.profileName;
       if (b.profileStatus !== undefined) update.status = b.profileStatus;
       const { updatedFields } = Object.keys(update).length
-        ? await actors.call(instance.id, 'profile.update', update)
+        ? await actors.for(ctx).call(instance.id, 'profile.update', update)
         : { updatedFields: [] };
       ctx.body = { success: true, message: PROFILE_UPDATED, updatedFields };
     },
@@ -176,7 +176,9 @@ export function profileRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const raw = query.number;
-      const profile = await actors.call(ctx.state.instance!.id, 'msgnet.profile', raw ? { jid: toRecipient(raw) } : {});
+      const profile = await actors
+        .for(ctx)
+        .call(ctx.state.instance!.id, 'msgnet.profile', raw ? { jid: toRecipient(raw) } : {});
       if (!profile) throw new NotFoundError('Number is not on WhatsApp');
       ctx.body = {
         success: true,
@@ -195,7 +197,7 @@ export function profileRoutes(deps: Deps) {
       responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
     },
     async (ctx) => {
-      const settings = await actors.call(ctx.state.instance!.id, 'privacy.get', {});
+      const settings = await actors.for(ctx).call(ctx.state.instance!.id, 'privacy.get', {});
       ctx.body = {
         success: true,
         message: 'Privacy settings retrieved successfully',
@@ -216,7 +218,7 @@ export function profileRoutes(deps: Deps) {
     },
     async (ctx, { body }) => {
       const changes = privacyChanges(body);
-      const settings = await actors.call(ctx.state.instance!.id, 'privacy.update', { changes });
+      const settings = await actors.for(ctx).call(ctx.state.instance!.id, 'privacy.update', { changes });
       ctx.body = { success: true, message: 'Privacy settings updated successfully', settings: settingsView(settings) };
     },
   );

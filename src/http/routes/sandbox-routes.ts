@@ -178,7 +178,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Instance linked: `{numberJid}`', 409: 'No connect is pending' },
     },
     async (ctx, { body: { number: n } }) => {
-      const { numberJid } = await actors.call(id(ctx), 'sandbox.link', n ? { number: digits(n) } : {});
+      const { numberJid } = await actors.for(ctx).call(id(ctx), 'sandbox.link', n ? { number: digits(n) } : {});
       ctx.body = { success: true, message: 'Instance linked', numberJid };
     },
   );
@@ -194,7 +194,7 @@ export function sandboxRoutes(deps: Deps) {
     },
     async (ctx, { body: b }) => {
       const kind = inboundKind(b);
-      const { messageId } = await actors.call(id(ctx), 'sandbox.inbound', {
+      const { messageId } = await actors.for(ctx).call(id(ctx), 'sandbox.inbound', {
         from: `${digits(b.from)}@s.whatsapp.net`,
         text: b.text ?? b.media?.caption ?? b.location?.name ?? kind?.text ?? '',
         ...(kind ? { kind: kind.kind, details: kind.details } : {}),
@@ -220,7 +220,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Call offered to the instance: `{callId}`' },
     },
     async (ctx, { body: b }) => {
-      const { callId } = await actors.call(id(ctx), 'sandbox.call', {
+      const { callId } = await actors.for(ctx).call(id(ctx), 'sandbox.call', {
         from: `${digits(b.from)}@s.whatsapp.net`,
         isVideo: b.isVideo ?? false,
       });
@@ -241,7 +241,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: '`{messages: [...], meta: {total}}`' },
     },
     async (ctx, { query: { to, after } }) => {
-      const entries = await actors.call(id(ctx), 'sandbox.outbox', {
+      const entries = await actors.for(ctx).call(id(ctx), 'sandbox.outbox', {
         ...(to ? { to: to.includes('@') ? to : `${digits(to)}@s.whatsapp.net` } : {}),
         ...(after ? { after } : {}),
       });
@@ -264,7 +264,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 201: 'Group created: `{group}`' },
     },
     async (ctx, { body: b }) => {
-      const group = await actors.call(id(ctx), 'sandbox.group', {
+      const group = await actors.for(ctx).call(id(ctx), 'sandbox.group', {
         subject: b.subject,
         description: b.description ?? '',
         participants: b.participants.map((p) => ({ number: digits(p.number), ...(p.admin ? { admin: true } : {}) })),
@@ -284,7 +284,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: 'Labels set: `{chat, labels}`' },
     },
     async (ctx, { body: b }) => {
-      const { chat } = await actors.call(id(ctx), 'sandbox.labels', {
+      const { chat } = await actors.for(ctx).call(id(ctx), 'sandbox.labels', {
         chat: `${digits(b.chat)}@s.whatsapp.net`,
         labels: b.labels,
       });
@@ -302,7 +302,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: '`{operation}`' },
     },
     async (ctx, { body: b }) => {
-      const { operation } = await actors.call(id(ctx), 'sandbox.fault', b);
+      const { operation } = await actors.for(ctx).call(id(ctx), 'sandbox.fault', b);
       ctx.body = { success: true, message: `The next ${operation} fails`, operation };
     },
   );
@@ -316,7 +316,7 @@ export function sandboxRoutes(deps: Deps) {
       responses: { 200: '`{profile: {name, status, picture}}`' },
     },
     async (ctx) => {
-      const profile = await actors.call(id(ctx), 'sandbox.profile', {});
+      const profile = await actors.for(ctx).call(id(ctx), 'sandbox.profile', {});
       ctx.body = { success: true, message: 'Profile as the network holds it', profile };
     },
   );

@@ -148,7 +148,7 @@ export function statusRoutes(deps: Deps) {
       if (type !== 'text') payload.media = await statusMedia(type, b, deps, ctx.state.log);
       let result;
       try {
-        result = await deps.actors.call(instance.id, 'status.publish', payload);
+        result = await deps.actors.for(ctx).call(instance.id, 'status.publish', payload);
       } catch (err) {
         throw isNotConnected(err) ? disconnected() : err;
       }

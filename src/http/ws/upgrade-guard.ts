@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, ServerResponse } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -8,12 +7,12 @@ import type { RateLimiter } from '../../cluster/rate-limiter.js';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
 import type { AccountRecord, InstanceRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
+import { startRequest } from '../app-state.js';
 import type { AppContext, AppState } from '../app-state.js';
 import { AuthMessage, resolvePresented } from '../auth.js';
 import type { Authenticator } from '../auth.js';
 import { errorEnvelope } from '../error-envelope.js';
 import { rateLimit } from '../rate-limit.js';
-import { withRequestId } from '../../util/request-context.js';
 
 /**
  * Everything a WebSocket upgrade must pass before the 101 (spec sections 4.10, 5, 7), checked on a Koa
@@ -131,8 +130,6 @@ const HEADER_NAMES: Record<string, string> = {
   'x-ratelimit-reset': 'X-RateLimit-Reset',
 };
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 export class UpgradeGuard {
   readonly #koa: Koa<AppState>;
   readonly #limit: ReturnType<typeof rateLimit>;
@@ -185,13 +182,8 @@ export class UpgradeGuard {
     decide: (ctx: AppContext) => Promise<T | 'origin-blocked'>,
   ): Promise<Verdict<T>> {
     const ctx = this.#koa.createContext(req, new ServerResponse(req)) as AppContext;
-    const given = ctx.get('x-request-id');
-    ctx.state.requestId = REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.state.upgrade = true;
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    // The node's logger adds the request id to each line logged within (request-context.ts).
-    ctx.state.log = this.options.logger;
-    return withRequestId(ctx.state.requestId, () => this.#decide(ctx, decide));
+    startRequest(ctx, this.options.logger).upgrade = true;
+    return this.#decide(ctx, decide);
   }
 
   async #decide<T extends object>(

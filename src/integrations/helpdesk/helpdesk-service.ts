@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ActorCaller } from '../../cluster/actor-caller.js';
+import type { ActorCaller, CallingRequest } from '../../cluster/actor-caller.js';
 import { NotFoundError } from '../../errors.js';
 import { SecretPurpose } from '../../security/secret-box.js';
 import type { SecretBox } from '../../security/secret-box.js';
@@ -30,10 +30,15 @@ const WEBHOOK_REFUSED = 'Not found';
 export class HelpdeskService {
   constructor(private readonly options: HelpdeskServiceOptions) {}
 
+  /** The calls of one request carry its id to the owner; without one, the node's caller. */
+  #actors(request: CallingRequest | undefined): ActorCaller {
+    return request ? this.options.actors.for(request) : this.options.actors;
+  }
+
   /** Activates a creation block; the block as it then is (a failed call leaves it as stored). */
-  async activate(instance: InstanceRecord): Promise<HelpdeskConfig | undefined> {
+  async activate(instance: InstanceRecord, request?: CallingRequest): Promise<HelpdeskConfig | undefined> {
     try {
-      const { config } = await this.options.actors.call(instance.id, 'helpdesk.activate', {});
+      const { config } = await this.#actors(request).call(instance.id, 'helpdesk.activate', {});
       return config ?? undefined;
     } catch (err) {
       this.options.log.warn(
@@ -44,12 +49,12 @@ export class HelpdeskService {
     }
   }
 
-  async set(instance: InstanceRecord, body: unknown) {
+  async set(instance: InstanceRecord, body: unknown, request?: CallingRequest) {
     const patch = parseHelpdeskPatch(body, {
       secrets: this.options.secrets,
       allowPrivateUrls: this.options.allowPrivateUrls,
     });
-    const { config, warning } = await this.options.actors.call(instance.id, 'helpdesk.set', patch);
+    const { config, warning } = await this.#actors(request).call(instance.id, 'helpdesk.set', patch);
     return { view: helpdeskView(config), warning };
   }
 
@@ -70,9 +75,9 @@ export class HelpdeskService {
   }
 
   /** @throws NotFoundError when there is no integration */
-  async remove(instance: InstanceRecord): Promise<{ inboxId: number | null }> {
+  async remove(instance: InstanceRecord, request?: CallingRequest): Promise<{ inboxId: number | null }> {
     if (!instance.config.helpdesk) throw new NotFoundError(INTEGRATION_NOT_FOUND);
-    const { removed, inboxId } = await this.options.actors.call(instance.id, 'helpdesk.delete', {});
+    const { removed, inboxId } = await this.#actors(request).call(instance.id, 'helpdesk.delete', {});
     if (!removed) throw new NotFoundError(INTEGRATION_NOT_FOUND);
     return { inboxId };
   }
@@ -81,7 +86,12 @@ export class HelpdeskService {
    * A Chatwoot webhook: the path's secret must be the instance's (compared in constant time; any mismatch
    * is a plain 404). What concerns WhatsApp goes to the owner; the rest is acknowledged and dropped.
    */
-  async webhook(instanceId: string, secret: string, body: unknown): Promise<{ accepted: boolean }> {
+  async webhook(
+    instanceId: string,
+    secret: string,
+    body: unknown,
+    request?: CallingRequest,
+  ): Promise<{ accepted: boolean }> {
     const instance = /^[\w-]{1,64}$/.test(instanceId)
       ? await this.options.store.instances.findById(instanceId)
       : undefined;
@@ -91,6 +101,6 @@ export class HelpdeskService {
     }
     const inbound = parseChatwootWebhook(body);
     if (!inbound) return { accepted: false };
-    return this.options.actors.call(instanceId, 'helpdesk.inbound', inbound);
+    return this.#actors(request).call(instanceId, 'helpdesk.inbound', inbound);
   }
 }
