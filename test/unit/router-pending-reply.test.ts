@@ -163,4 +163,49 @@ describe('Router: the owner side', () => {
       message: 'Internal server error',
     });
   });
+
+  it('a call delivered twice to the owner (ioredis sends an unanswered PUBLISH again) runs once', async () => {
+    let inbox: ((raw: string) => void) | undefined;
+    const replies: string[] = [];
+    let runs = 0;
+    const actor = {
+      call: async () => {
+        runs++;
+        return { sent: true };
+      },
+    };
+    const owner = new Router({
+      nodeId: 'b',
+      host: { get: () => actor } as unknown as ActorHost,
+      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+      membership: { onChange: () => undefined, liveNodes: () => [node('b')] } as unknown as Membership,
+      transport: {
+        publish: async (_channel: string, message: string) => (replies.push(message), 1),
+        subscribe: async (channel: string, onMessage: (raw: string) => void) => {
+          if (channel.includes('inbox')) inbox = onMessage;
+          return async () => undefined;
+        },
+      } as unknown as Transport,
+      log: pino({ level: 'silent' }),
+      ownerCacheMs: 1000,
+      retryDelayMs: 1,
+    });
+    await owner.start();
+    const call = {
+      t: 'call',
+      id: 'front:1',
+      from: 'a',
+      instanceId: 'inst-1',
+      kind: 'describe',
+      payload: {},
+      timeoutMs: 1000,
+      activate: false,
+    };
+    inbox!(JSON.stringify(call));
+    inbox!(JSON.stringify(call));
+    inbox!(JSON.stringify({ ...call, id: 'front:2' }));
+    await new Promise((res) => setTimeout(res, 20));
+    expect(runs).to.equal(2);
+    expect(replies.map((r) => (JSON.parse(r) as { id: string }).id)).to.deep.equal(['front:1', 'front:2']);
+  });
 });
