@@ -1,0 +1,117 @@
+import { createServer, connect } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import type { ActorHost } from '../../src/cluster/actor-host.js';
+import type { LeaseManager } from '../../src/cluster/lease-manager.js';
+import type { Membership, NodeInfo } from '../../src/cluster/membership.js';
+import { Router } from '../../src/cluster/router.js';
+import { RedisTransport } from '../../src/transport/redis-transport.js';
+import { startRedisServer } from '../helpers/redis-server.js';
+import type { RedisServer } from '../helpers/redis-server.js';
+
+const log = pino({ level: 'silent' });
+const node = (nodeId: string) => ({ nodeId }) as NodeInfo;
+const membership = { onChange: () => undefined, liveNodes: () => [node('a'), node('b')] } as unknown as Membership;
+
+/**
+ * A TCP proxy to Redis that breaks the first connection carrying a PUBLISH once the command has passed:
+ * Redis delivers it, its reply never comes back.
+ */
+async function publishCuttingProxy(redisPort: number): Promise<{ url: string; server: Server }> {
+  let cut = false;
+  const server = createServer((client: Socket) => {
+    const upstream = connect(redisPort, '127.0.0.1');
+    let swallowing = false;
+    client.on('data', (d: Buffer) => {
+      upstream.write(d);
+      if (!cut && /publish/i.test(d.toString())) {
+        cut = swallowing = true;
+        setTimeout(() => {
+          client.destroy();
+          upstream.destroy();
+        }, 100);
+      }
+    });
+    upstream.on('data', (d: Buffer) => {
+      if (!swallowing) client.write(d);
+    });
+    client.on('error', () => undefined);
+    upstream.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe('cluster: a routed call whose PUBLISH ioredis sends twice runs once', () => {
+  let redis: RedisServer;
+  const closers: (() => Promise<unknown> | void)[] = [];
+
+  before(async () => {
+    redis = await startRedisServer();
+  });
+
+  after(async () => {
+    for (const close of closers.reverse()) await close();
+    await redis?.stop();
+  });
+
+  it('the connection breaks after Redis delivered the call: ioredis sends it again, the owner runs it once', async () => {
+    let runs = 0;
+    const actor = {
+      call: async () => {
+        runs++;
+        return { instanceId: 'inst-1', nodeId: 'b', epoch: 1, state: 'active' };
+      },
+    };
+    // The owner, b, on Redis directly.
+    const ownerRedis = new Redis(redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    await ownerRedis.connect();
+    const ownerTransport = new RedisTransport(ownerRedis, log);
+    const owner = new Router({
+      nodeId: 'b',
+      host: { get: () => actor } as unknown as ActorHost,
+      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+      membership,
+      transport: ownerTransport,
+      log,
+      ownerCacheMs: 1000,
+      retryDelayMs: 1,
+    });
+    await owner.start();
+    closers.push(
+      () => ownerTransport.close(),
+      () => ownerRedis.disconnect(),
+    );
+
+    // The front end, a, through the proxy, with the cluster runtime's ioredis options.
+    const proxy = await publishCuttingProxy(Number(new URL(redis.url).port));
+    closers.push(() => new Promise((resolve) => proxy.server.close(resolve)));
+    const frontRedis = new Redis(proxy.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    frontRedis.on('error', () => undefined);
+    await frontRedis.connect();
+    const frontTransport = new RedisTransport(frontRedis, log);
+    const front = new Router({
+      nodeId: 'a',
+      host: { get: () => undefined } as unknown as ActorHost,
+      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+      membership,
+      transport: frontTransport,
+      log,
+      ownerCacheMs: 1000,
+      retryDelayMs: 1,
+    });
+    await front.start();
+    closers.push(
+      () => frontTransport.close(),
+      () => frontRedis.disconnect(),
+    );
+
+    const result = await front.call('inst-1', 'describe', {}, 5000);
+    expect(result).to.include({ nodeId: 'b' });
+    // ioredis's second PUBLISH arrives after the first run's reply; give it time to be (not) served.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(runs).to.equal(1);
+  });
+});
