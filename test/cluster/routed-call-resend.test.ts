@@ -57,6 +57,30 @@ describe('cluster: a routed call whose PUBLISH ioredis sends twice runs once', (
     await redis?.stop();
   });
 
+  /** A started router of node `nodeId` (whose instance b owns) on Redis at `url`, with the cluster runtime's ioredis options. */
+  async function routerOn(nodeId: string, url: string, host: { get: (id: string) => unknown }): Promise<Router> {
+    const connection = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    connection.on('error', () => undefined);
+    await connection.connect();
+    const transport = new RedisTransport(connection, log);
+    const router = new Router({
+      nodeId,
+      host: host as unknown as ActorHost,
+      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+      membership,
+      transport,
+      log,
+      ownerCacheMs: 1000,
+      retryDelayMs: 1,
+    });
+    await router.start();
+    closers.push(
+      () => transport.close(),
+      () => connection.disconnect(),
+    );
+    return router;
+  }
+
   it('the connection breaks after Redis delivered the call: ioredis sends it again, the owner runs it once', async () => {
     let runs = 0;
     const actor = {
@@ -65,48 +89,11 @@ describe('cluster: a routed call whose PUBLISH ioredis sends twice runs once', (
         return { instanceId: 'inst-1', nodeId: 'b', epoch: 1, state: 'active' };
       },
     };
-    // The owner, b, on Redis directly.
-    const ownerRedis = new Redis(redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
-    await ownerRedis.connect();
-    const ownerTransport = new RedisTransport(ownerRedis, log);
-    const owner = new Router({
-      nodeId: 'b',
-      host: { get: () => actor } as unknown as ActorHost,
-      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
-      membership,
-      transport: ownerTransport,
-      log,
-      ownerCacheMs: 1000,
-      retryDelayMs: 1,
-    });
-    await owner.start();
-    closers.push(
-      () => ownerTransport.close(),
-      () => ownerRedis.disconnect(),
-    );
-
-    // The front end, a, through the proxy, with the cluster runtime's ioredis options.
+    // The owner, b, on Redis directly; the front end, a, through the proxy.
+    await routerOn('b', redis.url, { get: () => actor });
     const proxy = await publishCuttingProxy(Number(new URL(redis.url).port));
     closers.push(() => new Promise((resolve) => proxy.server.close(resolve)));
-    const frontRedis = new Redis(proxy.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
-    frontRedis.on('error', () => undefined);
-    await frontRedis.connect();
-    const frontTransport = new RedisTransport(frontRedis, log);
-    const front = new Router({
-      nodeId: 'a',
-      host: { get: () => undefined } as unknown as ActorHost,
-      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
-      membership,
-      transport: frontTransport,
-      log,
-      ownerCacheMs: 1000,
-      retryDelayMs: 1,
-    });
-    await front.start();
-    closers.push(
-      () => frontTransport.close(),
-      () => frontRedis.disconnect(),
-    );
+    const front = await routerOn('a', proxy.url, { get: () => undefined });
 
     const result = await front.call('inst-1', 'describe', {}, 5000);
     expect(result).to.include({ nodeId: 'b' });
