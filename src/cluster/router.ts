@@ -27,6 +27,15 @@ interface CallMessage {
   requestId?: string;
 }
 
+/** One call as the router carries it from attempt to attempt; `timeoutMs` is what is left of its deadline. */
+interface Outgoing<K extends ActorCallKind> {
+  instanceId: string;
+  kind: K;
+  payload: ActorPayload<K>;
+  timeoutMs: number;
+  requestId: string | undefined;
+}
+
 /** A hint that an instance was just released for this node to take (handoff). */
 interface ActivateMessage {
   t: 'activate';
@@ -126,7 +135,7 @@ export class Router {
     let outcome: string = 'ok';
     try {
       try {
-        return await this.#attempt(instanceId, kind, payload, timeoutMs, requestId);
+        return await this.#attempt({ instanceId, kind, payload, timeoutMs, requestId });
       } catch (err) {
         if (!(err instanceof NotOwnerError)) throw err;
         this.#owners.delete(instanceId);
@@ -134,7 +143,7 @@ export class Router {
         await this.options.membership.refresh().catch(() => undefined);
         const left = deadline - performance.now();
         if (left <= 0) throw new TimeoutError();
-        return await this.#attempt(instanceId, kind, payload, left, requestId);
+        return await this.#attempt({ instanceId, kind, payload, timeoutMs: left, requestId });
       }
     } catch (err) {
       outcome = err instanceof AppError ? err.code : ErrorCode.Internal;
@@ -161,30 +170,19 @@ export class Router {
     return this.call(instanceId, kind, payload, timeoutMs, requestId);
   }
 
-  #attempt<K extends ActorCallKind>(
-    instanceId: string,
-    kind: K,
-    payload: ActorPayload<K>,
-    timeoutMs: number,
-    requestId: string | undefined,
-  ): Promise<ActorResult<K>> {
-    const local = this.options.host.get(instanceId);
-    if (local) return local.call(kind, payload, timeoutMs, requestId);
+  #attempt<K extends ActorCallKind>(call: Outgoing<K>): Promise<ActorResult<K>> {
+    const local = this.options.host.get(call.instanceId);
+    if (local) return local.call(call.kind, call.payload, call.timeoutMs, call.requestId);
     // A known owner is sent to at once: no lookup, no extra turn of the microtask queue.
-    const cached = this.#cachedOwner(instanceId);
+    const cached = this.#cachedOwner(call.instanceId);
     if (cached !== undefined && cached !== this.options.nodeId) {
-      return this.#send(cached, instanceId, kind, payload, timeoutMs, false, requestId) as Promise<ActorResult<K>>;
+      return this.#send(cached, call, false) as Promise<ActorResult<K>>;
     }
-    return this.#attemptLookingUp(instanceId, kind, payload, timeoutMs, requestId);
+    return this.#attemptLookingUp(call);
   }
 
-  async #attemptLookingUp<K extends ActorCallKind>(
-    instanceId: string,
-    kind: K,
-    payload: ActorPayload<K>,
-    timeoutMs: number,
-    requestId: string | undefined,
-  ): Promise<ActorResult<K>> {
+  async #attemptLookingUp<K extends ActorCallKind>(call: Outgoing<K>): Promise<ActorResult<K>> {
+    const { instanceId } = call;
     let owner = await this.#ownerOf(instanceId);
     let activate = false;
     if (owner === undefined || owner === this.options.nodeId) {
@@ -198,9 +196,9 @@ export class Router {
     if (owner === this.options.nodeId) {
       const actor = await this.options.host.activate(instanceId);
       if (!actor) throw new NotOwnerError(instanceId);
-      return actor.call(kind, payload, timeoutMs, requestId);
+      return actor.call(call.kind, call.payload, call.timeoutMs, call.requestId);
     }
-    return (await this.#send(owner, instanceId, kind, payload, timeoutMs, activate, requestId)) as ActorResult<K>;
+    return (await this.#send(owner, call, activate)) as ActorResult<K>;
   }
 
   #cachedOwner(instanceId: string): string | undefined {
@@ -221,15 +219,8 @@ export class Router {
    * Publishes the call to the owner's inbox and returns the promise of its reply, which the caller awaits
    * at once (so a rejection while the publish is in flight is never unhandled).
    */
-  #send(
-    node: string,
-    instanceId: string,
-    kind: ActorCallKind,
-    payload: unknown,
-    timeoutMs: number,
-    activate: boolean,
-    requestId: string | undefined,
-  ): Promise<unknown> {
+  #send(node: string, call: Outgoing<ActorCallKind>, activate: boolean): Promise<unknown> {
+    const { instanceId, kind, payload, timeoutMs, requestId } = call;
     const id = this.#idPrefix + (this.#nextId++).toString(36);
     const msg: CallMessage = {
       t: 'call',

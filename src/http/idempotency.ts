@@ -85,6 +85,7 @@ export function idempotency(actors: ActorCaller): IdempotencyMiddleware {
     } catch (err) {
       if (err instanceof AppError && NOTHING_HAPPENED.has(err.code)) {
         await actors
+          .for(ctx)
           .call(instanceId, 'idempotency.abandon', { key })
           .catch((e: unknown) => ctx.state.log.warn({ err: e }, 'could not forget an idempotency key'));
       }

@@ -8,6 +8,20 @@ import type { Transport } from '../../src/transport/transport.js';
 
 const node = (nodeId: string) => ({ nodeId }) as NodeInfo;
 
+/** A router on node `nodeId`, for which node `b` owns every instance. */
+function routerOn(nodeId: string, host: { get: () => unknown }, membership: Membership, transport: Transport) {
+  return new Router({
+    nodeId,
+    host: host as unknown as ActorHost,
+    leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+    membership,
+    transport,
+    log: pino({ level: 'silent' }),
+    ownerCacheMs: 1000,
+    retryDelayMs: 1,
+  });
+}
+
 /** A router on node `a` whose instance is owned by node `b`, over a transport the test controls. */
 function routerToB(publish: (channel: string, message: string) => Promise<number>) {
   let changed: ((nodes: NodeInfo[]) => void) | undefined;
@@ -24,16 +38,7 @@ function routerToB(publish: (channel: string, message: string) => Promise<number
       return async () => undefined;
     },
   } as unknown as Transport;
-  const router = new Router({
-    nodeId: 'a',
-    host: { get: () => undefined } as unknown as ActorHost,
-    leases: { owners: async () => ['b'] } as unknown as LeaseManager,
-    membership,
-    transport,
-    log: pino({ level: 'silent' }),
-    ownerCacheMs: 1000,
-    retryDelayMs: 1,
-  });
+  const router = routerOn('a', { get: () => undefined }, membership, transport);
   return { router, leave: (nodes: NodeInfo[]) => changed?.(nodes), reply: (raw: string) => replies?.(raw) };
 }
 
@@ -174,22 +179,18 @@ describe('Router: the owner side', () => {
         return { sent: true };
       },
     };
-    const owner = new Router({
-      nodeId: 'b',
-      host: { get: () => actor } as unknown as ActorHost,
-      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
-      membership: { onChange: () => undefined, liveNodes: () => [node('b')] } as unknown as Membership,
-      transport: {
+    const owner = routerOn(
+      'b',
+      { get: () => actor },
+      { onChange: () => undefined, liveNodes: () => [node('b')] } as unknown as Membership,
+      {
         publish: async (_channel: string, message: string) => (replies.push(message), 1),
         subscribe: async (channel: string, onMessage: (raw: string) => void) => {
           if (channel.includes('inbox')) inbox = onMessage;
           return async () => undefined;
         },
       } as unknown as Transport,
-      log: pino({ level: 'silent' }),
-      ownerCacheMs: 1000,
-      retryDelayMs: 1,
-    });
+    );
     await owner.start();
     const call = {
       t: 'call',

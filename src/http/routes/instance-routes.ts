@@ -130,6 +130,7 @@ export function instanceRoutes(deps: Deps) {
       const settings = await deps.instances.updateSettings(ctx.state.instance!, body);
       // The owner (if the instance runs) re-reads the settings; they are already saved whatever it answers.
       await deps.actors
+        .for(ctx)
         .callIfOwned(ctx.state.instance!.id, 'settings.apply', {}, UNLINK_TIMEOUT_MS)
         .catch((err: unknown) => {
           ctx.state.log.warn({ err }, 'settings saved but not applied live yet');

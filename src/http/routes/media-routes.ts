@@ -89,6 +89,7 @@ export function mediaRoutes(deps: Deps) {
         base64 = kept.toString('base64');
       } else if (!record.fromMe) {
         const fromSession = await deps.actors
+          .for(ctx)
           .callIfOwned(instance.id, 'media.download', { messageId })
           .catch((err: unknown) => {
             if (notFound(err)) return undefined;
