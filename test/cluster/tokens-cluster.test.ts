@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { INSTANCE_RECORD_TTL_MS } from '../../src/instances/instance-record-cache.js';
 import { TestClient } from '../helpers/ws-harness.js';
 import { ClusterFixture, connectAndLink, sleep } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
@@ -91,6 +92,25 @@ describe('cluster: tokens revoked on one node hold on every node', function () {
     expect(await statuses('/api/instance/getSettings/rot', token)).to.deep.equal([200, 200, 200]);
     const again = await socket(b, 'rot', token);
     expect(again.ws.readyState).to.equal(again.ws.OPEN);
+  });
+
+  it("an instance's record changed on one node is read anew on the others before their copy would lapse", async () => {
+    const { accountToken, token } = await accountWithInstance('rec-cluster', 'rec', '5511400000004');
+    const [a, b, third] = c.nodes as [NodeProcess, NodeProcess, NodeProcess];
+    const messageOn = async (node: NodeProcess) =>
+      (await node.api.get('/api/instance/getSettings/rec', { token })).body.settings.callRejectMessage as string;
+    // b and the third node read the record now and keep it for INSTANCE_RECORD_TTL_MS (one second).
+    for (const node of [b, third]) expect(await messageOn(node)).to.equal('');
+    const kept = Date.now();
+    const res = await a.api.post('/api/instance/settings/rec', { callRejectMessage: 'changed on a' }, { token });
+    expect(res.status, res.text).to.equal(200);
+    // Well within the second: the new value comes from the news that crossed Redis, not from a lapse.
+    for (const node of [b, third]) await until(async () => (await messageOn(node)) === 'changed on a', 'news', 500);
+    expect(Date.now() - kept).to.be.below(INSTANCE_RECORD_TTL_MS);
+
+    const deleted = await a.api.delete('/api/instance/delete/rec', { token: accountToken });
+    expect(deleted.status, deleted.text).to.equal(200);
+    expect(await statuses('/api/instance/getSettings/rec', token)).to.deep.equal([401, 401, 401]);
   });
 
   it('a TokenAccount rotated by the account on one node: its socket held on another closes', async () => {
