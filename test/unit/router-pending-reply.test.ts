@@ -120,49 +120,44 @@ describe('Router: calls that may have run are never sent twice', () => {
 });
 
 describe('Router: the owner side', () => {
-  it('answers a result that cannot be encoded as an internal error instead of throwing', async () => {
+  /** Node b's started router, serving `actor`; `deliver` puts a raw message in its inbox. */
+  async function ownerServing(actor: { call: () => Promise<unknown> }) {
     let inbox: ((raw: string) => void) | undefined;
     const published: { channel: string; message: string }[] = [];
-    const transport = {
-      publish: async (channel: string, message: string) => {
-        published.push({ channel, message });
-        return 1;
-      },
-      subscribe: async (channel: string, onMessage: (raw: string) => void) => {
-        if (channel.includes('inbox')) inbox = onMessage;
-        return async () => undefined;
-      },
-    } as unknown as Transport;
-    const actor = { call: async () => ({ count: 1n }) };
-    const router = new Router({
-      nodeId: 'b',
-      host: { get: () => actor } as unknown as ActorHost,
-      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
-      membership: {
-        onChange: () => undefined,
-        liveNodes: () => [node('a'), node('b')],
-        refresh: async () => [node('a'), node('b')],
-      } as unknown as Membership,
-      transport,
-      log: pino({ level: 'silent' }),
-      ownerCacheMs: 1000,
-      retryDelayMs: 1,
-    });
+    const router = routerOn(
+      'b',
+      { get: () => actor },
+      { onChange: () => undefined, liveNodes: () => [node('a'), node('b')] } as unknown as Membership,
+      {
+        publish: async (channel: string, message: string) => (published.push({ channel, message }), 1),
+        subscribe: async (channel: string, onMessage: (raw: string) => void) => {
+          if (channel.includes('inbox')) inbox = onMessage;
+          return async () => undefined;
+        },
+      } as unknown as Transport,
+    );
     await router.start();
-    const call = {
-      t: 'call',
-      id: 'c-1',
-      from: 'a',
-      instanceId: 'inst-1',
-      kind: 'describe',
-      payload: {},
-      timeoutMs: 1000,
-    };
-    inbox!(JSON.stringify(call));
-    while (published.length === 0) await new Promise((res) => setImmediate(res));
-    expect(JSON.parse(published[0]!.message)).to.deep.equal({
+    return { published, deliver: (message: object) => inbox!(JSON.stringify(message)) };
+  }
+
+  const call = {
+    t: 'call',
+    id: 'front:1',
+    from: 'a',
+    instanceId: 'inst-1',
+    kind: 'describe',
+    payload: {},
+    timeoutMs: 1000,
+    activate: false,
+  };
+
+  it('answers a result that cannot be encoded as an internal error instead of throwing', async () => {
+    const owner = await ownerServing({ call: async () => ({ count: 1n }) });
+    owner.deliver(call);
+    while (owner.published.length === 0) await new Promise((res) => setImmediate(res));
+    expect(JSON.parse(owner.published[0]!.message)).to.deep.equal({
       t: 'reply',
-      id: 'c-1',
+      id: 'front:1',
       ok: false,
       code: 'internal',
       message: 'Internal server error',
@@ -170,43 +165,21 @@ describe('Router: the owner side', () => {
   });
 
   it('a call delivered twice to the owner (ioredis sends an unanswered PUBLISH again) runs once', async () => {
-    let inbox: ((raw: string) => void) | undefined;
-    const replies: string[] = [];
     let runs = 0;
-    const actor = {
+    const owner = await ownerServing({
       call: async () => {
         runs++;
         return { sent: true };
       },
-    };
-    const owner = routerOn(
-      'b',
-      { get: () => actor },
-      { onChange: () => undefined, liveNodes: () => [node('b')] } as unknown as Membership,
-      {
-        publish: async (_channel: string, message: string) => (replies.push(message), 1),
-        subscribe: async (channel: string, onMessage: (raw: string) => void) => {
-          if (channel.includes('inbox')) inbox = onMessage;
-          return async () => undefined;
-        },
-      } as unknown as Transport,
-    );
-    await owner.start();
-    const call = {
-      t: 'call',
-      id: 'front:1',
-      from: 'a',
-      instanceId: 'inst-1',
-      kind: 'describe',
-      payload: {},
-      timeoutMs: 1000,
-      activate: false,
-    };
-    inbox!(JSON.stringify(call));
-    inbox!(JSON.stringify(call));
-    inbox!(JSON.stringify({ ...call, id: 'front:2' }));
+    });
+    owner.deliver(call);
+    owner.deliver(call);
+    owner.deliver({ ...call, id: 'front:2' });
     await new Promise((res) => setTimeout(res, 20));
     expect(runs).to.equal(2);
-    expect(replies.map((r) => (JSON.parse(r) as { id: string }).id)).to.deep.equal(['front:1', 'front:2']);
+    expect(owner.published.map((p) => (JSON.parse(p.message) as { id: string }).id)).to.deep.equal([
+      'front:1',
+      'front:2',
+    ]);
   });
 });
