@@ -5,6 +5,7 @@ import { AppError, ErrorCode, NotOwnerError, TimeoutError, UnavailableError, err
 import type { ActorCallKind, ActorPayload, ActorResult } from '../actors/actor-calls.js';
 import type { CallMetrics } from '../metrics/metrics.js';
 import { channels } from '../redis/keys.js';
+import { DeliveryMemory } from '../transport/delivery-memory.js';
 import type { ActorHost } from './actor-host.js';
 import type { LeaseManager } from './lease-manager.js';
 import type { Membership } from './membership.js';
@@ -54,14 +55,6 @@ type ReplyMessage =
   | { t: 'reply'; id: string; ok: true; result: unknown }
   | { t: 'reply'; id: string; ok: false; code: string; message: string };
 
-/**
- * How long a taken call's id is remembered: well past a reconnection to Redis, after which ioredis sends
- * its unanswered commands again. MAX_TAKEN_CALLS bounds the memory at high call rates (the window then
- * shortens to that many calls).
- */
-const TAKEN_CALL_MEMORY_MS = 120_000;
-const MAX_TAKEN_CALLS = 200_000;
-
 export interface RouterOptions {
   nodeId: string;
   host: ActorHost;
@@ -90,8 +83,8 @@ export class Router {
   #nextId = 0;
   readonly #owners = new Map<string, { node: string; at: number }>();
   readonly #serving = new Set<Promise<void>>();
-  /** Ids of the calls this node took from its inbox, oldest first, each kept until its expiry (see #firstDelivery). */
-  readonly #taken = new Map<string, number>();
+  /** The calls this node took from its inbox: each runs once, however often it arrives. */
+  readonly #taken = new DeliveryMemory();
   #unsubscribeInbox: (() => Promise<void>) | undefined;
   #unsubscribeReply: (() => Promise<void>) | undefined;
 
@@ -292,7 +285,7 @@ export class Router {
         );
       return;
     }
-    if (!this.#firstDelivery(msg.id)) {
+    if (!this.#taken.first(msg.id)) {
       this.options.log.warn(
         { instanceId: msg.instanceId, kind: msg.kind, from: msg.from },
         'dropped a repeated routed call',
@@ -301,22 +294,6 @@ export class Router {
     }
     const serving = this.#serve(msg).finally(() => this.#serving.delete(serving));
     this.#serving.add(serving);
-  }
-
-  /**
-   * False when this call was taken already. A PUBLISH can reach the inbox twice: ioredis sends again, after
-   * a reconnection, a command whose reply the broken connection lost, though Redis had delivered it. A call
-   * may have side effects (a send), so it runs once; the front end waits for the first run's reply.
-   */
-  #firstDelivery(id: string): boolean {
-    const now = performance.now();
-    for (const [taken, expiry] of this.#taken) {
-      if (expiry > now && this.#taken.size <= MAX_TAKEN_CALLS) break;
-      this.#taken.delete(taken);
-    }
-    if (this.#taken.has(id)) return false;
-    this.#taken.set(id, now + TAKEN_CALL_MEMORY_MS);
-    return true;
   }
 
   async #serve(msg: CallMessage): Promise<void> {

@@ -5,6 +5,7 @@ import { RedisTransport } from '../../src/transport/redis-transport.js';
 import { LocalTransport } from '../../src/transport/transport.js';
 import type { Transport } from '../../src/transport/transport.js';
 import { EventBus } from '../../src/events/event-bus.js';
+import { channels } from '../../src/redis/keys.js';
 import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
 import type { RedisServer } from '../helpers/redis-server.js';
 
@@ -61,6 +62,26 @@ describe('EventBus', () => {
       await unsubscribe();
       expect(await a!.publish('inst-3', { event: 'x', n: 2 })).to.equal(0);
     });
+  });
+
+  it('hands an event over once when its message arrives twice; a message without busId (an older node) as it comes', async () => {
+    const transport = new LocalTransport();
+    const sub = collect(new EventBus<Ev>(transport, log), 'i');
+    await sub.ready;
+    const twice = JSON.stringify({ busId: 'node-a:1', event: 'e', n: 1 });
+    await transport.publish(channels.events('i'), twice);
+    await transport.publish(channels.events('i'), twice);
+    await transport.publish(channels.events('i'), JSON.stringify({ busId: 'node-a:2', event: 'e', n: 2 }));
+    await transport.publish(channels.events('i'), JSON.stringify({ event: 'old', n: 3 }));
+    await transport.publish(channels.events('i'), JSON.stringify({ event: 'old', n: 3 }));
+    await until(() => sub.got.length === 4);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(sub.got).to.deep.equal([
+      { event: 'e', n: 1 },
+      { event: 'e', n: 2 },
+      { event: 'old', n: 3 },
+      { event: 'old', n: 3 },
+    ]);
   });
 
   it('works in-process (embedded mode) with the same contract', async () => {

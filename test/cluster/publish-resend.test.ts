@@ -7,6 +7,7 @@ import type { ActorHost } from '../../src/cluster/actor-host.js';
 import type { LeaseManager } from '../../src/cluster/lease-manager.js';
 import type { Membership, NodeInfo } from '../../src/cluster/membership.js';
 import { Router } from '../../src/cluster/router.js';
+import { EventBus } from '../../src/events/event-bus.js';
 import { RedisTransport } from '../../src/transport/redis-transport.js';
 import { startRedisServer } from '../helpers/redis-server.js';
 import type { RedisServer } from '../helpers/redis-server.js';
@@ -44,7 +45,7 @@ async function publishCuttingProxy(redisPort: number): Promise<{ url: string; se
   return { url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-describe('cluster: a routed call whose PUBLISH ioredis sends twice runs once', () => {
+describe('cluster: a PUBLISH that ioredis sends twice takes effect once', () => {
   let redis: RedisServer;
   const closers: (() => Promise<unknown> | void)[] = [];
 
@@ -100,5 +101,36 @@ describe('cluster: a routed call whose PUBLISH ioredis sends twice runs once', (
     // ioredis's second PUBLISH arrives after the first run's reply; give it time to be (not) served.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(runs).to.equal(1);
+  });
+
+  it('an instance event whose PUBLISH is sent twice reaches a subscriber once', async () => {
+    const subscriberRedis = new Redis(redis.url, { lazyConnect: true });
+    await subscriberRedis.connect();
+    const subscriberTransport = new RedisTransport(subscriberRedis, log);
+    closers.push(
+      () => subscriberTransport.close(),
+      () => subscriberRedis.disconnect(),
+    );
+    const got: unknown[] = [];
+    await new EventBus<{ event: string }>(subscriberTransport, log).subscribe('inst-1', (e) => got.push(e));
+
+    const proxy = await publishCuttingProxy(Number(new URL(redis.url).port));
+    closers.push(() => new Promise((resolve) => proxy.server.close(resolve)));
+    const publisherRedis = new Redis(proxy.url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    publisherRedis.on('error', () => undefined);
+    await publisherRedis.connect();
+    const publisherTransport = new RedisTransport(publisherRedis, log);
+    closers.push(
+      () => publisherTransport.close(),
+      () => publisherRedis.disconnect(),
+    );
+
+    await new EventBus<{ event: string }>(publisherTransport, log).publish('inst-1', { event: 'message.exchange' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(got).to.deep.equal([{ event: 'message.exchange' }]);
   });
 });
