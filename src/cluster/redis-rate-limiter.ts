@@ -6,7 +6,7 @@ import type { RateLimiter, RateLimitResult } from './rate-limiter.js';
 export interface RedisRateLimiterOptions {
   /** How often counted-but-unsent requests are added to Redis; 0: every request is counted there first. */
   batchMs?: number;
-  /** How many nodes share the buckets now (each gets an equal share of a bucket's local allowance). */
+  /** How many nodes this node sees now (each gets an equal share of a bucket's local allowance). */
   nodes?: () => number;
   now?: () => number;
 }
@@ -31,7 +31,8 @@ interface Bucket {
  * and sends its counts to Redis in one round per `batchMs`, instead of a round trip per request. Its local
  * allowance between two rounds is `(limit − known) / (2 × nodes)`: far from the limit most requests never
  * wait for Redis; near it (and for a bucket's first request in a window on this node) every request is
- * counted in Redis before it is answered. Error bound: the requests answered locally within one round on
+ * counted in Redis before it is answered. The node count is the most this node saw within the window, so a
+ * peer missing from its view for a moment does not widen the allowance. Error bound: the requests answered locally within one round on
  * every node together are at most half of what the bucket had left, so a burst can pass the limit by at
  * most half of it within one `batchMs`, and a steady client is limited exactly; `X-RateLimit-Remaining`
  * may lag the other nodes' requests by one round.
@@ -41,6 +42,8 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #batchMs: number;
   readonly #nodes: () => number;
   readonly #now: () => number;
+  /** The most nodes seen within the last window, and when that many were last seen. */
+  #sharers = { nodes: 1, seenAtMs: 0 };
   #flushTimer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #sweeper: NodeJS.Timeout | undefined;
@@ -59,13 +62,14 @@ export class RedisRateLimiter implements RateLimiter {
   hit(bucket: string, limit: number, windowMs: number): RateLimitResult | Promise<RateLimitResult> {
     if (this.#batchMs === 0) return this.#counted(bucket, limit, windowMs, 1);
     const now = this.#now();
+    const sharers = this.#sharing(now, windowMs);
     let b = this.#buckets.get(bucket);
     if (b !== undefined && b.resetAtMs <= now) {
       // Requests still unsent belong to the window that ended: they no longer count.
       this.#buckets.delete(bucket);
       b = undefined;
     }
-    if (b !== undefined && b.pending < Math.floor((limit - b.known) / (2 * Math.max(1, this.#nodes())))) {
+    if (b !== undefined && b.pending < Math.floor((limit - b.known) / (2 * sharers))) {
       b.pending++;
       this.#scheduleFlush();
       return verdict(b.known + b.pending, limit, b.resetAtMs);
@@ -78,6 +82,19 @@ export class RedisRateLimiter implements RateLimiter {
       if (again !== undefined) again.pending += increment - 1;
       throw err;
     });
+  }
+
+  /**
+   * How many nodes may be answering from their own allowance: the most seen within the last window. A
+   * node's view of the membership can drop a live peer for a moment (its heartbeat late under load), and a
+   * smaller count would widen every local allowance; a larger one only sends more requests to Redis.
+   */
+  #sharing(now: number, windowMs: number): number {
+    const seen = Math.max(1, this.#nodes());
+    if (seen >= this.#sharers.nodes || now - this.#sharers.seenAtMs > windowMs) {
+      this.#sharers = { nodes: seen, seenAtMs: now };
+    }
+    return this.#sharers.nodes;
   }
 
   /** Adds `increment` requests to the bucket in Redis and answers for the last of them. */

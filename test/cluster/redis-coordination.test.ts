@@ -191,6 +191,26 @@ describe('Redis coordination', function () {
       expect(Number(await c.get(keys.rate(bucket)))).to.equal(30);
     });
 
+    it('keeps the most nodes it saw within the window: a peer missing from its view does not widen its allowance', async () => {
+      const c = await client();
+      let seen = 3;
+      let now = 1_000_000;
+      const limiter = new RedisRateLimiter(c, { batchMs: 60_000, nodes: () => seen, now: () => now });
+      const bucket = unique('sharers');
+      // Limit 12, known 1: with three nodes the allowance is (12 − 1) / 6 → 1 request answered locally.
+      await limiter.hit(bucket, 12, 60_000);
+      seen = 1;
+      expect(limiter.hit(bucket, 12, 60_000)).to.not.be.a('promise');
+      expect(limiter.hit(bucket, 12, 60_000), 'answered as if alone').to.be.a('promise');
+      await sleep(5);
+      // Past a window since three were last seen, one node alone gets the whole half again.
+      now += 60_001;
+      const other = unique('sharers-later');
+      await limiter.hit(other, 12, 60_000);
+      for (let i = 0; i < 5; i++) expect(limiter.hit(other, 12, 60_000)).to.not.be.a('promise');
+      await limiter.close();
+    });
+
     it('keeps counts that did not reach Redis for the next round', async () => {
       const c = await client();
       const limiter = new RedisRateLimiter(c, { batchMs: 20, nodes: () => 1 });
