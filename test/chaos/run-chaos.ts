@@ -204,8 +204,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     // Every node the nemesis left down comes back; the run ends quiet.
     for (const node of cluster.nodes) if (!node.process) await cluster.startNode(node);
     workload.stop();
-    await clients;
-    await subscribers.stop();
+    // The clients wind down while availability is checked: a client op still retrying past the last fault
+    // (up to its own timeouts) says nothing about how soon the instances answer again.
+    const windingDown = Promise.all([clients, subscribers.stop()]);
 
     // 7. Availability: every instance owned by a live node and answering a call.
     const limitMs = CHAOS_TTL_MS + 2000;
@@ -225,6 +226,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       return unavailable.size === 0 ? true : undefined;
     }, limitMs + 20_000);
     const tookMs = Date.now() - healedAt;
+    await windingDown;
     await sleep(o.quietMs);
 
     // What the network and the receiver saw, and the final settings.
