@@ -9,7 +9,9 @@
  * node (a real sandbox link, as a phone would), half first, then the rest. At each step the test-only
  * `POST /api/cluster/probe-heap` runs full collections in the node and reads its memory. Printed per mode:
  * heap, external memory and RSS at each step; heap per instance from none to all (the goal, ≤ 50 KB) and
- * from half to all (the cost of one more instance, without what the first link loads once). See
+ * from half to all (the cost of one more instance, without what the first link loads once). In cluster
+ * mode, also what the idle node asks of Redis once all are linked (lease renewals, heartbeats): commands,
+ * script calls, Redis CPU and bytes per second over a quiet window, from Redis's own INFO counters. See
  * bench/README.md.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +25,7 @@ import { SecretBox } from '../src/security/secret-box.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { sleep } from '../test/cluster/cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN, CLUSTER_ENCRYPTION_KEY, NodeProcess } from '../test/cluster/node-process.js';
-import { startRedisServer } from '../test/helpers/redis-server.js';
+import { connectRedis, startRedisServer } from '../test/helpers/redis-server.js';
 import type { RedisServer } from '../test/helpers/redis-server.js';
 import { apiCall } from './http-client.js';
 import { fmt, printTable } from './stats.js';
@@ -34,6 +36,11 @@ const GOAL_KB = 50;
 const LINK_CONCURRENCY = 32;
 /** Time for the link's after-effects (events, webhook queue, timers) to settle before a measurement. */
 const SETTLE_MS = 2000;
+/** The quiet window over which the idle cluster node's Redis traffic is read. */
+const TRAFFIC_WINDOW_MS = 10_000;
+/** The lease TTL the node runs with (the default), and the renewal period that follows from it. */
+const LEASE_TTL_MS = 2500;
+const RENEW_PERIOD_MS = LEASE_TTL_MS / 3;
 
 const agent = new Agent({ keepAlive: true, maxSockets: LINK_CONCURRENCY });
 const call = (base: string, method: string, path: string, token: string, body?: unknown) =>
@@ -73,9 +80,58 @@ async function link(node: NodeProcess, names: string[], token: string, offset: n
   await Promise.all(Array.from({ length: LINK_CONCURRENCY }, linker));
 }
 
+/** What Redis served per second over a quiet window (INFO commandstats and stats). */
+interface Traffic {
+  commands: number;
+  scripts: number;
+  redisCpuPct: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
 interface Result {
   mode: string;
   steps: { label: string; heap: Heap }[];
+  traffic?: Traffic;
+}
+
+/** Redis's counters: every command's calls and CPU µs, and bytes in and out. */
+async function counters(
+  url: string,
+): Promise<{ calls: number; usec: number; scripts: number; inB: number; outB: number }> {
+  const redis = await connectRedis(url);
+  try {
+    const commandstats = await redis.info('commandstats');
+    const stats = await redis.info('stats');
+    let calls = 0;
+    let usec = 0;
+    let scripts = 0;
+    for (const m of commandstats.matchAll(/^cmdstat_(\w+):calls=(\d+),usec=(\d+)/gm)) {
+      calls += Number(m[2]);
+      usec += Number(m[3]);
+      if (m[1] === 'evalsha' || m[1] === 'eval') scripts += Number(m[2]);
+    }
+    const stat = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+    return { calls, usec, scripts, inB: stat('total_net_input_bytes'), outB: stat('total_net_output_bytes') };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Redis's traffic per second while the node idles for `windowMs`. */
+async function idleTraffic(url: string, windowMs: number): Promise<Traffic> {
+  const before = await counters(url);
+  await sleep(windowMs);
+  const after = await counters(url);
+  const perSecond = (n: number) => (n * 1000) / windowMs;
+  return {
+    // Includes this bench's own few INFO calls between the two reads.
+    commands: perSecond(after.calls - before.calls),
+    scripts: perSecond(after.scripts - before.scripts),
+    redisCpuPct: perSecond(after.usec - before.usec) / 1e4,
+    bytesIn: perSecond(after.inB - before.inB),
+    bytesOut: perSecond(after.outB - before.outB),
+  };
 }
 
 async function measure(mode: string): Promise<Result> {
@@ -115,7 +171,8 @@ async function measure(mode: string): Promise<Result> {
       steps.push({ label: `${to} linked, idle`, heap: h });
       process.stderr.write(`${mode}: ${to} linked\n`);
     }
-    return { mode, steps };
+    const traffic = redis ? await idleTraffic(redis.url, TRAFFIC_WINDOW_MS) : undefined;
+    return { mode, steps, ...(traffic ? { traffic } : {}) };
   } finally {
     await node?.terminate().catch(() => undefined);
     await redis?.stop();
@@ -154,6 +211,15 @@ async function main(): Promise<void> {
         `${mode}: heap per idle instance ${kb(perInstance)} KB (goal ≤ ${GOAL_KB} KB: ${perInstance <= GOAL_KB * 1024 ? 'met' : 'MISSED'}); ` +
           `from ${half.actors} to ${all.actors}: ${kb(marginal)} KB; ` +
           `external ${kb((all.external - none.external) / all.actors)} KB, RSS ${kb((all.rss - none.rss) / all.actors)} KB`,
+      );
+    }
+    for (const { mode, steps, traffic } of results) {
+      if (!traffic) continue;
+      const actors = steps.at(-1)!.heap.actors;
+      console.log(
+        `${mode}: Redis while ${actors} instances idle (${TRAFFIC_WINDOW_MS / 1000} s): ${fmt(traffic.commands, 1)} commands/s, ` +
+          `${fmt(traffic.scripts, 1)} script calls/s (${fmt((traffic.scripts * RENEW_PERIOD_MS) / 1000, 1)} per ${fmt(RENEW_PERIOD_MS, 0)} ms renewal period), ` +
+          `Redis CPU ${fmt(traffic.redisCpuPct, 2)} %, in ${kb(traffic.bytesIn)} KB/s, out ${kb(traffic.bytesOut)} KB/s`,
       );
     }
   } finally {
