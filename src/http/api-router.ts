@@ -132,6 +132,20 @@ export class ApiRouter {
     return this.options.prefix ?? '';
   }
 
+  /**
+   * The first path segments (lower case) its routes can match, or undefined when a route starts with a
+   * parameter: a request whose first segment is not among them cannot match any route here.
+   */
+  get heads(): ReadonlySet<string> | undefined {
+    const heads = new Set<string>();
+    for (const { fullPath } of this.routes) {
+      const head = fullPath.split('/')[1] ?? '';
+      if (/[:(*?]/.test(head)) return undefined;
+      heads.add(head.toLowerCase());
+    }
+    return heads;
+  }
+
   route<B extends ObjectSchema | undefined = undefined, Q extends ObjectSchema | undefined = undefined>(
     spec: RouteSpec<B, Q>,
     handler: RouteHandler<B, Q>,

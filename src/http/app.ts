@@ -60,7 +60,7 @@ import { mediaRoutes } from './routes/media-routes.js';
 import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 import { actorCaller } from '../cluster/actor-caller.js';
-import { dispatchRouters } from './router-dispatch.js';
+import { dispatchRouters, routesUnderHeads } from './router-dispatch.js';
 
 /** What the edge needs, grouped by the part of the node that provides it. */
 export interface AppDeps {
@@ -146,7 +146,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     checks: deps.node.healthChecks,
     log: deps.node.logger,
   });
-  app.use(health.koa.routes());
+  app.use(routesUnderHeads(health));
   app.use(
     rateLimit(deps.runtime.rateLimiter, auth, {
       perMinute: deps.limits.rateLimitPerMinute,

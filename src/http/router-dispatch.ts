@@ -11,15 +11,15 @@ const CHAIN_KEYS = 1024;
 
 /**
  * One middleware in front of every router: a request runs only the routers whose prefix its path is
- * under (and those without a prefix), in their declared order, instead of passing each of the ~40
- * routers' matching in turn. Prefixes match as the routers do: whole segments, ignoring case. The chain
- * depends only on the path's first segments (as many as the longest prefix has), so it is found once per
- * such key and then read from a bounded map.
+ * under, and those without a prefix whose routes can start with its first segment, in their declared
+ * order, instead of passing each of the ~40 routers' matching in turn. Prefixes match as the routers do:
+ * whole segments, ignoring case. The chain depends only on the path's first segments (as many as the
+ * longest prefix has), so it is found once per such key and then read from a bounded map.
  */
 export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { routers: ApiRouter['koa'][] } {
   const entries: Entry[] = routers.map((router, index) => {
     const prefix = router.prefix.toLowerCase().replace(/\/+$/, '');
-    return { index, prefix, under: `${prefix}/`, koa: router.koa };
+    return { index, prefix, under: `${prefix}/`, heads: prefix === '' ? router.heads : undefined, koa: router.koa };
   });
   const depth = Math.max(0, ...entries.map((e) => e.prefix.split('/').length - 1));
   /** The chain of steps per distinct set of candidate routers (a handful of prefixes in practice). */
@@ -29,7 +29,10 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
   const byKey = new BoundedMap<string, Step[]>(CHAIN_KEYS);
 
   const chainOf = (key: string): Step[] => {
-    const candidates = entries.filter((e) => e.prefix === '' || key === e.prefix || key.startsWith(e.under));
+    const head = firstSegment(key);
+    const candidates = entries.filter((e) =>
+      e.prefix === '' ? e.heads === undefined || e.heads.has(head) : key === e.prefix || key.startsWith(e.under),
+    );
     const id = candidates.map((e) => e.index).join(',');
     let chain = chains.get(id);
     if (!chain) {
@@ -64,7 +67,30 @@ interface Entry {
   index: number;
   prefix: string;
   under: string;
+  /** Without a prefix: the first segments its routes can match (undefined: any). */
+  heads: ReadonlySet<string> | undefined;
   koa: ApiRouter['koa'];
+}
+
+/**
+ * The routes of one router without a prefix, mounted on their own (the health check, ahead of the rate
+ * limit): a request whose first segment none of its routes can match passes by without being matched.
+ */
+export function routesUnderHeads(router: ApiRouter): Middleware<AppState> & { router: ApiRouter['koa'] } {
+  const { heads } = router;
+  const routes = router.koa.routes() as unknown as Step;
+  const guarded: Middleware<AppState> =
+    heads === undefined
+      ? routes
+      : (ctx, next) => (heads.has(firstSegment(ctx.path.toLowerCase())) ? routes(ctx, next) : next());
+  // What is mounted stays inspectable, as a router's own middleware is (the OpenAPI test lists its routes).
+  return Object.assign(guarded, { router: router.koa });
+}
+
+/** `/a/b/c` → `a`; `/` → ''. */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return path.slice(1, end === -1 ? undefined : end);
 }
 
 /** Runs of adjacent candidates that share a prefix (several routers declare `/api/chat`, say). */
