@@ -11,6 +11,7 @@ import { Agent } from 'node:http';
 import { ClusterFixture } from '../test/cluster/cluster-fixture.js';
 import type { NodeProcess } from '../test/cluster/node-process.js';
 import { apiCall } from './http-client.js';
+import { pubsubRoundTrip } from './pubsub-round-trip.js';
 import { fmt, printTable, summary } from './stats.js';
 import type { Summary } from './stats.js';
 
@@ -150,6 +151,12 @@ async function main(): Promise<void> {
       results.push(await level(targets, fixture.accountToken, ownerId, inFlight));
       console.log(`  ${inFlight} in flight done`);
     }
+    // The floor: two Redis hops between two processes and nothing else, on the same redis-server.
+    const floor = {
+      1: await pubsubRoundTrip(fixture.redis.url, 1, COUNT),
+      16: await pubsubRoundTrip(fixture.redis.url, 16, COUNT),
+    };
+    console.log('  bare pub/sub round trips done');
 
     printTable(
       ['in-flight', 'path', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'req/s'],
@@ -196,6 +203,12 @@ async function main(): Promise<void> {
       `\nTargets (issue "Speed"):` +
         `\n  routed overhead Δp50 ≤ 0.3 ms at 1 in flight: ${fmt(d50at1, 3)} ms → ${verdict(d50at1 <= 0.3)}` +
         `\n  routed req/s ≥ 0.9 × local at 16 in flight:   ${fmt(ratioAt16, 2)} → ${verdict(ratioAt16 >= 0.9)}`,
+    );
+    console.log(
+      `\nBare pub/sub round trip between two processes (PUBLISH → subscriber → PUBLISH back, ${COUNT} per level):` +
+        `\n  1 in flight: p50 ${fmt(floor[1].p50, 3)} ms, p99 ${fmt(floor[1].p99, 3)} ms` +
+        `\n  16 in flight: p50 ${fmt(floor[16].p50, 3)} ms, p99 ${fmt(floor[16].p99, 3)} ms` +
+        `\n  routed Δp50 at 1 in flight beyond it: ${fmt(d50at1 - floor[1].p50, 3)} ms (the router, both nodes' event loops)`,
     );
     const d50 = delta(at(16), 'p50');
     const d99 = delta(at(16), 'p99');
