@@ -6,7 +6,8 @@
  *   npx tsx bench/http.ts [seconds per run = 5]
  *
  * The nodes run the build (`npm run build`, into dist/), as `npm start` does.
- * Paths: `GET /` of bare Koa (a small JSON object); `GET /health`; `GET /api/instance/getSettings/:instance`
+ * Paths: `GET /` of bare Koa (a small JSON object); bare Koa answering getSettings' body with an API
+ * response's headers (what the answer's shape alone costs Koa); `GET /health`; `GET /api/instance/getSettings/:instance`
  * (a store-served read with authentication); `POST /api/cluster/probe/:instance {"op":"describe"}` (an
  * actor call on the owner, which is the node itself). Every run of a path is preceded by a run of bare Koa
  * at the same connection count, and the path's ratio is to that run, so that drift of the machine's speed
@@ -26,6 +27,7 @@ import type { Load, Target } from './http-load.js';
 import { fmt, printTable } from './stats.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
+const SHAPED = "bare Koa, getSettings' answer";
 const CONNECTIONS = [16, 64];
 /** The highest value the configuration accepts: the bench measures the front end, not the limiter's 429s. */
 
@@ -40,9 +42,11 @@ function build(): string {
   return join('dist', 'main.js');
 }
 
-async function startBareKoa(): Promise<{ url: string; child: ChildProcess }> {
+/** Bare Koa; its `/shaped` answers `shapedBody` with the headers of an API response. */
+async function startBareKoa(shapedBody: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-koa.ts'], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, SHAPED_BODY: shapedBody },
   });
   const port = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -63,8 +67,6 @@ async function main(): Promise<void> {
   let redis: RedisServer | undefined;
   try {
     const builtMain = build();
-    const bare = await startBareKoa();
-    children.push(bare.child);
     const embeddedDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-http-'));
     dirs.push(embeddedDir);
     const embedded = await NodeProcess.start({
@@ -87,9 +89,18 @@ async function main(): Promise<void> {
       builtMain,
     });
     nodes.push(cluster);
+    const embeddedToken = await linkedInstance(embedded);
+    // Bare Koa answers getSettings' very body on /shaped, with the headers of an API response.
+    const settings = await fetch(`${embedded.url}/api/instance/getSettings/bench`, {
+      headers: { token: embeddedToken },
+    });
+    const bare = await startBareKoa(await settings.text());
+    children.push(bare.child);
     const baseline: Target = { name: 'bare Koa GET /', pid: bare.child.pid!, url: `${bare.url}/`, method: 'GET' };
+    const shaped: Target = { name: SHAPED, pid: bare.child.pid!, url: `${bare.url}/shaped`, method: 'GET' };
     const targets: Target[] = [
-      ...targetsOf('embedded', embedded, await linkedInstance(embedded)),
+      shaped,
+      ...targetsOf('embedded', embedded, embeddedToken),
       ...targetsOf('cluster', cluster, await linkedInstance(cluster)),
     ];
     // Warm-up: JIT, connection pools, statement caches.
@@ -138,6 +149,18 @@ async function main(): Promise<void> {
     process.stdout.write(
       "× bare: req/s over bare Koa's. × bare (CPU): bare Koa's CPU time per request over the path's, in the serving process only (Redis's share not counted): the req/s ratio a saturated core would give, and far less sensitive to other load on the machine.\n",
     );
+    // What the answer's shape costs Koa itself, apart from what the node's code does to produce it.
+    for (const connections of CONNECTIONS) {
+      const at = rows.filter((r) => r.connections === connections);
+      const shapedCpu = at.find((r) => r.target === SHAPED)?.cpuUs;
+      if (shapedCpu === undefined) continue;
+      const versus = at
+        .filter((r) => r.target.endsWith('getSettings') && r.cpuUs !== undefined)
+        .map((r) => `${r.target} ${fmt(shapedCpu / r.cpuUs!)}`);
+      process.stdout.write(
+        `@${connections}: CPU per request of ${SHAPED} (its body and the API's headers) over getSettings': ${versus.join(', ')}\n`,
+      );
+    }
   } finally {
     await Promise.all(nodes.map((n) => n.terminate().catch(() => undefined)));
     for (const c of children) c.kill('SIGTERM');
