@@ -32,10 +32,10 @@ interface Bucket {
  * allowance between two rounds is `(limit − known) / (2 × nodes)`: far from the limit most requests never
  * wait for Redis; near it (and for a bucket's first request in a window on this node) every request is
  * counted in Redis before it is answered. The node count is the most this node saw within the window, so a
- * peer missing from its view for a moment does not widen the allowance. Error bound: the requests answered locally within one round on
- * every node together are at most half of what the bucket had left, so a burst can pass the limit by at
- * most half of it within one `batchMs`, and a steady client is limited exactly; `X-RateLimit-Remaining`
- * may lag the other nodes' requests by one round.
+ * peer missing from its view for a moment does not widen the allowance. Error bound: the requests answered
+ * locally within one round on every node together are at most half of what the bucket had left, so a
+ * burst can pass the limit by at most half of it within one `batchMs`, and a steady client is limited
+ * exactly; `X-RateLimit-Remaining` may lag the other nodes' requests by one round.
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly #buckets = new Map<string, Bucket>();

@@ -140,7 +140,8 @@ export class ApiRouter {
     const heads = new Set<string>();
     for (const { fullPath } of this.routes) {
       const head = fullPath.split('/')[1] ?? '';
-      if (/[:(*?]/.test(head)) return undefined;
+      // A parameter, wildcard or optional part (path-to-regexp's `:`, `*`, `{}`) can match any segment.
+      if (/[:*{}()?]/.test(head)) return undefined;
       heads.add(head.toLowerCase());
     }
     return heads;
