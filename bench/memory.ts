@@ -84,6 +84,8 @@ async function link(node: NodeProcess, names: string[], token: string, offset: n
 interface Traffic {
   commands: number;
   scripts: number;
+  /** Mean time Redis spent in one script call, ms. */
+  scriptMs: number;
   redisCpuPct: number;
   bytesIn: number;
   bytesOut: number;
@@ -95,24 +97,42 @@ interface Result {
   traffic?: Traffic;
 }
 
-/** Redis's counters: every command's calls and CPU µs, and bytes in and out. */
-async function counters(
-  url: string,
-): Promise<{ calls: number; usec: number; scripts: number; inB: number; outB: number }> {
+/** Redis's counters: commands and script calls (with the time spent in scripts), its CPU, bytes in and out. */
+interface Counters {
+  calls: number;
+  scripts: number;
+  scriptUsec: number;
+  cpuSeconds: number;
+  inB: number;
+  outB: number;
+}
+
+async function counters(url: string): Promise<Counters> {
   const redis = await connectRedis(url);
   try {
     const commandstats = await redis.info('commandstats');
     const stats = await redis.info('stats');
+    const cpu = await redis.info('cpu');
     let calls = 0;
-    let usec = 0;
     let scripts = 0;
+    let scriptUsec = 0;
     for (const m of commandstats.matchAll(/^cmdstat_(\w+):calls=(\d+),usec=(\d+)/gm)) {
       calls += Number(m[2]);
-      usec += Number(m[3]);
-      if (m[1] === 'evalsha' || m[1] === 'eval') scripts += Number(m[2]);
+      if (m[1] === 'evalsha' || m[1] === 'eval') {
+        scripts += Number(m[2]);
+        scriptUsec += Number(m[3]);
+      }
     }
-    const stat = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
-    return { calls, usec, scripts, inB: stat('total_net_input_bytes'), outB: stat('total_net_output_bytes') };
+    const stat = (text: string, name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? 0);
+    return {
+      calls,
+      scripts,
+      scriptUsec,
+      // The whole server process, as the kernel counts it (commandstats' µs count a script's inner commands twice).
+      cpuSeconds: stat(cpu, 'used_cpu_user') + stat(cpu, 'used_cpu_sys'),
+      inB: stat(stats, 'total_net_input_bytes'),
+      outB: stat(stats, 'total_net_output_bytes'),
+    };
   } finally {
     redis.disconnect();
   }
@@ -124,11 +144,13 @@ async function idleTraffic(url: string, windowMs: number): Promise<Traffic> {
   await sleep(windowMs);
   const after = await counters(url);
   const perSecond = (n: number) => (n * 1000) / windowMs;
+  const scripts = after.scripts - before.scripts;
   return {
     // Includes this bench's own few INFO calls between the two reads.
     commands: perSecond(after.calls - before.calls),
-    scripts: perSecond(after.scripts - before.scripts),
-    redisCpuPct: perSecond(after.usec - before.usec) / 1e4,
+    scripts: perSecond(scripts),
+    scriptMs: scripts === 0 ? 0 : (after.scriptUsec - before.scriptUsec) / scripts / 1000,
+    redisCpuPct: perSecond(after.cpuSeconds - before.cpuSeconds) * 100,
     bytesIn: perSecond(after.inB - before.inB),
     bytesOut: perSecond(after.outB - before.outB),
   };
@@ -218,7 +240,7 @@ async function main(): Promise<void> {
       const actors = steps.at(-1)!.heap.actors;
       console.log(
         `${mode}: Redis while ${actors} instances idle (${TRAFFIC_WINDOW_MS / 1000} s): ${fmt(traffic.commands, 1)} commands/s, ` +
-          `${fmt(traffic.scripts, 1)} script calls/s (${fmt((traffic.scripts * RENEW_PERIOD_MS) / 1000, 1)} per ${fmt(RENEW_PERIOD_MS, 0)} ms renewal period), ` +
+          `${fmt(traffic.scripts, 1)} script calls/s (${fmt((traffic.scripts * RENEW_PERIOD_MS) / 1000, 1)} per ${fmt(RENEW_PERIOD_MS, 0)} ms renewal period, ${fmt(traffic.scriptMs, 3)} ms each), ` +
           `Redis CPU ${fmt(traffic.redisCpuPct, 2)} %, in ${kb(traffic.bytesIn)} KB/s, out ${kb(traffic.bytesOut)} KB/s`,
       );
     }
