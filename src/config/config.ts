@@ -2,69 +2,13 @@ import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import type { Duration } from './duration.js';
+import { bool, duration, int, list, optionalString } from './env-value-schemas.js';
 import { NamedError } from '../errors.js';
 
 /**
  * Every option of a Switchboard node. This module is the only reader of `process.env`; the README's
  * configuration table mirrors the `describe()` text and defaults below.
  */
-
-const bool = (name: string, fallback: boolean) =>
-  z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value === '') return fallback;
-      const v = value.toLowerCase();
-      if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-      if (['0', 'false', 'no', 'off'].includes(v)) return false;
-      ctx.addIssue({ code: 'custom', message: `${name} must be true or false, got "${value}"` });
-      return z.NEVER;
-    });
-
-const int = (name: string, fallback: number, min: number, max: number) =>
-  z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value === '') return fallback;
-      const n = Number(value);
-      if (!Number.isInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}, got "${value}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
-const duration = (name: string, fallback: string) =>
-  z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      const d = parseDuration(value === undefined || value === '' ? fallback : value);
-      if (!d) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `${name} must be a duration like 90s, 24h, 7d or 1mo, got "${value}"`,
-        });
-        return z.NEVER;
-      }
-      return d;
-    });
-
-const optionalString = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
-
-const list = optionalString.transform((v) =>
-  v === undefined
-    ? []
-    : v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-);
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DRIVERS = ['baileys', 'sandbox'] as const;
