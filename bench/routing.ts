@@ -208,7 +208,7 @@ async function main(): Promise<void> {
       `\nBare pub/sub round trip between two processes (PUBLISH → subscriber → PUBLISH back, ${COUNT} per level):` +
         `\n  1 in flight: p50 ${fmt(floor[1].p50, 3)} ms, p99 ${fmt(floor[1].p99, 3)} ms` +
         `\n  16 in flight: p50 ${fmt(floor[16].p50, 3)} ms, p99 ${fmt(floor[16].p99, 3)} ms` +
-        `\n  routed Δp50 at 1 in flight beyond it: ${fmt(d50at1 - floor[1].p50, 3)} ms (the router, both nodes' event loops)`,
+        `\n  routed Δp50 at 1 in flight beyond it: ${fmt(d50at1 - floor[1].p50, 3)} ms (what the two nodes add beyond the two hops)`,
     );
     const d50 = delta(at(16), 'p50');
     const d99 = delta(at(16), 'p99');

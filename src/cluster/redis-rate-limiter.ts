@@ -43,7 +43,7 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #nodes: () => number;
   readonly #now: () => number;
   /** The most nodes seen within the last window, and when that many were last seen. */
-  #sharers = { nodes: 1, seenAtMs: 0 };
+  readonly #sharers = { nodes: 1, seenAtMs: 0 };
   #flushTimer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #sweeper: NodeJS.Timeout | undefined;
@@ -91,8 +91,10 @@ export class RedisRateLimiter implements RateLimiter {
    */
   #sharing(now: number, windowMs: number): number {
     const seen = Math.max(1, this.#nodes());
+    // Updated in place: this runs on every request.
     if (seen >= this.#sharers.nodes || now - this.#sharers.seenAtMs > windowMs) {
-      this.#sharers = { nodes: seen, seenAtMs: now };
+      this.#sharers.nodes = seen;
+      this.#sharers.seenAtMs = now;
     }
     return this.#sharers.nodes;
   }

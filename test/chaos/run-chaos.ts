@@ -207,6 +207,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     // The clients wind down while availability is checked: a client op still retrying past the last fault
     // (up to its own timeouts) says nothing about how soon the instances answer again.
     const windingDown = Promise.all([clients, subscribers.stop()]);
+    // A failure surfaces at the await below; until then it must not count as unhandled.
+    windingDown.catch(() => undefined);
 
     // 7. Availability: every instance owned by a live node and answering a call.
     const limitMs = CHAOS_TTL_MS + 2000;
