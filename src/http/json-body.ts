@@ -9,6 +9,12 @@ export type InvalidBodyMessage = (detail: string) => string;
 export const detailedInvalidBody: InvalidBodyMessage = (detail) => `Invalid request body: ${detail}`;
 export const plainInvalidBody: InvalidBodyMessage = () => 'Invalid request body';
 
+/** What a JSON body may be sent as. */
+const JSON_TYPES = ['application/json', '+json'];
+
+/** The Content-Type nearly every client sends, recognised without parsing it (`ctx.is` is the general case). */
+const PLAIN_JSON = /^application\/json(?:\s*;\s*charset=(?:utf-8|"utf-8"))?$/i;
+
 /**
  * Parses a JSON body (strict: an object or array at the top) up to `limitBytes`. A body that is not
  * JSON, or is malformed, is refused with the endpoint's own wording; an oversized one with 413.
@@ -18,6 +24,8 @@ export function jsonBody(limitBytes: number, invalid: InvalidBodyMessage = detai
     json: true,
     jsonStrict: true,
     jsonLimit: limitBytes,
+    // The types the check below lets through: koa-body's own list would leave other `+json` bodies unread.
+    jsonTypes: JSON_TYPES,
     multipart: false,
     urlencoded: false,
     text: false,
@@ -25,7 +33,7 @@ export function jsonBody(limitBytes: number, invalid: InvalidBodyMessage = detai
   });
   return async (ctx: AppContext, next: Next) => {
     const hasBody = (ctx.request.length ?? 0) > 0 || ctx.get('transfer-encoding') !== '';
-    if (hasBody && !ctx.is('application/json', '+json')) {
+    if (hasBody && !PLAIN_JSON.test(ctx.get('content-type')) && !ctx.is(JSON_TYPES)) {
       throw new ValidationError(invalid('Content-Type must be application/json'));
     }
     try {

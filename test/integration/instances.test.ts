@@ -362,6 +362,18 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       });
     }
 
+    for (const [i, contentType] of [
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON;charset="UTF-8"',
+      'application/vnd.switchboard+json',
+    ].entries()) {
+      it(`accepts a JSON body sent as ${contentType}`, async () => {
+        const name = `json-type-${i}`;
+        expectOk(await create(undefined, owner, rawOptions(JSON.stringify({ name }), contentType)), 201);
+        expect(await listNames(node, owner)).to.include(name);
+      });
+    }
+
     for (const [label, body] of [
       ['a missing name', {}],
       ['a blank name', { name: '   ' }],
