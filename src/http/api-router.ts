@@ -111,6 +111,14 @@ function firstValues(query: Record<string, string | string[] | undefined>): Reco
   return out;
 }
 
+/**
+ * A route's steps as one middleware, chained once here: @koa/router composes the middleware a route was
+ * given anew on every request it matches (koa-compose's flatten and a promise per step).
+ */
+function inSequence(steps: RouteMiddleware[]): RouteMiddleware {
+  return steps.reduceRight((inner, step) => (ctx, next) => step(ctx, () => Promise.resolve(inner(ctx, next))));
+}
+
 /** A query refusal: the schema's own sentence (the helpers below write them), else the field and the problem. */
 function queryProblem(error: z.ZodError): string {
   const issue = error.issues[0];
@@ -183,7 +191,7 @@ export class ApiRouter {
       if (spec.idempotency) await spec.idempotency(ctx, async () => handler(ctx, input));
       else await handler(ctx, input);
     });
-    this.koa[spec.method](spec.path, ...chain);
+    this.koa[spec.method](spec.path, inSequence(chain));
     const fullPath = `${this.options.prefix ?? ''}${spec.path === '/' ? '' : spec.path}` || '/';
     this.routes.push({ tag: this.options.tag, fullPath, spec });
   }
