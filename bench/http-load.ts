@@ -31,17 +31,19 @@ export interface Load {
   errors: number;
   /** CPU time of the serving process per answered request, µs (undefined without /proc). */
   cpuUs: number | undefined;
+  /** Its user-mode part alone: the process's own code, without the kernel's socket work. */
+  userUs: number | undefined;
 }
 
 /** Linux's clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** User + system CPU seconds used so far by process `pid`; undefined where /proc is missing. */
-function cpuSeconds(pid: number): number | undefined {
+/** User and system CPU seconds used so far by process `pid`; undefined where /proc is missing. */
+function cpuSeconds(pid: number): { user: number; system: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
   } catch {
     return undefined;
   }
@@ -94,6 +96,12 @@ export async function load(t: Target, connections: number, seconds: number): Pro
     },
     ...(t.body ? { body: t.body } : {}),
   });
+  const cpuAfter = cpuSeconds(t.pid);
+  const perRequest = (seconds: number) => (seconds * 1e6) / result.requests.total;
+  const used =
+    cpuBefore && cpuAfter
+      ? { user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system }
+      : undefined;
   return {
     target: t.name,
     connections,
@@ -101,6 +109,7 @@ export async function load(t: Target, connections: number, seconds: number): Pro
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
-    cpuUs: cpuBefore === undefined ? undefined : ((cpuSeconds(t.pid)! - cpuBefore) * 1e6) / result.requests.total,
+    cpuUs: used && perRequest(used.user + used.system),
+    userUs: used && perRequest(used.user),
   };
 }
