@@ -22,13 +22,13 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
     return { index, prefix, under: `${prefix}/`, heads: prefix === '' ? router.heads : undefined, koa: router.koa };
   });
   const depth = Math.max(0, ...entries.map((e) => e.prefix.split('/').length - 1));
-  /** The chain of steps per distinct set of candidate routers (a handful of prefixes in practice). */
-  const chains = new Map<string, Step[]>();
+  /** The chained steps per distinct set of candidate routers (a handful of prefixes in practice). */
+  const chains = new Map<string, Step>();
   /** The steps per run of same-prefix routers, shared by the chains that contain the run. */
   const runSteps = new Map<string, Step[]>();
-  const byKey = new BoundedMap<string, Step[]>(CHAIN_KEYS);
+  const byKey = new BoundedMap<string, Step>(CHAIN_KEYS);
 
-  const chainOf = (key: string): Step[] => {
+  const chainOf = (key: string): Step => {
     const head = firstSegment(key);
     const candidates = entries.filter((e) =>
       e.prefix === '' ? e.heads === undefined || e.heads.has(head) : key === e.prefix || key.startsWith(e.under),
@@ -36,15 +36,17 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
     const id = candidates.map((e) => e.index).join(',');
     let chain = chains.get(id);
     if (!chain) {
-      chain = samePrefixRuns(candidates).flatMap((run) => {
-        const runId = run.map((e) => e.index).join(',');
-        let steps = runSteps.get(runId);
-        if (!steps) {
-          steps = stepsOf(run);
-          runSteps.set(runId, steps);
-        }
-        return steps;
-      });
+      chain = chained(
+        samePrefixRuns(candidates).flatMap((run) => {
+          const runId = run.map((e) => e.index).join(',');
+          let steps = runSteps.get(runId);
+          if (!steps) {
+            steps = stepsOf(run);
+            runSteps.set(runId, steps);
+          }
+          return steps;
+        }),
+      );
       chains.set(id, chain);
     }
     return chain;
@@ -57,7 +59,7 @@ export function dispatchRouters(routers: ApiRouter[]): Middleware<AppState> & { 
       chain = chainOf(key);
       byKey.set(key, chain);
     }
-    return runChain(chain, 0, ctx, next);
+    return chain(ctx, next);
   };
   // What is mounted stays inspectable (the OpenAPI test lists every route of every router).
   return Object.assign(dispatch, { routers: routers.map((r) => r.koa) });
@@ -125,10 +127,8 @@ function leadingSegments(path: string, depth: number): string {
   return path.slice(0, end);
 }
 
-async function runChain(chain: Step[], i: number, ctx: AppContext, next: Next): Promise<void> {
-  if (i === chain.length) {
-    await next();
-    return;
-  }
-  await chain[i]!(ctx, () => runChain(chain, i + 1, ctx, next));
+/** Steps as one: each is given the rest as its `next`, the last the request's own (chained once, not per request). */
+function chained(steps: Step[]): Step {
+  if (steps.length === 0) return (_ctx, next) => next();
+  return steps.reduceRight((rest, step) => (ctx, next) => step(ctx, () => rest(ctx, next)));
 }
