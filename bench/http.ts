@@ -7,7 +7,8 @@
  *
  * The nodes run the build (`npm run build`, into dist/), as `npm start` does.
  * Paths: `GET /` of bare Koa (a small JSON object); bare Koa answering getSettings' body with an API
- * response's headers (what the answer's shape alone costs Koa); `GET /health`; `GET /api/instance/getSettings/:instance`
+ * response's headers (what the answer's shape alone costs Koa), then through `@koa/router` and, with
+ * describe's answer, koa-body (what the libraries the routes use cost on their own); `GET /health`; `GET /api/instance/getSettings/:instance`
  * (a store-served read with authentication); `POST /api/cluster/probe/:instance {"op":"describe"}` (an
  * actor call on the owner, which is the node itself). Every run of a path is preceded by a run of bare Koa
  * at the same connection count, and the path's ratio is to that run, so that drift of the machine's speed
@@ -28,6 +29,8 @@ import { fmt, printTable } from './stats.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const SHAPED = "bare Koa, getSettings' answer";
+const STACK_SETTINGS = "Koa + @koa/router, getSettings' answer";
+const STACK_DESCRIBE = "Koa + @koa/router + koa-body, describe's answer";
 const CONNECTIONS = [16, 64];
 /** The highest value the configuration accepts: the bench measures the front end, not the limiter's 429s. */
 
@@ -42,11 +45,14 @@ function build(): string {
   return join('dist', 'main.js');
 }
 
-/** Bare Koa; its `/shaped` answers `shapedBody` with the headers of an API response. */
-async function startBareKoa(shapedBody: string): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Bare Koa; its `/shaped` answers `shapedBody` with the headers of an API response, and `/stack/...` the
+ * same and `describeBody` through the routing and body libraries the node uses.
+ */
+async function startBareKoa(shapedBody: string, describeBody: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-koa.ts'], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, SHAPED_BODY: shapedBody },
+    env: { ...process.env, SHAPED_BODY: shapedBody, DESCRIBE_BODY: describeBody },
   });
   const port = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -94,12 +100,33 @@ async function main(): Promise<void> {
     const settings = await fetch(`${embedded.url}/api/instance/getSettings/bench`, {
       headers: { token: embeddedToken },
     });
-    const bare = await startBareKoa(await settings.text());
+    const [describeTarget] = targetsOf('embedded', embedded, embeddedToken).filter((t) => t.method === 'POST');
+    const described = await fetch(describeTarget!.url, {
+      method: 'POST',
+      headers: { token: embeddedToken, 'content-type': 'application/json' },
+      body: describeTarget!.body!,
+    });
+    const bare = await startBareKoa(await settings.text(), await described.text());
     children.push(bare.child);
     const baseline: Target = { name: 'bare Koa GET /', pid: bare.child.pid!, url: `${bare.url}/`, method: 'GET' };
     const shaped: Target = { name: SHAPED, pid: bare.child.pid!, url: `${bare.url}/shaped`, method: 'GET' };
+    const stackSettings: Target = {
+      name: STACK_SETTINGS,
+      pid: bare.child.pid!,
+      url: `${bare.url}/stack/getSettings/bench`,
+      method: 'GET',
+    };
+    const stackDescribe: Target = {
+      name: STACK_DESCRIBE,
+      pid: bare.child.pid!,
+      url: `${bare.url}/stack/probe/bench`,
+      method: 'POST',
+      body: describeTarget!.body!,
+    };
     const targets: Target[] = [
       shaped,
+      stackSettings,
+      stackDescribe,
       ...targetsOf('embedded', embedded, embeddedToken),
       ...targetsOf('cluster', cluster, await linkedInstance(cluster)),
     ];
@@ -149,17 +176,22 @@ async function main(): Promise<void> {
     process.stdout.write(
       "× bare: req/s over bare Koa's. × bare (CPU): bare Koa's CPU time per request over the path's, in the serving process only (Redis's share not counted): the req/s ratio a saturated core would give, and far less sensitive to other load on the machine.\n",
     );
-    // What the answer's shape costs Koa itself, apart from what the node's code does to produce it.
+    // What the answer's shape and the libraries cost Koa itself, apart from what the node's code does.
     for (const connections of CONNECTIONS) {
       const at = rows.filter((r) => r.connections === connections);
-      const shapedCpu = at.find((r) => r.target === SHAPED)?.cpuUs;
-      if (shapedCpu === undefined) continue;
-      const versus = at
-        .filter((r) => r.target.endsWith('getSettings') && r.cpuUs !== undefined)
-        .map((r) => `${r.target} ${fmt(shapedCpu / r.cpuUs!)}`);
-      process.stdout.write(
-        `@${connections}: CPU per request of ${SHAPED} (its body and the API's headers) over getSettings': ${versus.join(', ')}\n`,
-      );
+      const cpuOf = (name: string) => at.find((r) => r.target === name)?.cpuUs;
+      for (const [floor, path, what] of [
+        [SHAPED, 'getSettings', "its body and the API's headers"],
+        [STACK_SETTINGS, 'getSettings', 'the same through @koa/router'],
+        [STACK_DESCRIBE, 'describe (actor call)', 'through @koa/router and koa-body'],
+      ] as const) {
+        const floorCpu = cpuOf(floor);
+        if (floorCpu === undefined) continue;
+        const versus = at
+          .filter((r) => r.target.endsWith(path) && r.cpuUs !== undefined)
+          .map((r) => `${r.target} ${fmt(floorCpu / r.cpuUs!)}`);
+        process.stdout.write(`@${connections}: CPU per request of ${floor} (${what}) over ${versus.join(', ')}\n`);
+      }
     }
   } finally {
     await Promise.all(nodes.map((n) => n.terminate().catch(() => undefined)));
