@@ -1,7 +1,6 @@
 import type { Next } from 'koa';
 import { AuthError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
-import { safeEqual, tokenDigest } from '../security/tokens.js';
-import { timingSafeEqual } from 'node:crypto';
+import { hashBytes, hashToken, safeEqual, sameHash } from '../security/tokens.js';
 import type { CredentialChange } from '../events/credential-news.js';
 import type { AccountRecord, InstanceRecord } from '../store/records.js';
 import { BoundedMap } from '../util/bounded-map.js';
@@ -89,10 +88,10 @@ export interface Authenticator {
   /** Where guards read the path's instance. */
   readonly records: InstanceRecords;
   /**
-   * Who the token is; a token `fromUrl` is never the global token (it must not travel in URLs). `digest`
-   * is the token's `tokenDigest`, when the caller has it already.
+   * Who the token is; a token `fromUrl` is never the global token (it must not travel in URLs). `hash`
+   * is the token's `hashToken`, when the caller has it already.
    */
-  resolve(token: string, fromUrl?: boolean, digest?: Buffer): Promise<Principal | undefined>;
+  resolve(token: string, fromUrl?: boolean, hash?: string): Promise<Principal | undefined>;
 }
 
 /** How long a resolved token is trusted without the store: the bound of a revocation whose news was lost. */
@@ -114,8 +113,8 @@ type CachedToken =
  */
 export class CachingAuthenticator implements Authenticator {
   readonly #cache = new BoundedMap<string, CachedToken>(TOKEN_CACHE_ENTRIES);
-  /** The global token's digest: a request's token is hashed once, then compared in constant time. */
-  readonly #adminDigest: Buffer | undefined;
+  /** The global token's hash: a request's token is hashed once, then compared with it in constant time. */
+  readonly #adminHash: Buffer | undefined;
 
   constructor(
     private readonly store: Store,
@@ -124,7 +123,7 @@ export class CachingAuthenticator implements Authenticator {
     private readonly now: () => number = Date.now,
     readonly records: InstanceRecords = store.instances,
   ) {
-    this.#adminDigest = adminToken === undefined ? undefined : tokenDigest(adminToken);
+    this.#adminHash = adminToken === undefined ? undefined : hashBytes(hashToken(adminToken));
   }
 
   /** Drops what the cache knows of a changed account or instance. */
@@ -138,11 +137,8 @@ export class CachingAuthenticator implements Authenticator {
     }
   }
 
-  async resolve(token: string, fromUrl = false, digest = tokenDigest(token)): Promise<Principal | undefined> {
-    if (!fromUrl && this.#adminDigest !== undefined && timingSafeEqual(digest, this.#adminDigest)) {
-      return { kind: 'global' };
-    }
-    const hash = digest.toString('hex');
+  async resolve(token: string, fromUrl = false, hash = hashToken(token)): Promise<Principal | undefined> {
+    if (!fromUrl && this.#adminHash !== undefined && sameHash(hash, this.#adminHash)) return { kind: 'global' };
     const cached = this.#cache.get(hash);
     if (cached && this.now() - cached.at < this.ttlMs) {
       if (cached.kind === 'account') {
@@ -189,9 +185,9 @@ export async function resolvePresented(ctx: AppContext, auth: Authenticator): Pr
     ctx.state.presented = { token: undefined, tokenHash: undefined, principal: undefined };
     return ctx.state.presented;
   }
-  const digest = tokenDigest(presented.value);
-  const principal = await auth.resolve(presented.value, presented.fromUrl, digest);
-  ctx.state.presented = { token: presented.value, tokenHash: digest.toString('hex'), principal };
+  const tokenHash = hashToken(presented.value);
+  const principal = await auth.resolve(presented.value, presented.fromUrl, tokenHash);
+  ctx.state.presented = { token: presented.value, tokenHash, principal };
   return ctx.state.presented;
 }
 

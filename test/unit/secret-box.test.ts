@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config/config.js';
 import { KEY_FILE_NAME, resolveEncryptionKey } from '../../src/security/encryption-key.js';
 import { SecretBox } from '../../src/security/secret-box.js';
-import { hashToken, maskSecret, safeEqual } from '../../src/security/tokens.js';
+import { hashBytes, hashToken, maskSecret, safeEqual, sameHash } from '../../src/security/tokens.js';
 
 describe('SecretBox', () => {
   const box = new SecretBox(Buffer.alloc(32, 1));
@@ -33,6 +33,16 @@ describe('tokens', () => {
     expect(hashToken('x')).to.equal(hashToken('x')).and.to.have.length(64);
     expect(safeEqual('abc', 'abc')).to.equal(true);
     expect(safeEqual('abc', 'abcd')).to.equal(false);
+  });
+
+  it('stores the SHA-256 of a token as lower-case hex, and compares such hashes whole', () => {
+    // The hash of "abc" from FIPS 180-2's examples: stored hashes keep this very form.
+    const abc = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+    expect(hashToken('abc')).to.equal(abc);
+    expect(sameHash(hashToken('abc'), hashBytes(abc))).to.equal(true);
+    expect(sameHash(hashToken('abd'), hashBytes(abc))).to.equal(false);
+    expect(sameHash(abc.slice(0, 63), hashBytes(abc))).to.equal(false);
+    expect(sameHash(abc.toUpperCase(), hashBytes(abc))).to.equal(false);
   });
 
   it('masks a secret as prefix, bullets and the last four characters', () => {
