@@ -46,8 +46,9 @@ function build(): string {
 }
 
 /**
- * Bare Koa; its `/shaped` answers `shapedBody` with the headers of an API response, and `/stack/...` the
- * same and `describeBody` through the routing and body libraries the node uses.
+ * Bare Koa (bench/bare-koa-app.ts); its `/shaped` answers `shapedBody` with the headers of an API
+ * response, and the node's getSettings and probe paths the same and `describeBody` through the routing
+ * and body libraries the node uses.
  */
 async function startBareKoa(shapedBody: string, describeBody: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-koa.ts'], {
@@ -113,13 +114,13 @@ async function main(): Promise<void> {
     const stackSettings: Target = {
       name: STACK_SETTINGS,
       pid: bare.child.pid!,
-      url: `${bare.url}/stack/getSettings/bench`,
+      url: `${bare.url}/api/instance/getSettings/bench`,
       method: 'GET',
     };
     const stackDescribe: Target = {
       name: STACK_DESCRIBE,
       pid: bare.child.pid!,
-      url: `${bare.url}/stack/probe/bench`,
+      url: `${bare.url}/api/cluster/probe/bench`,
       method: 'POST',
       body: describeTarget!.body!,
     };
