@@ -127,7 +127,7 @@ function leadingSegments(path: string, depth: number): string {
   return path.slice(0, end);
 }
 
-/** Steps as one: each is given the rest as its `next`, the last the request's own (chained once, not per request). */
+/** Steps as one, chained once: each is given the rest as its `next`, the last the request's own `next`. */
 function chained(steps: Step[]): Step {
   if (steps.length === 0) return (_ctx, next) => next();
   return steps.reduceRight((rest, step) => (ctx, next) => step(ctx, () => rest(ctx, next)));
