@@ -3,7 +3,7 @@
  * cluster mode (one node on Redis), measured in one run by the same client, autocannon, with 16 and 64
  * keep-alive connections.
  *
- *   npx tsx bench/http.ts [seconds per run = 5]
+ *   npx tsx bench/http.ts [seconds per run = 5] [pairs = 1]
  *
  * The nodes run the build (`npm run build`, into dist/), as `npm start` does.
  * Paths: `GET /` of bare Koa (a small JSON object); bare Koa answering getSettings' body with an API
@@ -12,8 +12,9 @@
  * (a store-served read with authentication); `POST /api/cluster/probe/:instance {"op":"describe"}` (an
  * actor call on the owner, which is the node itself). Every run of a path is preceded by a run of bare Koa
  * at the same connection count, and the path's ratio is to that run, so that drift of the machine's speed
- * during the bench hits both sides of a ratio alike. Printed: req/s, p50 and p99 latency, non-2xx count,
- * the adjacent bare Koa req/s and the ratio. See bench/README.md.
+ * during the bench hits both sides of a ratio alike; with `pairs` > 1 each path runs that many times, each
+ * after its own bare Koa run, and a row gives the medians (and the range of the pairs' ratios). Printed:
+ * req/s, p50 and p99 latency, non-2xx count, the adjacent bare Koa req/s and the ratio. See bench/README.md.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -28,6 +29,8 @@ import type { Load, Target } from './http-load.js';
 import { fmt, printTable } from './stats.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
+/** Runs of each path at each connection count, each after its own bare Koa run; figures are their medians. */
+const PAIRS = Number(process.argv[3] ?? 1);
 const SHAPED = "bare Koa, getSettings' answer";
 const STACK_SETTINGS = "Koa + @koa/router, getSettings' answer";
 const STACK_DESCRIBE = "Koa + @koa/router + koa-body, describe's answer";
@@ -35,8 +38,42 @@ const CONNECTIONS = [16, 64];
 /** The highest value the configuration accepts: the bench measures the front end, not the limiter's 429s. */
 
 interface Row extends Load {
-  /** Bare Koa's run just before this one. */
+  /** Bare Koa's run just before this one (with pairs, the median of those runs). */
   bare: { rps: number; cpuUs: number | undefined };
+  /** Each pair's req/s ratio and CPU ratio to its bare Koa run. */
+  ratios: number[];
+  cpuRatios: number[];
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+const medianOf = (values: (number | undefined)[]) =>
+  values.some((v) => v === undefined) ? undefined : median(values as number[]);
+
+/** One row from `pairs` runs of a path, each with the bare Koa run before it: medians of each figure. */
+function rowOf(pairs: { bare: Load; run: Load }[]): Row {
+  const runs = pairs.map((p) => p.run);
+  return {
+    target: runs[0]!.target,
+    connections: runs[0]!.connections,
+    rps: median(runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    cpuUs: medianOf(runs.map((r) => r.cpuUs)),
+    userUs: medianOf(runs.map((r) => r.userUs)),
+    bare: { rps: median(pairs.map((p) => p.bare.rps)), cpuUs: medianOf(pairs.map((p) => p.bare.cpuUs)) },
+    ratios: pairs.map((p) => p.run.rps / p.bare.rps),
+    cpuRatios: pairs.flatMap((p) =>
+      p.run.cpuUs === undefined || p.bare.cpuUs === undefined ? [] : [p.bare.cpuUs / p.run.cpuUs],
+    ),
+  };
+}
+
+/** The median of a pair's ratios, with their range when there are several. */
+function ratioCell(ratios: number[]): string {
+  if (ratios.length === 0) return '-';
+  const sorted = [...ratios].sort((x, y) => x - y);
+  return sorted.length === 1 ? fmt(sorted[0]!) : `${fmt(median(sorted))} (${fmt(sorted[0]!)}–${fmt(sorted.at(-1)!)})`;
 }
 
 /** Builds the sources with `npm run build` (into dist/, as `npm start` does); returns the entry point. */
@@ -136,12 +173,16 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     for (const connections of CONNECTIONS) {
       for (const t of targets) {
-        const bareRun = await load(baseline, connections, SECONDS);
-        const row = { ...(await load(t, connections, SECONDS)), bare: bareRun };
-        rows.push(row);
-        process.stderr.write(
-          `${t.name} @${connections}: ${Math.round(row.rps)} req/s (bare Koa ${Math.round(bareRun.rps)})\n`,
-        );
+        const pairs: { bare: Load; run: Load }[] = [];
+        for (let pair = 0; pair < PAIRS; pair++) {
+          const bare = await load(baseline, connections, SECONDS);
+          const run = await load(t, connections, SECONDS);
+          pairs.push({ bare, run });
+          process.stderr.write(
+            `${t.name} @${connections}: ${Math.round(run.rps)} req/s (bare Koa ${Math.round(bare.rps)})\n`,
+          );
+        }
+        rows.push(rowOf(pairs));
       }
     }
     const cpu = (us: number | undefined) => (us === undefined ? '-' : us.toFixed(0));
@@ -167,12 +208,13 @@ async function main(): Promise<void> {
         fmt(r.p99),
         String(r.errors),
         String(Math.round(r.bare.rps)),
-        fmt(r.rps / r.bare.rps),
+        ratioCell(r.ratios),
         cpu(r.cpuUs),
         cpu(r.bare.cpuUs),
-        r.cpuUs === undefined || r.bare.cpuUs === undefined ? '-' : fmt(r.bare.cpuUs / r.cpuUs),
+        ratioCell(r.cpuRatios),
       ]),
-      `HTTP front end, ${SECONDS} s per run, one client (autocannon) on the same machine; each path's ratios are to the bare Koa run just before it`,
+      `HTTP front end, ${SECONDS} s per run, one client (autocannon) on the same machine; each path's ratios are to the bare Koa run just before it` +
+        (PAIRS > 1 ? `; ${PAIRS} such pairs per row, medians (ratios: median and range of the pairs')` : ''),
     );
     process.stdout.write(
       "× bare: req/s over bare Koa's. × bare (CPU): bare Koa's CPU time per request over the path's, in the serving process only (Redis's share not counted): the req/s ratio a saturated core would give, and far less sensitive to other load on the machine.\n",
