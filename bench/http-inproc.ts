@@ -28,7 +28,9 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import type { loadConfig as LoadConfig } from '../src/config/config.js';
 import type { startNode as StartNode } from '../src/node.js';
+import { ADMIN_TOKEN, testNodeEnv } from '../test/helpers/test-node.js';
 import { bareKoaApp } from './bare-koa-app.js';
+import { NO_LIMIT } from './http-load.js';
 import { printTable } from './stats.js';
 
 const options = new Map(
@@ -40,7 +42,6 @@ const options = new Map(
 const PATHS = (options.get('paths') ?? 'settings,describe').split(',');
 const ROUNDS = Number(options.get('rounds') ?? 9);
 const REQUESTS = Number(options.get('requests') ?? 5000);
-const ADMIN_TOKEN = 'http-inproc-bench-admin-token-0123456789';
 
 type Handler = (req: Request, res: Response) => unknown;
 
@@ -115,13 +116,8 @@ async function startBuild(dist: string, dirs: string[]): Promise<Side & { settin
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-inproc-'));
   dirs.push(dir);
   const config = loadConfig({
-    PORT: '0',
-    DATA_DIR: dir,
-    ADMIN_TOKEN,
-    LOG_LEVEL: 'silent',
-    MSGNET_DRIVER: 'sandbox',
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    RATE_LIMIT_CREATE_PER_MINUTE: '1000',
+    ...testNodeEnv(dir),
+    ...NO_LIMIT,
     TEST_PROBE_FILE: join(dir, 'probe.jsonl'),
     TEST_PROBE_WRITE_MS: '0',
   });

@@ -20,17 +20,15 @@ export interface TestNode extends RunningNode {
   stop(options?: { keepData?: boolean }): Promise<void>;
 }
 
+/** The settings of an in-process test node on `dataDir`: a free loopback port, the sandbox driver, no log. */
+export function testNodeEnv(dataDir: string): Record<string, string> {
+  return { PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: 'silent', MSGNET_DRIVER: 'sandbox' };
+}
+
 /** An in-process node on a fresh temporary SQLite directory, listening on a free loopback port. */
 export async function startTestNode(env: Record<string, string> = {}, dataDir?: string): Promise<TestNode> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'switchboard-test-'));
-  const config = loadConfig({
-    PORT: '0',
-    DATA_DIR: dir,
-    ADMIN_TOKEN,
-    LOG_LEVEL: 'silent',
-    MSGNET_DRIVER: 'sandbox',
-    ...env,
-  });
+  const config = loadConfig({ ...testNodeEnv(dir), ...env });
   const node = await startNode(config, { logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const api = new ApiClient(node.url);
   return {
