@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { NodeProcess } from '../test/cluster/node-process.js';
 import { NO_LIMIT, linkedInstance, load, targetsOf } from './http-load.js';
 import type { Target } from './http-load.js';
-import { printTable } from './stats.js';
+import { median, printTable } from './stats.js';
 
 const [mainA, mainB] = [process.argv[2], process.argv[3]];
 if (!mainA || !mainB) {
@@ -31,8 +31,6 @@ const SECONDS = 3;
 const CONNECTIONS = Number(process.argv[6] ?? 16);
 
 const PATH_OF: Record<string, number> = { health: 0, settings: 1, describe: 2 };
-
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   const dirs: string[] = [];

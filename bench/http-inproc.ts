@@ -31,7 +31,7 @@ import type { startNode as StartNode } from '../src/node.js';
 import { ADMIN_TOKEN, testNodeEnv } from '../test/helpers/test-node.js';
 import { bareKoaApp } from './bare-koa-app.js';
 import { NO_LIMIT } from './http-load.js';
-import { printTable } from './stats.js';
+import { median, printTable } from './stats.js';
 
 const options = new Map(
   process.argv
@@ -145,8 +145,6 @@ async function startBuild(dist: string, dirs: string[]): Promise<Side & { settin
     described,
   };
 }
-
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   let dists = process.argv.slice(2).filter((a) => !a.startsWith('--'));

@@ -26,7 +26,7 @@ import { startRedisServer } from '../test/helpers/redis-server.js';
 import type { RedisServer } from '../test/helpers/redis-server.js';
 import { NO_LIMIT, linkedInstance, load, targetsOf } from './http-load.js';
 import type { Load, Target } from './http-load.js';
-import { fmt, printTable } from './stats.js';
+import { fmt, median, printTable } from './stats.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 /** Runs of each path at each connection count, each after its own bare Koa run; figures are their medians. */
@@ -45,7 +45,6 @@ interface Row extends Load {
   cpuRatios: number[];
 }
 
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 const medianOf = (values: (number | undefined)[]) =>
   values.some((v) => v === undefined) ? undefined : median(values as number[]);
 

@@ -33,6 +33,11 @@ export function summary(samplesMs: readonly number[]): Summary {
   };
 }
 
+/** The middle value of at least one (the upper of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+}
+
 /** A number with a fixed count of decimals ("–" for NaN). */
 export function fmt(x: number, decimals = 2): string {
   return Number.isNaN(x) ? '–' : x.toFixed(decimals);

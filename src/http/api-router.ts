@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { describeIssue, isPlainObject } from '../validation.js';
 import type { AppState } from './app-state.js';
+import { chained } from './chained.js';
 import type { Guard } from './auth.js';
 import type { IdempotencyMiddleware } from './idempotency.js';
 import { bodyOf, detailedInvalidBody, jsonBody } from './json-body.js';
@@ -111,14 +112,6 @@ function firstValues(query: Record<string, string | string[] | undefined>): Reco
   return out;
 }
 
-/**
- * A route's steps as one middleware, chained once here: @koa/router composes the middleware a route was
- * given anew on every request it matches (koa-compose's flatten and a promise per step).
- */
-function inSequence(steps: RouteMiddleware[]): RouteMiddleware {
-  return steps.reduceRight((inner, step) => (ctx, next) => step(ctx, () => Promise.resolve(inner(ctx, next))));
-}
-
 /** A query refusal: the schema's own sentence (the helpers below write them), else the field and the problem. */
 function queryProblem(error: z.ZodError): string {
   const issue = error.issues[0];
@@ -191,7 +184,8 @@ export class ApiRouter {
       if (spec.idempotency) await spec.idempotency(ctx, async () => handler(ctx, input));
       else await handler(ctx, input);
     });
-    this.koa[spec.method](spec.path, inSequence(chain));
+    // One middleware: @koa/router composes a route's middleware anew on every request it matches.
+    this.koa[spec.method](spec.path, chained(chain));
     const fullPath = `${this.options.prefix ?? ''}${spec.path === '/' ? '' : spec.path}` || '/';
     this.routes.push({ tag: this.options.tag, fullPath, spec });
   }

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { BoundedMap } from '../util/bounded-map.js';
 import type { AppContext, AppState } from './app-state.js';
 import type { ApiRouter } from './api-router.js';
+import { chained } from './chained.js';
 
 type Step = (ctx: AppContext, next: Next) => Promise<unknown>;
 
@@ -84,7 +85,7 @@ export function routesUnderHeads(router: ApiRouter): Middleware<AppState> & { ro
   const guarded: Middleware<AppState> =
     heads === undefined
       ? routes
-      : (ctx, next) => (heads.has(firstSegment(ctx.path.toLowerCase())) ? routes(ctx, next) : next());
+      : (ctx, next) => (heads.has(firstSegment(ctx.path).toLowerCase()) ? routes(ctx, next) : next());
   // What is mounted stays inspectable, as a router's own middleware is (the OpenAPI test lists its routes).
   return Object.assign(guarded, { router: router.koa });
 }
@@ -125,10 +126,4 @@ function leadingSegments(path: string, depth: number): string {
     if (end === -1) return path;
   }
   return path.slice(0, end);
-}
-
-/** Steps as one, chained once: each is given the rest as its `next`, the last the request's own `next`. */
-function chained(steps: Step[]): Step {
-  if (steps.length === 0) return (_ctx, next) => next();
-  return steps.reduceRight((rest, step) => (ctx, next) => step(ctx, () => rest(ctx, next)));
 }
