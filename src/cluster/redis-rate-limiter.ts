@@ -18,6 +18,8 @@ const CLOSE_FLUSH_MS = 1000;
 interface Bucket {
   /** The shared count Redis last answered (every node's requests sent so far). */
   known: number;
+  /** When Redis last answered it: older than two rounds, it may miss a peer's counts, so it is asked again. */
+  learnedAtMs: number;
   /** Requests this node answered on its own and has not sent to Redis yet. */
   pending: number;
   /** The window's end, from Redis's TTL. */
@@ -32,10 +34,12 @@ interface Bucket {
  * allowance between two rounds is `(limit − known) / (2 × nodes)`: far from the limit most requests never
  * wait for Redis; near it (and for a bucket's first request in a window on this node) every request is
  * counted in Redis before it is answered. The node count is the most this node saw within the window, so a
- * peer missing from its view for a moment does not widen the allowance. Error bound: the requests answered
+ * peer missing from its view for a moment does not widen the allowance. A node answers on its own only
+ * while what Redis last told it is at most two rounds old: with steady traffic it hears back every round,
+ * and after a quiet spell its first request is counted in Redis. Error bound: the requests answered
  * locally within one round on every node together are at most half of what the bucket had left, so a
  * burst can pass the limit by at most half of it within one `batchMs`, and a steady client is limited
- * exactly; `X-RateLimit-Remaining` may lag the other nodes' requests by one round.
+ * exactly; `X-RateLimit-Remaining` may miss the other nodes' requests of the last two rounds.
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
@@ -69,7 +73,11 @@ export class RedisRateLimiter implements RateLimiter {
       this.#buckets.delete(bucket);
       b = undefined;
     }
-    if (b !== undefined && b.pending < Math.floor((limit - b.known) / (2 * sharers))) {
+    if (
+      b !== undefined &&
+      now - b.learnedAtMs <= 2 * this.#batchMs &&
+      b.pending < Math.floor((limit - b.known) / (2 * sharers))
+    ) {
       b.pending++;
       this.#scheduleFlush();
       return verdict(b.known + b.pending, limit, b.resetAtMs);
@@ -113,13 +121,15 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   #learn(bucket: string, count: number, resetAtMs: number): void {
+    const now = this.#now();
     const b = this.#buckets.get(bucket);
-    if (b === undefined || b.resetAtMs <= this.#now()) {
-      this.#buckets.set(bucket, { known: count, pending: 0, resetAtMs });
+    if (b === undefined || b.resetAtMs <= now) {
+      this.#buckets.set(bucket, { known: count, learnedAtMs: now, pending: 0, resetAtMs });
       return;
     }
     // Answers of concurrent rounds can arrive out of order: the higher count is the later one.
     b.known = Math.max(b.known, count);
+    b.learnedAtMs = now;
     b.resetAtMs = resetAtMs;
   }
 

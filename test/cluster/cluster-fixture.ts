@@ -104,12 +104,23 @@ export class ClusterFixture {
     this.nodes.splice(this.nodes.indexOf(node), 1);
   }
 
+  /**
+   * Until every node sees `count` members: a node learns of a joiner at its own next heartbeat, and what a
+   * node does with its view (placement, the rate limiter's share) is only predictable once all views agree.
+   */
   async waitForMembers(count: number, timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const res = await this.nodes[0]!.api.get('/api/cluster/nodes', { token: CLUSTER_ADMIN_TOKEN });
-      if (res.status === 200 && res.body.nodes.length === count) return;
-      if (Date.now() > deadline) throw new Error(`expected ${count} members, got ${JSON.stringify(res.body)}`);
+      const views = await Promise.all(
+        this.nodes.map(async (n) => {
+          const res = await n.api.get('/api/cluster/nodes', { token: CLUSTER_ADMIN_TOKEN });
+          return res.status === 200 ? (res.body.nodes as { nodeId: string }[]).map((m) => m.nodeId) : res.body;
+        }),
+      );
+      if (views.every((v) => Array.isArray(v) && v.length === count)) return;
+      if (Date.now() > deadline) {
+        throw new Error(`expected ${count} members on every node, got ${JSON.stringify(views)}`);
+      }
       await sleep(100);
     }
   }

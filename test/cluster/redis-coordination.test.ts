@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import type { NodeInfo } from '../../src/cluster/membership.js';
 import { RedisMembership } from '../../src/cluster/redis-membership.js';
 import { RedisRateLimiter } from '../../src/cluster/redis-rate-limiter.js';
+import type { RateLimitResult } from '../../src/cluster/rate-limiter.js';
 import { RedisTransport } from '../../src/transport/redis-transport.js';
 import { keys } from '../../src/redis/keys.js';
 import { runScript } from '../../src/redis/scripts.js';
@@ -211,9 +212,30 @@ describe('Redis coordination', function () {
       await limiter.close();
     });
 
+    it('asks Redis again once what it knows is two rounds old, so its answer counts the other nodes', async () => {
+      const c = await client();
+      let now = 1_000_000;
+      const limiter = new RedisRateLimiter(c, { batchMs: 100, nodes: () => 1, now: () => now });
+      const bucket = unique('stale');
+      expect((await limiter.hit(bucket, 100, 60_000)).remaining).to.equal(99);
+      // Other nodes' requests, which this node has not heard of.
+      await c.incrby(keys.rate(bucket), 10);
+      now += 200;
+      const fresh = limiter.hit(bucket, 100, 60_000);
+      expect(fresh, 'answered locally while two rounds old').to.not.be.a('promise');
+      expect((fresh as RateLimitResult).remaining).to.equal(98);
+      now += 201;
+      const stale = limiter.hit(bucket, 100, 60_000);
+      expect(stale, 'answered locally after a quiet spell').to.be.a('promise');
+      // This request, the one still pending and the other nodes' ten.
+      expect((await stale).remaining).to.equal(100 - 13);
+      await limiter.close();
+    });
+
     it('keeps counts that did not reach Redis for the next round', async () => {
       const c = await client();
-      const limiter = new RedisRateLimiter(c, { batchMs: 20, nodes: () => 1 });
+      // A clock that stands still: the requests below are answered locally however slowly they run.
+      const limiter = new RedisRateLimiter(c, { batchMs: 20, nodes: () => 1, now: () => 1_000_000 });
       const bucket = unique('kept');
       await limiter.hit(bucket, 1000, 60_000);
       // The rounds fail while the counter holds a non-number (INCRBY is refused), then succeed.
