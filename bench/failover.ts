@@ -134,7 +134,7 @@ async function failover(fixture: ClusterFixture): Promise<void> {
   console.log(
     `Target: every instance back within TTL + 2 s = ${s(limit)} s → ${all && st.max <= limit ? 'met' : 'MISSED'}` +
       `${all ? '' : ` (${ids.length - recovered.size} not recovered within ${FAILOVER_LIMIT_MS / 1000} s)`}; ` +
-      `cluster-runtimes.md §8 claims p99 ≤ 5.5 s → ${all && st.p99 <= 5500 ? 'met' : 'MISSED'}; ` +
+      `the runtime targets claim p99 ≤ 5.5 s → ${all && st.p99 <= 5500 ? 'met' : 'MISSED'}; ` +
       `issue "Speed": p50 ≤ 2.5 s and max ≤ 4 s → ${all && st.p50 <= 2500 && st.max <= 4000 ? 'met' : 'MISSED'}`,
   );
 }
@@ -231,7 +231,7 @@ async function join(fixture: ClusterFixture): Promise<void> {
       `\nowners now: ${distribution(after)}`,
   );
   console.log(
-    `Target: per-actor handoff p99 ≤ 1 s (release + acquire, cluster-runtimes.md §8) → ${g.n && g.p99 <= 1000 ? 'met' : 'MISSED'}`,
+    `Target: per-actor handoff p99 ≤ 1 s (release + acquire, the runtime targets) → ${g.n && g.p99 <= 1000 ? 'met' : 'MISSED'}`,
   );
 }
 

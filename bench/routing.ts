@@ -213,10 +213,10 @@ async function main(): Promise<void> {
     const d50 = delta(at(16), 'p50');
     const d99 = delta(at(16), 'p99');
     console.log(
-      `\nTarget (../shared/reference/cluster-runtimes.md §8), routed overhead at 16 in flight:` +
+      `\nTarget (the runtime targets, bench/README.md), routed overhead at 16 in flight:` +
         `\n  p50 ≤ 0.3 ms: ${fmt(d50, 3)} ms → ${verdict(d50 <= 0.3)}` +
         `\n  p99 ≤ 1 ms:   ${fmt(d99, 3)} ms → ${verdict(d99 <= 1)}` +
-        `\n(§7 measured the bare PUBLISH → owner → PUBLISH round trip at 0.84/5.7 ms p50/p99 at 16 in flight on the same kind of` +
+        `\n(the reference measurement put the bare PUBLISH → owner → PUBLISH round trip at 0.84/5.7 ms p50/p99 at 16 in flight on the same kind of` +
         `\n 2-core machine; here every request also pays HTTP, auth, the rate limit and JSON on both nodes.)`,
     );
     const measured = results.reduce((n, r) => n + r.stats.local.summary.n + r.stats.routed.summary.n, 0);
