@@ -2,12 +2,11 @@
  * What bench/http.ts and bench/http-ab.ts share: the paths measured on a node, the node's one linked
  * instance, and one closed-loop autocannon run with the serving process's CPU time per request.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { connectAndLink } from '../test/cluster/cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from '../test/cluster/node-process.js';
 import type { NodeProcess } from '../test/cluster/node-process.js';
+import { cpuSeconds } from './process-cpu.js';
 
 /** The highest value the configuration accepts: the benches measure the front end, not the limiter's 429s. */
 export const NO_LIMIT = { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_CREATE_PER_MINUTE: '1000' };
@@ -33,20 +32,6 @@ export interface Load {
   cpuUs: number | undefined;
   /** Its user-mode part alone: the process's own code, without the kernel's socket work. */
   userUs: number | undefined;
-}
-
-/** Linux's clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-
-/** User and system CPU seconds used so far by process `pid`; undefined where /proc is missing. */
-function cpuSeconds(pid: number): { user: number; system: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
-  } catch {
-    return undefined;
-  }
 }
 
 /** An account, one linked sandbox instance named `bench`; returns the instance's token. */

@@ -11,6 +11,7 @@ import { Agent } from 'node:http';
 import { ClusterFixture } from '../test/cluster/cluster-fixture.js';
 import type { NodeProcess } from '../test/cluster/node-process.js';
 import { apiCall } from './http-client.js';
+import { cpuSeconds } from './process-cpu.js';
 import { pubsubRoundTrip } from './pubsub-round-trip.js';
 import { fmt, printTable, summary } from './stats.js';
 import type { Summary } from './stats.js';
@@ -39,6 +40,19 @@ interface Target {
 interface RunResult {
   samples: number[];
   elapsedMs: number;
+  /** CPU seconds each node used during the run, in `nodes` order (undefined without /proc). */
+  cpu: number[] | undefined;
+}
+
+/** Both nodes' CPU seconds so far (user + system); undefined where /proc is missing. */
+function cpuOf(nodes: NodeProcess[]): number[] | undefined {
+  const seconds: number[] = [];
+  for (const n of nodes) {
+    const used = cpuSeconds(n.pid);
+    if (used === undefined) return undefined;
+    seconds.push(used.user + used.system);
+  }
+  return seconds;
 }
 
 /** Closed loop: `inFlight` workers send `count` probes (fewer if the deadline passes); checks every answer. */
@@ -49,6 +63,7 @@ async function run(
   count: number,
   inFlight: number,
   deadline: number,
+  nodes: NodeProcess[],
 ): Promise<RunResult> {
   const body = JSON.stringify({ op: 'describe' });
   const samples: number[] = [];
@@ -68,20 +83,30 @@ async function run(
       if (!ok) failures.push(`${res.status} ${res.text}`);
     }
   };
+  const cpuBefore = cpuOf(nodes);
   const started = performance.now();
   await Promise.all(Array.from({ length: inFlight }, worker));
   const elapsedMs = performance.now() - started;
+  const cpuAfter = cpuOf(nodes);
   if (failures.length) {
     throw new Error(
       `${failures.length} of ${samples.length} ${t.path} probes via ${t.node.nodeId} were not 200/servedBy=${t.path}/owner=${ownerId}; first: ${failures[0]}`,
     );
   }
-  return { samples, elapsedMs };
+  const cpu = cpuBefore && cpuAfter ? cpuAfter.map((c, i) => c - cpuBefore[i]!) : undefined;
+  return { samples, elapsedMs, cpu };
+}
+
+interface PathStats {
+  summary: Summary;
+  rps: number;
+  /** CPU µs per request of the owner and of the other node (undefined without /proc). */
+  cpuUs: { owner: number; other: number } | undefined;
 }
 
 interface LevelResult {
   inFlight: number;
-  stats: Record<Path, { summary: Summary; rps: number }>;
+  stats: Record<Path, PathStats>;
 }
 
 async function level(
@@ -91,26 +116,37 @@ async function level(
   inFlight: number,
 ): Promise<LevelResult> {
   const deadline = performance.now() + LEVEL_BUDGET_MS;
-  const acc: Record<Path, { samples: number[]; elapsedMs: number }> = {
-    local: { samples: [], elapsedMs: 0 },
-    routed: { samples: [], elapsedMs: 0 },
+  // The local path's node is the owner; the routed path's is the other one.
+  const nodes = [targets.local.node, targets.routed.node];
+  const acc: Record<Path, { samples: number[]; elapsedMs: number; cpu: number[] | undefined }> = {
+    local: { samples: [], elapsedMs: 0, cpu: [0, 0] },
+    routed: { samples: [], elapsedMs: 0, cpu: [0, 0] },
   };
-  for (const p of ['local', 'routed'] as const) await run(targets[p], token, ownerId, WARMUP, inFlight, deadline);
+  for (const p of ['local', 'routed'] as const) {
+    await run(targets[p], token, ownerId, WARMUP, inFlight, deadline, nodes);
+  }
   const perRound = Math.ceil(COUNT / ROUNDS);
   for (let r = 0; r < ROUNDS; r++) {
     const order: Path[] = r % 2 === 0 ? ['local', 'routed'] : ['routed', 'local'];
     for (const p of order) {
       const left = COUNT - acc[p].samples.length;
       if (left <= 0) continue;
-      const res = await run(targets[p], token, ownerId, Math.min(perRound, left), inFlight, deadline);
+      const res = await run(targets[p], token, ownerId, Math.min(perRound, left), inFlight, deadline, nodes);
       acc[p].samples.push(...res.samples);
       acc[p].elapsedMs += res.elapsedMs;
+      const cpu = acc[p].cpu;
+      acc[p].cpu = cpu && res.cpu ? cpu.map((c, i) => c + res.cpu![i]!) : undefined;
     }
   }
-  const stat = (p: Path) => ({
-    summary: summary(acc[p].samples),
-    rps: (acc[p].samples.length / acc[p].elapsedMs) * 1000,
-  });
+  const stat = (p: Path): PathStats => {
+    const { samples, elapsedMs, cpu } = acc[p];
+    const perRequest = (seconds: number) => (seconds * 1e6) / samples.length;
+    return {
+      summary: summary(samples),
+      rps: (samples.length / elapsedMs) * 1000,
+      cpuUs: cpu ? { owner: perRequest(cpu[0]!), other: perRequest(cpu[1]!) } : undefined,
+    };
+  };
   return { inFlight, stats: { local: stat('local'), routed: stat('routed') } };
 }
 
@@ -193,6 +229,23 @@ async function main(): Promise<void> {
       }),
       'Routed overhead (routed − local)',
     );
+    if (results.every((r) => r.stats.local.cpuUs && r.stats.routed.cpuUs)) {
+      printTable(
+        ['in-flight', 'local: owner', 'routed: owner', 'routed: front', 'routed both ÷ local owner'],
+        results.map((r) => {
+          const l = r.stats.local.cpuUs!;
+          const x = r.stats.routed.cpuUs!;
+          return [
+            String(r.inFlight),
+            fmt(l.owner, 0),
+            fmt(x.owner, 0),
+            fmt(x.other, 0),
+            fmt((x.owner + x.other) / l.owner, 2),
+          ];
+        }),
+        'CPU time per request, µs (user + system, read from /proc)',
+      );
+    }
 
     const at = (inFlight: number) => results.find((r) => r.inFlight === inFlight)!;
     const delta = (r: LevelResult, p: 'p50' | 'p99') => r.stats.routed.summary[p] - r.stats.local.summary[p];
