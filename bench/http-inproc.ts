@@ -3,7 +3,7 @@
  * (bench/bare-koa-app.ts) in one process, each request handed to the server's request handler as Node's
  * own `IncomingMessage` and `ServerResponse`, one at a time, the builds alternating in rounds.
  *
- *   npx tsx bench/http-inproc.ts [--paths=settings,describe] [--rounds=9] [--requests=5000] [dist dir ...]
+ *   npx tsx bench/http-inproc.ts [--paths=settings,describe] [--rounds=9] [--requests=5000] [--profile] [dist dir ...]
  *
  * Each dist dir is a build (`npm run build` in a checkout of that revision; a checkout made with
  * `git worktree add` can link this one's node_modules); none given: this checkout's, built first. Every
@@ -14,7 +14,9 @@
  * the kernel's socket work nor a load generator sharing the cores: on a shared virtual machine that
  * work moves a socket bench's figures by a third from run to run, and these by a few per cent. It is
  * the bench for the before and after of a change to the request path; bench/http.ts stays the figure
- * against bare Koa over real connections. See bench/README.md.
+ * against bare Koa over real connections. With `--profile` it then runs each path once more under the
+ * sampling profiler, on the first build and on the floor, and prints where the difference goes, module by
+ * module (bench/profile-by-module.ts). See bench/README.md.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +33,7 @@ import type { startNode as StartNode } from '../src/node.js';
 import { ADMIN_TOKEN, testNodeEnv } from '../test/helpers/test-node.js';
 import { bareKoaApp } from './bare-koa-app.js';
 import { NO_LIMIT } from './http-load.js';
+import { selfTimeByModule } from './profile-by-module.js';
 import { median, printTable } from './stats.js';
 
 const options = new Map(
@@ -42,6 +45,9 @@ const options = new Map(
 const PATHS = (options.get('paths') ?? 'settings,describe').split(',');
 const ROUNDS = Number(options.get('rounds') ?? 9);
 const REQUESTS = Number(options.get('requests') ?? 5000);
+const PROFILE = options.has('profile');
+/** The modules a profile table shows: those that add the most over the floor. */
+const PROFILE_ROWS = 20;
 
 type Handler = (req: Request, res: Response) => unknown;
 
@@ -146,6 +152,30 @@ async function startBuild(dist: string, dirs: string[]): Promise<Side & { settin
   };
 }
 
+/** The first build's and the floor's self time per request by module, sorted by what the build adds. */
+async function profileRows(build: Side, floor: Side, path: PathSpec): Promise<string[][]> {
+  const [mine, theirs] = [new Map<string, number>(), new Map<string, number>()];
+  // Alternating rounds, summed: one profile of each would carry the machine's drift between the two.
+  for (let round = 0; round < ROUNDS; round++) {
+    const runs = [
+      () => selfTimeByModule(() => cpuPerRequest(build, path, REQUESTS).then(() => undefined), mine),
+      () => selfTimeByModule(() => cpuPerRequest(floor, path, REQUESTS).then(() => undefined), theirs),
+    ];
+    for (const run of round % 2 === 0 ? runs : runs.reverse()) await run();
+  }
+  const requests = REQUESTS * ROUNDS;
+  const perRequest = (totals: Map<string, number>, source: string) => (totals.get(source) ?? 0) / requests;
+  const sum = (totals: Map<string, number>) => [...totals.values()].reduce((a, b) => a + b, 0) / requests;
+  const sources = [...new Set([...mine.keys(), ...theirs.keys()])]
+    .map((source) => ({ source, build: perRequest(mine, source), floor: perRequest(theirs, source) }))
+    .sort((a, b) => b.build - b.floor - (a.build - a.floor));
+  const row = (source: string, a: number, b: number) => [source, a.toFixed(2), b.toFixed(2), (a - b).toFixed(2)];
+  return [
+    row('(all)', sum(mine), sum(theirs)),
+    ...sources.slice(0, PROFILE_ROWS).map((s) => row(s.source, s.build, s.floor)),
+  ];
+}
+
 async function main(): Promise<void> {
   let dists = process.argv.slice(2).filter((a) => !a.startsWith('--'));
   if (dists.length === 0) {
@@ -163,6 +193,7 @@ async function main(): Promise<void> {
       token: '',
     });
     const rows: string[][] = [];
+    const profiles: { name: string; rows: string[][] }[] = [];
     for (const name of PATHS) {
       const path = PATH_SPECS[name];
       if (!path) throw new Error(`unknown path ${name} (settings or describe)`);
@@ -189,6 +220,7 @@ async function main(): Promise<void> {
           (floorMedian / m).toFixed(2),
         ]);
       }
+      if (PROFILE) profiles.push({ name, rows: await profileRows(first, sides.at(-1)!, path) });
     }
     printTable(
       ['path', 'build', 'CPU µs/req by round', 'median', '÷ first', 'floor ÷ it'],
@@ -198,6 +230,13 @@ async function main(): Promise<void> {
     process.stdout.write(
       "÷ first: the median over the first build's. floor ÷ it: the floor's median over this one's (what share of its cost the libraries alone take).\n",
     );
+    for (const p of profiles) {
+      printTable(
+        ['module', `${first.name} µs/req`, 'floor µs/req', 'difference'],
+        p.rows,
+        `${p.name}: self time by module under the sampling profiler, ${ROUNDS} alternating rounds of ${REQUESTS} requests each, the ${PROFILE_ROWS} that add most`,
+      );
+    }
   } finally {
     for (const side of sides) await side.close?.();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
