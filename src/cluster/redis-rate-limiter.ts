@@ -13,6 +13,8 @@ export interface RedisRateLimiterOptions {
 
 /** How long closing waits for the last round of counts to reach Redis. */
 const CLOSE_FLUSH_MS = 1000;
+/** How many rounds old what Redis last said may be for a node to still answer from it. */
+const FRESH_ROUNDS = 2;
 
 /** What this node knows of one bucket in the current window. */
 interface Bucket {
@@ -44,6 +46,8 @@ interface Bucket {
 export class RedisRateLimiter implements RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
   readonly #batchMs: number;
+  /** `FRESH_ROUNDS` rounds: past this since Redis last answered, a bucket's next request goes to Redis. */
+  readonly #freshMs: number;
   readonly #nodes: () => number;
   readonly #now: () => number;
   /** The most nodes seen within the last window, and when that many were last seen. */
@@ -57,6 +61,7 @@ export class RedisRateLimiter implements RateLimiter {
     options: RedisRateLimiterOptions = {},
   ) {
     this.#batchMs = options.batchMs ?? 0;
+    this.#freshMs = FRESH_ROUNDS * this.#batchMs;
     this.#nodes = options.nodes ?? (() => 1);
     this.#now = options.now ?? Date.now;
     // Forget ended windows, so that a flood of distinct (say, invalid) tokens cannot grow memory forever.
@@ -75,7 +80,7 @@ export class RedisRateLimiter implements RateLimiter {
     }
     if (
       b !== undefined &&
-      now - b.learnedAtMs <= 2 * this.#batchMs &&
+      now - b.learnedAtMs <= this.#freshMs &&
       b.pending < Math.floor((limit - b.known) / (2 * sharers))
     ) {
       b.pending++;
