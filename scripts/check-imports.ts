@@ -4,6 +4,8 @@
  *
  * 1. Layers: a module imports from its own folder or from a folder of a lower layer, never sideways or up.
  * 2. No cycles between modules, not even inside one folder.
+ * 3. The WhatsApp simulator (simulator/) is a server of its own: it imports nothing of src/, and src/
+ *    nothing of it (tests and benches bring the two together).
  */
 import { dirname, relative, resolve } from 'node:path';
 import ts from 'typescript';
@@ -69,6 +71,22 @@ for (const [file, deps] of graph) {
     }
   }
 }
+
+/** Relative imports of every .ts file under `dir` that reach into `forbidden`. */
+function crossings(dir: string, forbidden: string): string[] {
+  const found: string[] = [];
+  for (const file of ts.sys.readDirectory(dir, ['.ts'])) {
+    const text = ts.sys.readFile(file) ?? '';
+    for (const match of text.matchAll(/from\s+'(\.[^']+)'/g)) {
+      const target = resolve(dirname(file), match[1]!);
+      if (target.startsWith(forbidden + '/')) found.push(`${relative(root, file)} imports ${relative(root, target)}`);
+    }
+  }
+  return found;
+}
+const simulator = resolve(root, 'simulator');
+for (const c of crossings(simulator, src)) problems.push(`simulator: ${c} (the simulator imports nothing of src/)`);
+for (const c of crossings(src, simulator)) problems.push(`simulator: ${c} (src/ imports nothing of the simulator)`);
 
 const state = new Map<string, 'visiting' | 'done'>();
 const stack: string[] = [];

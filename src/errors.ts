@@ -1,6 +1,8 @@
 /**
- * The few error classes of Switchboard. Each has a stable `code`; the HTTP status is chosen only at the
- * Koa edge (src/http/error-envelope.ts). Messages are what a client sees, so they follow the spec verbatim.
+ * The few error classes of Switchboard. Each has a stable `code`, and each code one row of `ERROR_CODES`
+ * (below): its HTTP status (which only the Koa edge applies, src/http/error-envelope.ts), how it is
+ * rebuilt after crossing the wire, and what an Idempotency-Key does after it. Messages are what a client
+ * sees, so they follow the spec verbatim.
  */
 
 export const ErrorCode = {
@@ -17,6 +19,8 @@ export const ErrorCode = {
   Unavailable: 'unavailable',
   Fenced: 'fenced',
   NotOwner: 'not_owner',
+  /** The call may have run, and its outcome cannot be known (ownership lost during it, a routing failure). */
+  OutcomeUnknown: 'outcome_unknown',
   NotConnected: 'not_connected',
   /** The messaging network could not be reached (DNS, refused, proxy down): a gateway error. */
   NetworkUnreachable: 'network_unreachable',
@@ -30,6 +34,8 @@ export const ErrorCode = {
   AudioConversionFailed: 'audio_conversion_failed',
   SendFailed: 'send_failed',
   Disconnected: 'disconnected',
+  /** What the messaging network (or its driver) cannot do at all. */
+  NotSupported: 'not_supported',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -125,6 +131,13 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** The driver cannot do this at all (not now, not later): the hosted product's 501. */
+export class NotSupportedError extends AppError {
+  constructor(message: string) {
+    super(ErrorCode.NotSupported, message);
+  }
+}
+
 /** A dependency (store, coordination, network) cannot serve the call now. */
 export class UnavailableError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -163,9 +176,20 @@ export class InternalError extends AppError {
 }
 
 /** This node does not (or no longer) own the instance; a router refreshes the owner and retries once. */
+/** This node does not own the instance, and the call did not run here: trying again elsewhere is safe. */
 export class NotOwnerError extends AppError {
   constructor(readonly instanceId: string) {
     super(ErrorCode.NotOwner, 'Instance is moving between nodes; try again');
+  }
+}
+
+/**
+ * The call may have run (it started before ownership was lost, or its routing failed after it may have
+ * been delivered): never run again on the caller's behalf. An Idempotency-Key tells the client what happened.
+ */
+export class OutcomeUnknownError extends AppError {
+  constructor(message = 'The instance moved while the request ran; its outcome is unknown') {
+    super(ErrorCode.OutcomeUnknown, message);
   }
 }
 
@@ -178,10 +202,20 @@ export class TimeoutError extends AppError {
 
 export const NOT_CONNECTED_MESSAGE = 'Instance is not connected to WhatsApp';
 
-/** The spec's `Instance is not connected to MsgNet`, with our network's name. */
+/** The spec's `Instance is not connected to MsgNet`, with our network's name (400, as most endpoints answer it). */
 export class NotConnectedError extends AppError {
   constructor() {
     super(ErrorCode.NotConnected, NOT_CONNECTED_MESSAGE);
+  }
+}
+
+/**
+ * The same failure as the endpoints whose spec answers it with 503 and the internal status
+ * `disconnected` (the status post, chats by label with a refresh); the edge turns one into the other.
+ */
+export class DisconnectedError extends AppError {
+  constructor() {
+    super(ErrorCode.Disconnected, NOT_CONNECTED_MESSAGE);
   }
 }
 
@@ -222,32 +256,67 @@ export function isOwnershipLoss(err: unknown): boolean {
   return err instanceof NotOwnerError || err instanceof FencedError;
 }
 
-/** How each code crossing the wire is rebuilt; a code missing here keeps a plain AppError. */
-const FROM_WIRE: { [C in ErrorCode]?: (message: string, instanceId: string) => AppError } = {
-  [ErrorCode.InvalidInput]: (m) => new ValidationError(m),
-  [ErrorCode.Unauthenticated]: (m) => new AuthError(m),
-  [ErrorCode.Forbidden]: (m) => new ForbiddenError(m),
-  [ErrorCode.NotFound]: (m) => new NotFoundError(m),
-  [ErrorCode.Conflict]: (m) => new ConflictError(m),
-  [ErrorCode.IdempotencyKeyReused]: () => new IdempotencyKeyReusedError(),
-  [ErrorCode.QuotaExceeded]: (m) => new QuotaExceededError(m),
-  [ErrorCode.RateLimited]: (m) => new RateLimitError(m),
-  [ErrorCode.PayloadTooLarge]: (m) => new PayloadTooLargeError(m),
-  [ErrorCode.Unavailable]: (m) => new UnavailableError(m),
-  [ErrorCode.Fenced]: (_m, id) => new FencedError(id),
-  [ErrorCode.NotOwner]: (_m, id) => new NotOwnerError(id),
-  [ErrorCode.NotConnected]: () => new NotConnectedError(),
-  [ErrorCode.NetworkUnreachable]: (m) => new NetworkUnreachableError(m.replace(UNREACHABLE_PREFIX, '')),
-  [ErrorCode.Timeout]: (m) => new TimeoutError(m),
-  [ErrorCode.Internal]: (m) => new InternalError(m),
-  [ErrorCode.MediaUploadFailed]: () => new MediaUploadError(),
+/** What happens to an error of one code wherever it goes. */
+export interface ErrorCodeRules {
+  /** The HTTP status the edge answers with (http/error-envelope.ts). */
+  status: number;
+  /** How it is rebuilt as its class after crossing the wire from another node; null keeps a plain AppError. */
+  fromWire: ((message: string, instanceId: string) => AppError) | null;
+  /**
+   * What the owner does with an Idempotency-Key's record when the call it ran failed with this code
+   * (actors/idempotency-records.ts): `forget` when the call surely did nothing on the network (a retry may
+   * run it again), `keep` (the failure is the recorded answer, replayed to a retry) when it may have.
+   */
+  idempotency: 'forget' | 'keep';
+}
+
+/**
+ * Every code's rules, one row each (test/unit/errors.test.ts checks that every code has every column).
+ * A client's mistake is a 4xx, the network's refusal its documented status, our own failure a 5xx.
+ */
+export const ERROR_CODES: { readonly [C in ErrorCode]: ErrorCodeRules } = {
+  [ErrorCode.InvalidInput]: { status: 400, fromWire: (m) => new ValidationError(m), idempotency: 'forget' },
+  [ErrorCode.Unauthenticated]: { status: 401, fromWire: (m) => new AuthError(m), idempotency: 'forget' },
+  [ErrorCode.Forbidden]: { status: 403, fromWire: (m) => new ForbiddenError(m), idempotency: 'forget' },
+  [ErrorCode.NotFound]: { status: 404, fromWire: (m) => new NotFoundError(m), idempotency: 'forget' },
+  [ErrorCode.Conflict]: { status: 409, fromWire: (m) => new ConflictError(m), idempotency: 'forget' },
+  [ErrorCode.IdempotencyKeyReused]: {
+    status: 422,
+    fromWire: () => new IdempotencyKeyReusedError(),
+    // Thrown before the key is begun: nothing of this request is recorded.
+    idempotency: 'keep',
+  },
+  [ErrorCode.QuotaExceeded]: { status: 403, fromWire: (m) => new QuotaExceededError(m), idempotency: 'forget' },
+  [ErrorCode.RateLimited]: { status: 429, fromWire: (m) => new RateLimitError(m), idempotency: 'forget' },
+  [ErrorCode.PayloadTooLarge]: { status: 413, fromWire: (m) => new PayloadTooLargeError(m), idempotency: 'forget' },
+  // Raised inside a turn (the store away after a send, say), it may follow a side effect.
+  [ErrorCode.Unavailable]: { status: 503, fromWire: (m) => new UnavailableError(m), idempotency: 'keep' },
+  [ErrorCode.Fenced]: { status: 503, fromWire: (_m, id) => new FencedError(id), idempotency: 'keep' },
+  [ErrorCode.NotOwner]: { status: 503, fromWire: (_m, id) => new NotOwnerError(id), idempotency: 'forget' },
+  [ErrorCode.OutcomeUnknown]: { status: 503, fromWire: (m) => new OutcomeUnknownError(m), idempotency: 'keep' },
+  [ErrorCode.NotConnected]: { status: 400, fromWire: () => new NotConnectedError(), idempotency: 'forget' },
+  [ErrorCode.NetworkUnreachable]: {
+    status: 502,
+    fromWire: (m) => new NetworkUnreachableError(m.replace(UNREACHABLE_PREFIX, '')),
+    idempotency: 'keep',
+  },
+  [ErrorCode.Timeout]: { status: 504, fromWire: (m) => new TimeoutError(m), idempotency: 'keep' },
+  [ErrorCode.Internal]: { status: 500, fromWire: (m) => new InternalError(m), idempotency: 'keep' },
+  [ErrorCode.MediaDownloadFailed]: { status: 400, fromWire: null, idempotency: 'forget' },
+  [ErrorCode.MediaValidationFailed]: { status: 400, fromWire: null, idempotency: 'forget' },
+  [ErrorCode.UnsupportedMediaType]: { status: 400, fromWire: null, idempotency: 'forget' },
+  [ErrorCode.MediaUploadFailed]: { status: 500, fromWire: () => new MediaUploadError(), idempotency: 'keep' },
+  [ErrorCode.AudioConversionFailed]: { status: 500, fromWire: null, idempotency: 'forget' },
+  [ErrorCode.SendFailed]: { status: 500, fromWire: null, idempotency: 'keep' },
+  [ErrorCode.Disconnected]: { status: 503, fromWire: () => new DisconnectedError(), idempotency: 'forget' },
+  [ErrorCode.NotSupported]: { status: 501, fromWire: (m) => new NotSupportedError(m), idempotency: 'forget' },
 };
 
 /** Rebuilds an error that crossed the wire from another node as its own class, keeping code and message. */
 export function errorFromWire(code: string, message: string, instanceId: string): AppError {
   const known = Object.values(ErrorCode).includes(code as ErrorCode) ? (code as ErrorCode) : undefined;
   if (known === undefined) return new InternalError(message);
-  return FROM_WIRE[known]?.(message, instanceId) ?? new AppError(known, message);
+  return ERROR_CODES[known].fromWire?.(message, instanceId) ?? new AppError(known, message);
 }
 
 /** What the chatbot and helpdesk endpoints answer (503) when their module is off on this server (spec 7). */

@@ -29,6 +29,7 @@ import { Teardown } from './node/teardown.js';
 import { resolveEncryptionKey } from './security/encryption-key.js';
 import { SecretBox } from './security/secret-box.js';
 import { openStore } from './store/open-store.js';
+import { countOperations } from './store/count-operations.js';
 import { reportInstanceChanges } from './store/report-instance-changes.js';
 import { InstanceRecordCache } from './instances/instance-record-cache.js';
 import type { Store } from './store/store.js';
@@ -79,9 +80,10 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
   const secrets = new SecretBox(key.key);
   const opened = await openStore(config, logger);
   teardown.add('store', () => opened.close());
+  const counted = countOperations(opened);
   // The edge reads instance records through this cache; every write to one, from any part of any node, empties it.
-  const instanceRecords = new InstanceRecordCache(opened.instances);
-  const store = reportInstanceChanges(opened, (instanceId) => instanceRecords.changedHere(instanceId));
+  const instanceRecords = new InstanceRecordCache(counted.store.instances);
+  const store = reportInstanceChanges(counted.store, (instanceId) => instanceRecords.changedHere(instanceId));
   const metrics = new NodeMetrics(nodeId);
   let url = '';
   const publicBaseUrl = () => config.publicBaseUrl ?? url;
@@ -94,15 +96,19 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
   teardown.add('instance news', stopFollowing);
   const driver = await createDriver(config.msgnetDriver, runtime.transport, {
     allowPrivateUrls: config.allowPrivateUrls,
+    whatsapp: config.whatsapp,
+    nodeId,
+    connectRatePerSecond: config.connectRatePerSecond,
   });
+  if (config.whatsapp) {
+    logger.warn({ url: config.whatsapp.wsUrl }, 'WHATSAPP_WS_URL is set: talking to a WhatsApp simulator');
+  }
   teardown.add('network driver', () => driver.close());
   const media = buildMedia({ config, store, runtime });
   teardown.add('object storage', () => media.storage.close());
   const webhooks = buildWebhooks({
-    nodeId,
     config,
     store,
-    runtime,
     secrets,
     blobs: media.blobs,
     counters: media.counters,
@@ -110,6 +116,7 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
     logger,
     publicBaseUrl,
   });
+  const brokerStatus = () => Object.fromEntries(webhooks.publishers.map((p) => [p.transport, p.status()]));
   runtime.singleton(
     'billing-cron',
     (holding) =>
@@ -133,6 +140,7 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
         durable: webhooks.dispatcher,
         log: logger,
       }),
+      salvage: webhooks.dispatcher,
       media: new ReceivedMediaPipeline({
         store,
         secrets,
@@ -210,7 +218,11 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
       callTimeoutMs: config.cluster.callTimeoutMs,
       media: config.media,
     },
-    webhooks: { queue: webhooks.queue, dispatcher: webhooks.dispatcher },
+    webhooks: {
+      queue: webhooks.queue,
+      brokers: webhooks.publishers.map((p) => p.transport),
+      brokerStatus: brokerStatus,
+    },
     receivedMedia: {
       blocks: new BlockSettings({
         store,
@@ -228,8 +240,11 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
     actorsOwned: () => runtime.host.size,
     mailboxes: () => runtime.host.mailboxes(),
     webhookQueueDepth: () => webhooks.queue.depth(),
+    brokersUp: () => Object.fromEntries(webhooks.publishers.map((p) => [p.transport, p.status().up])),
     websocketClients: () => ({ instance: websockets.size, console: websockets.consoleSize }),
     receivedMedia: () => media.counters.snapshot(),
+    storeOperations: () => counted.counts(),
+    whatsapp: () => driver.stats?.() ?? { connected: 0, loginsWaiting: 0, loginsRefused: 0 },
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,6 +1,6 @@
 import type { SentMessage } from '../msgnet/msgnet-driver.js';
 import type { ChannelInfo, CommunityInfo } from '../msgnet/ops/channel-ops.js';
-import type { WireMedia } from './actor-calls.js';
+import type { WireMedia } from './wire-media.js';
 
 /** Channel (newsletter) and community calls, answered on the instance's owner node (channel-handlers.ts). */
 export interface ChannelCallMap {

@@ -1,5 +1,13 @@
-import type { IdempotencyCallMap } from './actor-calls.js';
-import type { ActorContext } from './instance-actor.js';
+import {
+  AppError,
+  ConflictError,
+  ERROR_CODES,
+  ErrorCode,
+  IdempotencyKeyReusedError,
+  errorFromWire,
+} from '../errors.js';
+import type { IdempotencyTag } from './actor-calls.js';
+import type { ActorContext } from './actor-context.js';
 
 /** Owned-state namespace of the Idempotency-Key records (fenced like every owned write). */
 export const IDEMPOTENCY_NAMESPACE = 'idempotency';
@@ -8,53 +16,71 @@ export const IDEMPOTENCY_NAMESPACE = 'idempotency';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * One key's record: `started` from the moment the request is let through until its answer is recorded
- * (`done`). A `started` record whose request was cut off (a crash, a timeout) stays so: its outcome is
- * unknown, and a retry must not send a second time.
+ * One keyed call's record: `started` from the moment the call runs until its outcome is recorded
+ * (`done`, with the result or the error a retry gets). A `started` record whose call was cut off (a crash,
+ * a lost ownership) stays so: its outcome is unknown, and a retry must not run it a second time.
  */
 export interface IdempotencyRecord {
   fingerprint: string;
   state: 'started' | 'done';
   /** Epoch milliseconds of the first request. */
   at: number;
-  status?: number;
-  body?: unknown;
+  result?: unknown;
+  error?: { code: string; message: string };
 }
 
-type Handlers = {
-  [K in keyof IdempotencyCallMap]: (
-    ctx: ActorContext,
-    payload: IdempotencyCallMap[K]['payload'],
-  ) => Promise<IdempotencyCallMap[K]['result']>;
-};
+/** What a keyed call came to: its result, and whether it was recorded earlier rather than run now. */
+export interface IdempotentOutcome<T> {
+  result: T;
+  replayed: boolean;
+}
 
-/** The owner's side: records live in the instance's fenced owned state, so a new owner finds them. */
-export function idempotencyHandlers(now: () => number = Date.now): Handlers {
-  return {
-    'idempotency.begin': async (ctx, { key, fingerprint }) => {
-      const raw = await ctx.store.ownedState.get(ctx.instanceId, IDEMPOTENCY_NAMESPACE, key);
-      const record = raw === undefined ? undefined : (JSON.parse(raw) as IdempotencyRecord);
-      if (record && now() - record.at < IDEMPOTENCY_TTL_MS) {
-        if (record.fingerprint !== fingerprint) return { outcome: 'reused' };
-        if (record.state === 'done') return { outcome: 'replay', status: record.status!, body: record.body };
-        return { outcome: 'in-progress' };
-      }
-      const started: IdempotencyRecord = { fingerprint, state: 'started', at: now() };
-      await ctx.writeOwned([{ namespace: IDEMPOTENCY_NAMESPACE, key, value: JSON.stringify(started) }]);
-      return { outcome: 'proceed' };
-    },
-    'idempotency.finish': async (ctx, { key, fingerprint, status, body }) => {
-      const raw = await ctx.store.ownedState.get(ctx.instanceId, IDEMPOTENCY_NAMESPACE, key);
-      const at = raw === undefined ? now() : (JSON.parse(raw) as IdempotencyRecord).at;
-      const done: IdempotencyRecord = { fingerprint, state: 'done', at, status, body };
-      await ctx.writeOwned([{ namespace: IDEMPOTENCY_NAMESPACE, key, value: JSON.stringify(done) }]);
-      return { recorded: true };
-    },
-    'idempotency.abandon': async (ctx, { key }) => {
-      await ctx.writeOwned([{ namespace: IDEMPOTENCY_NAMESPACE, key, value: null }]);
-      return { forgotten: true };
-    },
-  };
+/**
+ * Runs a keyed call at most once, inside the owner's turn: the record is read, `started` is written under
+ * the owner's epoch before `run`, and its outcome after it, so a retry through any node, before or after a
+ * failover, gets the recorded answer. A failure that surely did nothing (ERROR_CODES `forget`) forgets the
+ * record instead, so the retry runs it.
+ */
+export async function runIdempotent<T>(
+  ctx: ActorContext,
+  tag: IdempotencyTag,
+  run: () => Promise<T>,
+  now: () => number = Date.now,
+): Promise<IdempotentOutcome<T>> {
+  const raw = await ctx.store.ownedState.get(ctx.instanceId, IDEMPOTENCY_NAMESPACE, tag.key);
+  const record = raw === undefined ? undefined : (JSON.parse(raw) as IdempotencyRecord);
+  if (record && now() - record.at < IDEMPOTENCY_TTL_MS) {
+    if (record.fingerprint !== tag.fingerprint) throw new IdempotencyKeyReusedError();
+    if (record.state === 'started') {
+      throw new ConflictError(
+        'A request with this Idempotency-Key is still running, or was cut off with an unknown outcome',
+      );
+    }
+    if (record.error) throw errorFromWire(record.error.code, record.error.message, ctx.instanceId);
+    return { result: record.result as T, replayed: true };
+  }
+  const at = now();
+  const write = (value: IdempotencyRecord | null) =>
+    ctx.writeOwned([
+      { namespace: IDEMPOTENCY_NAMESPACE, key: tag.key, value: value === null ? null : JSON.stringify(value) },
+    ]);
+  await write({ fingerprint: tag.fingerprint, state: 'started', at });
+  let result: T;
+  try {
+    result = await run();
+  } catch (err) {
+    const code = err instanceof AppError ? err.code : ErrorCode.Internal;
+    const message = err instanceof AppError ? err.message : 'Internal server error';
+    // Not recorded (the store away, ownership gone): the record stays `started`, and a retry gets 409.
+    await write(
+      ERROR_CODES[code].idempotency === 'forget'
+        ? null
+        : { fingerprint: tag.fingerprint, state: 'done', at, error: { code, message } },
+    ).catch((e: unknown) => ctx.log.warn({ err: e, key: tag.key }, "could not record a keyed call's failure"));
+    throw err;
+  }
+  await write({ fingerprint: tag.fingerprint, state: 'done', at, result });
+  return { result, replayed: false };
 }
 
 /** Drops the records older than the TTL (run when an actor starts, so the namespace stays small). */

@@ -1,5 +1,6 @@
 import { AUTH_NAMESPACE } from '../store/namespaces.js';
 import type { ActorDescription } from './actor-calls.js';
+import type { ActorScope } from './actor-scope.js';
 import { mergeHandlers } from './instance-actor.js';
 import type { ActorBehavior, ActorContext, CallHandlers } from './instance-actor.js';
 import { messagingBehavior } from './messaging-behavior.js';
@@ -19,13 +20,13 @@ const describe = (ctx: ActorContext): ActorDescription => ({
 });
 
 /** The probe's calls (only with TEST_PROBE_FILE), the same for every actor of the node. */
-function probeHandlers(probe: TestProbe): CallHandlers {
+function probeHandlers(probe: TestProbe): CallHandlers<ActorScope> {
   return {
-    'probe.write': async (ctx) => {
+    'probe.write': async ({ ctx }) => {
       await probe.write(ctx);
       return describe(ctx);
     },
-    'probe.link': async (ctx) => {
+    'probe.link': async ({ ctx }) => {
       await ctx.writeOwned([
         { namespace: AUTH_NAMESPACE, key: 'probe-link', value: JSON.stringify({ node: ctx.nodeId }) },
       ]);
@@ -35,10 +36,10 @@ function probeHandlers(probe: TestProbe): CallHandlers {
 }
 
 /** The probe's ticker: at each tick, a record that the actor may act, and an owned write. */
-function probeTicker(probe: TestProbe): Pick<ActorBehavior, 'onActivate' | 'onStop'> {
+function probeTicker(probe: TestProbe): Pick<ActorBehavior<ActorScope>, 'onActivate' | 'onStop'> {
   let ticker: NodeJS.Timeout | undefined;
   return {
-    async onActivate(ctx) {
+    async onActivate({ ctx }) {
       ticker = setInterval(() => {
         probe.owning(ctx);
         probe.write(ctx).catch(() => undefined);
@@ -52,13 +53,13 @@ function probeTicker(probe: TestProbe): Pick<ActorBehavior, 'onActivate' | 'onSt
 
 /**
  * What every instance actor does on its owner node: messaging, plus the probe in tests. The handler table
- * is built once for the node; only the lifecycle (session, timers) is per actor.
+ * is built once for the node; only the lifecycle (session, timers) and the scope are per actor.
  */
-export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => ActorBehavior {
+export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => ActorBehavior<ActorScope> {
   const messaging = messagingBehavior(deps.messaging);
   const probe = deps.probe;
-  const handlers = mergeHandlers(
-    { describe: async (ctx: ActorContext) => describe(ctx) },
+  const handlers = mergeHandlers<ActorScope>(
+    { describe: async ({ ctx }) => describe(ctx) },
     messaging.handlers,
     ...(probe ? [probeHandlers(probe)] : []),
   );
@@ -67,11 +68,12 @@ export function instanceBehavior(deps: BehaviorDeps): (instanceId: string) => Ac
     if (!probe || probe.writeIntervalMs <= 0) return { ...own, handlers };
     const parts = [own, probeTicker(probe)];
     return {
-      async onActivate(ctx) {
-        for (const p of parts) await p.onActivate?.(ctx);
+      scope: own.scope,
+      async onActivate(scope) {
+        for (const p of parts) await p.onActivate?.(scope);
       },
-      async onStop(ctx, reason) {
-        for (const p of [...parts].reverse()) await p.onStop?.(ctx, reason);
+      async onStop(scope, reason) {
+        for (const p of [...parts].reverse()) await p.onStop?.(scope, reason);
       },
       handlers,
     };

@@ -4,7 +4,10 @@ import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
 import type { InstanceRecord, InstanceSettings } from '../store/records.js';
 import type { ActorContext, CallHandlers } from './instance-actor.js';
 
-/** What an extension may use while its actor runs: the owner's context and the open network session. */
+/**
+ * What an extension may use while its actor runs: the owner's context and the open network session (the
+ * part of the actor's scope, actor-scope.ts, that extensions see).
+ */
 export interface ExtensionEnv {
   readonly ctx: ActorContext;
   /** @throws UnavailableError when the session is not open. */
@@ -43,8 +46,9 @@ export interface InstanceExtension {
 export interface InstanceExtensionFactory {
   create(instanceId: string): InstanceExtension;
   /**
-   * One table per node for all of this kind's extensions: `self` finds the calling actor's own extension
-   * (tables built per actor would cost every idle instance a closure per call kind).
+   * One table per node for all of this kind's extensions: each handler gets the calling actor's scope,
+   * in which `self` finds its own extension (tables built per actor would cost every idle instance a
+   * closure per call kind).
    */
-  handlers?(self: (ctx: ActorContext) => InstanceExtension): CallHandlers;
+  handlers?<S extends ExtensionEnv>(self: (scope: S) => InstanceExtension): CallHandlers<S>;
 }

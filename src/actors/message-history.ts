@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { OutgoingMedia } from '../msgnet/msgnet-driver.js';
 import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
 import type { MessageRecord, StoredObject } from '../store/records.js';
 import type { Store } from '../store/store.js';
@@ -37,6 +38,50 @@ export async function remember(store: Store, record: MessageRecord, log: Logger)
   } catch (err) {
     log.warn({ err, messageId: record.id }, 'could not store the message in the history');
   }
+}
+
+/** A message this instance sent, as its send handler knows it. */
+export interface SentRecord {
+  instanceId: string;
+  chatJid: string;
+  messageId: string;
+  /** Unix milliseconds. */
+  timestamp: number;
+  /** The linked number. */
+  senderJid: string;
+  type: string;
+  text: string;
+  media?: OutgoingMedia;
+  /** The client's label of the send. */
+  source?: string;
+}
+
+/** Keeps a send in the history at once, so it shows before (or without) its echo from the network. */
+export async function rememberSent(store: Store, sent: SentRecord, log: Logger): Promise<void> {
+  const { media } = sent;
+  await remember(
+    store,
+    {
+      instanceId: sent.instanceId,
+      id: sent.messageId,
+      chatJid: sent.chatJid,
+      fromMe: true,
+      senderJid: sent.senderJid,
+      timestamp: sent.timestamp,
+      type: sent.type,
+      text: sent.text,
+      media: media
+        ? {
+            kind: media.kind,
+            mimetype: media.mimetype,
+            size: media.data.length,
+            ...(media.fileName ? { fileName: media.fileName } : {}),
+          }
+        : undefined,
+      ...(sent.source !== undefined ? { source: sent.source } : {}),
+    },
+    log,
+  );
 }
 
 /** An edit replaces the text of the message it edits, when the history has it; a failure is only logged. */

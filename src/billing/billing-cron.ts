@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { schedule } from 'node-cron';
 import type { ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
@@ -24,6 +25,16 @@ export interface BillingCronOptions {
 
 /** The default of `recoverAfterMs`: long enough that a live holder has queued what it recorded. */
 export const RECOVER_AFTER_MS = 30_000;
+
+/**
+ * The delivery id of a ledger entry, the same at every queueing (a UUID-shaped digest of its key): a
+ * holder that queued it and died before marking it sent queues it again under this id, which the queue
+ * keeps once and receivers deduplicate on.
+ */
+export function billingDeliveryId(key: string): string {
+  const h = createHash('sha256').update(`billing:${key}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
 
 /**
  * The billing cron actor, run as the cluster singleton `billing-cron`. Each tick finds the due events
@@ -90,6 +101,8 @@ export class BillingCron {
   async #publish(entry: BillingLedgerEntry): Promise<void> {
     if (!this.options.holding()) return;
     await this.options.dispatcher.dispatch({
+      id: billingDeliveryId(entry.key),
+      timestamp: entry.createdAt,
       accountId: entry.accountId,
       event: entry.event,
       description: entry.description,

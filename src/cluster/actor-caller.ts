@@ -1,9 +1,23 @@
 import type { ActorCallKind, ActorPayload, ActorResult } from '../actors/actor-calls.js';
+import type { KeyedCall } from '../actors/instance-actor.js';
 import type { Router } from './router.js';
 
-/** What an actor call needs of the request it serves: its id, which goes with the call into the owner's logs. */
+/**
+ * A request's Idempotency-Key as its calls carry it: each call of the request is keyed by the client's
+ * key and its place among the request's calls, so a retry of the request meets each recorded outcome.
+ */
+export interface RequestKey {
+  key: string;
+  fingerprint: string;
+  /** Calls made so far for the request. */
+  calls: number;
+  /** Set when an owner answered one of them with its recorded outcome. */
+  replayed: boolean;
+}
+
+/** What an actor call needs of the request it serves: its id (for the owner's logs) and its key, if any. */
 export interface CallingRequest {
-  state: { requestId: string };
+  state: { requestId: string; idempotency?: RequestKey };
 }
 
 /**
@@ -25,19 +39,25 @@ export interface ActorCaller {
     payload: ActorPayload<K>,
     timeoutMs?: number,
   ): Promise<ActorResult<K> | undefined>;
-  /** The bound deadline, for what waits on a call from outside (the Idempotency-Key records). */
+  /** The bound deadline. */
   readonly timeoutMs: number;
-  /** The caller for the calls that serve this request: their lines on the owner carry its id. */
+  /** The caller for the calls that serve this request: their lines on the owner carry its id, and its key. */
   for(request: CallingRequest): ActorCaller;
 }
 
-export function actorCaller(router: Router, timeoutMs: number, requestId?: string): ActorCaller {
+export function actorCaller(router: Router, timeoutMs: number, request?: CallingRequest): ActorCaller {
+  const requestId = request?.state.requestId;
+  const keyed = (): KeyedCall | undefined => {
+    const k = request?.state.idempotency;
+    if (!k) return undefined;
+    return { tag: { key: `${k.key}#${k.calls++}`, fingerprint: k.fingerprint }, onReplayed: () => (k.replayed = true) };
+  };
   return {
     timeoutMs,
     call: (instanceId, kind, payload, deadline = timeoutMs) =>
-      router.call(instanceId, kind, payload, deadline, requestId),
+      router.call(instanceId, kind, payload, deadline, requestId, keyed()),
     callIfOwned: (instanceId, kind, payload, deadline = timeoutMs) =>
-      router.callIfOwned(instanceId, kind, payload, deadline, requestId),
-    for: (request) => actorCaller(router, timeoutMs, request.state.requestId),
+      router.callIfOwned(instanceId, kind, payload, deadline, requestId, keyed()),
+    for: (r) => actorCaller(router, timeoutMs, r),
   };
 }

@@ -1,24 +1,56 @@
 import type { Logger } from 'pino';
-import { FencedError } from '../errors.js';
 import { InstanceActor } from '../actors/instance-actor.js';
-import type { ActorBehavior, StopReason } from '../actors/instance-actor.js';
+import type { ActorBehavior, ActorContext, StopReason } from '../actors/instance-actor.js';
 import type { ActorMetrics } from '../metrics/metrics.js';
+import type { OwnerHolder } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import type { Lease, LeaseManager } from './lease-manager.js';
+import { systemClock } from '../util/clock.js';
+import type { Cancel, Clock } from '../util/clock.js';
+import { LeaseHolder } from './lease-holder.js';
+import type { LeaseHolderState } from './lease-holder.js';
+import { nodeResource } from './lease-manager.js';
+import type { HolderState, LeaseManager } from './lease-manager.js';
+import type { OwnerDirectory } from './owner-directory.js';
 
-export interface ActorHostOptions {
+export interface ActorHostOptions<S = ActorContext> {
   nodeId: string;
   store: Store;
   leases: LeaseManager;
-  behavior: (instanceId: string) => ActorBehavior;
+  directory: OwnerDirectory;
+  behavior: (instanceId: string) => ActorBehavior<S>;
   log: Logger;
   /** @default 1000 */
   maxQueue: number;
-  /** Stop side effects this long before a lease may expire. @default 250 */
+  /** Stop side effects this long before the node lease may expire. @default 250 */
   safetyMarginMs: number;
   /** Longest wait for queued calls when an actor hands off. @default 10000 */
   drainTimeoutMs: number;
+  /** Actors started at once by one activation batch. @default 32 */
+  activationConcurrency?: number;
   metrics?: ActorMetrics;
+  /** The node lease, releases and every actor's deadlines run on it. @default systemClock */
+  clock?: Clock;
+}
+
+/** An actor as the router and the reconciler use it, whatever its behaviour's scope. */
+export type HostedActor = Pick<InstanceActor, 'state' | 'epoch' | 'queueLength' | 'lastActivity' | 'call'>;
+
+/** Instances another node still holds, and when to look again (the reconciler's fast poll). */
+export interface ActivationReport {
+  /** Held by a node whose lease is alive: its node id, and how long until the lease lapses unless renewed. */
+  busy: { instanceId: string; node: string; expiresInMs: number }[];
+  /** Some holder could not be judged yet (a young Redis incarnation, Redis away): ask again after this. */
+  retryInMs?: number;
+}
+
+/** The actors of a node as the router and the reconciler see them. */
+export interface HostedActors {
+  readonly size: number;
+  ids(): string[];
+  get(instanceId: string): HostedActor | undefined;
+  activate(instanceId: string): Promise<HostedActor | undefined>;
+  activateMany(instanceIds: string[]): Promise<ActivationReport>;
+  deactivate(instanceId: string, reason: StopReason): Promise<void>;
 }
 
 /** Lifecycle events of the host, for metrics and tests. */
@@ -28,35 +60,63 @@ export interface ActorHostListener {
 }
 
 /**
- * The actors this node owns. Activation takes the lease, then claims the instance's epoch in the store
- * (so that every earlier owner's writes are refused from then on). Leases are renewed in batches at
- * TTL/3; a lease that is not renewed, or that runs out on the monotonic clock, stops its actor before
- * it may have expired.
+ * The actors this node owns, all under one node lease (`node:<nodeId>`): idle ownership costs Redis one
+ * renewal per node, whatever the number of instances. Taking an instance reads its holder from the store;
+ * a holder other than this node must be surely gone (its node lease lapsed or released, judged by the
+ * lease manager, which waits out a restarted Redis), then a compare-and-set on the epoch makes this node
+ * the holder and fences every earlier owner's writes. Losing the node lease stops every actor before it
+ * may have expired; letting an instance go clears the holder, so the next node takes it at once.
  */
-export class ActorHost {
-  readonly #actors = new Map<string, { actor: InstanceActor; lease: Lease }>();
-  readonly #activating = new Map<string, Promise<InstanceActor | undefined>>();
+export class ActorHost<S = ActorContext> implements HostedActors {
+  readonly #actors = new Map<string, InstanceActor<S>>();
+  readonly #activating = new Map<string, Promise<InstanceActor<S> | undefined>>();
   readonly #listeners: Partial<ActorHostListener>[] = [];
-  #renewTimer: NodeJS.Timeout | undefined;
-  #retryTimer: NodeJS.Timeout | undefined;
-  #watchdog: NodeJS.Timeout | undefined;
-  #renewing = false;
+  /** Instances let go whose holder the store could not clear yet (epoch to clear it under). */
+  readonly #unreleased = new Map<string, number>();
+  readonly #lease: LeaseHolder;
+  readonly #clock: Clock;
+  #releaseTimer: Cancel | undefined;
   #closed = false;
 
-  constructor(private readonly options: ActorHostOptions) {}
+  constructor(private readonly options: ActorHostOptions<S>) {
+    this.#clock = options.clock ?? systemClock;
+    this.#lease = new LeaseHolder({
+      resource: nodeResource(options.nodeId),
+      leases: options.leases,
+      log: options.log,
+      clock: this.#clock,
+      fresh: true,
+      safetyMarginMs: options.safetyMarginMs,
+      onLost: () => {
+        for (const actor of [...this.#actors.values()]) actor.selfStop('lease-lost');
+      },
+      onReasserted: () => {
+        options.directory
+          .record(this.ids(), options.nodeId)
+          .catch((err: unknown) => options.log.warn({ err }, 'could not write the owner hints again'));
+      },
+      onRenewal: (seconds, outcome) => {
+        if (outcome === 'undecided') options.metrics?.leaseRenewalFailed();
+        else options.metrics?.leaseRenewal(seconds, outcome === 'lost' ? this.#actors.size : 0);
+      },
+    });
+  }
 
-  start(): void {
-    this.#renewTimer = setInterval(
-      () => void this.#renewAll(),
-      Math.max(50, Math.floor(this.options.leases.ttlMs / 3)),
-    );
-    // Timers can be late (a busy loop, a paused process): this check and the one before every turn and
-    // write make sure that no side effect happens on an expired lease.
-    this.#watchdog = setInterval(() => this.#expireLapsed(), 100);
+  /** Takes the node lease (resolves after the first attempt) and keeps it. */
+  async start(): Promise<void> {
+    await this.#lease.start();
+    this.#releaseTimer = this.#clock.every(Math.max(50, Math.floor(this.options.leases.ttlMs / 3)), () => {
+      void this.#retryReleases();
+    });
   }
 
   on(listener: Partial<ActorHostListener>): void {
     this.#listeners.push(listener);
+  }
+
+  /** The node lease's lifecycle state (health, tests). */
+  get leaseState(): LeaseHolderState {
+    return this.#lease.state;
   }
 
   get size(): number {
@@ -71,7 +131,7 @@ export class ActorHost {
   mailboxes(): { total: number; max: number } {
     let total = 0;
     let max = 0;
-    for (const { actor } of this.#actors.values()) {
+    for (const actor of this.#actors.values()) {
       const n = actor.queueLength;
       total += n;
       if (n > max) max = n;
@@ -80,62 +140,124 @@ export class ActorHost {
   }
 
   /** The actor of an instance owned here and accepting calls (until it has stopped), if any. */
-  get(instanceId: string): InstanceActor | undefined {
-    const entry = this.#actors.get(instanceId);
-    return entry && entry.actor.state !== 'stopped' ? entry.actor : undefined;
+  get(instanceId: string): InstanceActor<S> | undefined {
+    const actor = this.#actors.get(instanceId);
+    return actor && actor.state !== 'stopped' ? actor : undefined;
   }
 
-  /** Activates the instance here unless another node holds its lease; single-flight per instance. */
-  activate(instanceId: string): Promise<InstanceActor | undefined> {
+  /** Activates the instance here unless another node holds it; single-flight per instance. */
+  async activate(instanceId: string): Promise<InstanceActor<S> | undefined> {
     const existing = this.get(instanceId);
-    if (existing) return Promise.resolve(existing);
-    if (this.#closed) return Promise.resolve(undefined);
-    let pending = this.#activating.get(instanceId);
-    if (!pending) {
-      pending = this.#activate(instanceId).finally(() => this.#activating.delete(instanceId));
-      this.#activating.set(instanceId, pending);
-    }
-    return pending;
+    if (existing) return existing;
+    const pending = this.#activating.get(instanceId);
+    if (pending) return pending;
+    await this.activateMany([instanceId]);
+    return this.get(instanceId);
   }
 
-  async #activate(instanceId: string): Promise<InstanceActor | undefined> {
-    const lease = await this.options.leases.acquire(instanceId);
-    if (!lease) return undefined;
-    let epoch: number;
-    try {
-      epoch = await this.options.store.instances.claim(instanceId);
-    } catch (err) {
-      await this.options.leases.release([lease]);
-      if (err instanceof FencedError) return undefined; // the instance was deleted
-      throw err;
+  /**
+   * Takes every instance of `instanceIds` that nobody else holds, in one store batch, and starts their
+   * actors (a few at a time); reports the ones still held elsewhere.
+   */
+  async activateMany(instanceIds: string[]): Promise<ActivationReport> {
+    // Activations already under way are waited for, not started twice.
+    const underway = instanceIds.flatMap((id) => this.#activating.get(id) ?? []);
+    const wanted = instanceIds.filter((id) => !this.get(id) && !this.#activating.has(id));
+    const report: ActivationReport = { busy: [] };
+    if (wanted.length === 0 || this.#closed) {
+      await Promise.all(underway);
+      return report;
     }
-    // A claim slower than the lease (a paused process, a slow store): the lease may have lapsed and
-    // another node may own the instance now. Nothing may run on it; the next placement round decides.
-    if (performance.now() >= lease.validUntil - this.options.safetyMarginMs) {
-      this.options.log.warn({ instanceId, epoch }, 'claim outlasted the lease; not activating');
-      await this.options.leases.release([lease]).catch(() => undefined);
-      return undefined;
+    const batch = this.#activateBatch(wanted, report);
+    const started = new Map<string, Promise<InstanceActor<S> | undefined>>();
+    for (const id of wanted) {
+      // Its waiters see "not activated"; the batch's own caller sees the error.
+      const one = batch
+        .then(
+          (actors) => actors.get(id),
+          () => undefined,
+        )
+        .finally(() => {
+          if (this.#activating.get(id) === one) this.#activating.delete(id);
+        });
+      started.set(id, one);
+      this.#activating.set(id, one);
     }
-    const entry = { lease, actor: undefined as unknown as InstanceActor };
-    const actor = new InstanceActor({
+    await batch;
+    await Promise.all([...started.values(), ...underway]);
+    return report;
+  }
+
+  async #activateBatch(ids: string[], report: ActivationReport): Promise<Map<string, InstanceActor<S> | undefined>> {
+    const out = new Map<string, InstanceActor<S> | undefined>();
+    const lease = this.#lease.lease;
+    if (!lease || !this.#lease.valid()) return out;
+    const me: OwnerHolder = { node: this.options.nodeId, token: lease.token };
+    const owned = await this.options.store.instances.ownership(ids);
+    const judged = new Map<string, Promise<HolderState>>();
+    const claims: { id: string; epoch: number }[] = [];
+    for (const id of ids) {
+      const o = owned.get(id);
+      if (!o) continue; // deleted
+      const h = o.holder;
+      if (!h || (h.node === me.node && h.token === me.token)) {
+        claims.push({ id, epoch: o.epoch });
+        continue;
+      }
+      // One question per holder, however many of its instances this batch wants.
+      const key = `${h.node}\u0000${h.token}`;
+      let state = judged.get(key);
+      if (!state) judged.set(key, (state = this.options.leases.holderState(nodeResource(h.node), h.token)));
+      const s = await state;
+      if (s.kind === 'gone') claims.push({ id, epoch: o.epoch });
+      else if (s.kind === 'alive') report.busy.push({ instanceId: id, node: h.node, expiresInMs: s.expiresInMs });
+      else report.retryInMs = Math.min(report.retryInMs ?? Infinity, s.retryInMs);
+    }
+    if (claims.length === 0) return out;
+    const taken = await this.options.store.instances.claimFrom(claims, me);
+    // A claim slower than the lease (a paused process, a slow store): another node may own them by now.
+    if (!this.#lease.valid() || this.#lease.lease?.token !== lease.token) {
+      this.options.log.warn({ instances: taken.size }, 'claims outlasted the node lease; not activating');
+      await Promise.all(
+        [...taken].map(([id, epoch]) => this.options.store.instances.release(id, epoch).catch(() => undefined)),
+      );
+      return out;
+    }
+    await this.options.directory
+      .record([...taken.keys()], me.node)
+      .catch((err: unknown) => this.options.log.warn({ err }, 'could not write owner hints'));
+    const queue = [...taken];
+    const worker = async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        out.set(next[0], await this.#start(next[0], next[1], lease.token));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.activationConcurrency ?? 32, queue.length) }, worker));
+    return out;
+  }
+
+  async #start(instanceId: string, epoch: number, token: string): Promise<InstanceActor<S> | undefined> {
+    const holder = this.#lease;
+    const actor: InstanceActor<S> = new InstanceActor({
       instanceId,
       nodeId: this.options.nodeId,
       epoch,
       store: this.options.store,
       behavior: this.options.behavior(instanceId),
       log: this.options.log.child({ instanceId, epoch }),
-      leaseValidUntil: () => entry.lease.validUntil,
+      // Valid only under the node lease it was taken with: a lease taken again later is not this one.
+      leaseValidUntil: () => (holder.lease?.token === token ? holder.validUntil : Number.NEGATIVE_INFINITY),
+      clock: this.#clock,
       safetyMarginMs: this.options.safetyMarginMs,
       maxQueue: this.options.maxQueue,
-      onSelfStop: (reason) => void this.#forget(instanceId, actor, reason, true),
+      onSelfStop: (reason) => void this.#forget(instanceId, actor, reason),
     });
-    entry.actor = actor;
-    this.#actors.set(instanceId, entry);
+    this.#actors.set(instanceId, actor);
     try {
       await actor.activate();
     } catch (err) {
       this.options.log.error({ err, instanceId }, 'activation failed');
-      await this.#forget(instanceId, actor, 'activation-failed', true);
+      await this.#forget(instanceId, actor, 'activation-failed');
       return undefined;
     }
     if (actor.state !== 'active') return undefined;
@@ -145,80 +267,44 @@ export class ActorHost {
     return actor;
   }
 
-  /** Drains, stops and releases one actor (handoff, shutdown, deletion, idleness). */
+  /** Drains, stops and lets one actor go (handoff, shutdown, deletion, idleness). */
   async deactivate(instanceId: string, reason: StopReason): Promise<void> {
-    const entry = this.#actors.get(instanceId);
-    if (!entry) return;
-    await entry.actor.drain(this.options.drainTimeoutMs);
-    await this.#forget(instanceId, entry.actor, reason, true);
+    const actor = this.#actors.get(instanceId);
+    if (!actor) return;
+    await actor.drain(this.options.drainTimeoutMs);
+    await this.#forget(instanceId, actor, reason);
   }
 
-  async #forget(instanceId: string, actor: InstanceActor, reason: StopReason, release: boolean): Promise<void> {
-    const entry = this.#actors.get(instanceId);
-    if (entry?.actor !== actor) return;
+  async #forget(instanceId: string, actor: InstanceActor<S>, reason: StopReason): Promise<void> {
+    if (this.#actors.get(instanceId) !== actor) return;
     this.#actors.delete(instanceId);
     await actor.stop(reason);
-    // A lease lost or fenced is someone else's now: releasing it is harmless (token-checked) but useless.
-    if (release && reason !== 'lease-lost' && reason !== 'fenced') {
-      await this.options.leases
-        .release([entry.lease])
-        .catch((err: unknown) => this.options.log.warn({ err, instanceId }, 'lease release failed'));
-    }
+    // Lost or fenced: someone else's now, nothing to let go.
+    if (reason !== 'lease-lost' && reason !== 'fenced') await this.#release(instanceId, actor.epoch);
     this.options.metrics?.stopped(reason);
     for (const l of this.#listeners) l.stopped?.(instanceId, reason);
   }
 
-  /**
-   * One renewal round. A lease a majority refuses is lost and its actor stops at once; a lease the round
-   * could not decide (a Redis error, a timeout) keeps running on its current validity and is retried soon,
-   * so a sub-second Redis blip disconnects nobody. The watchdog stops whatever is not renewed in time.
-   */
-  async #renewAll(): Promise<void> {
-    if (this.#renewing || this.#actors.size === 0) return;
-    this.#renewing = true;
-    let undecided = 0;
+  /** Clears this node as the holder, so the next owner need not wait for the node lease to lapse. */
+  async #release(instanceId: string, epoch: number): Promise<void> {
     try {
-      const entries = [...this.#actors.values()];
-      const started = performance.now();
-      const { renewed, lost } = await this.options.leases.renew(entries.map((e) => e.lease));
-      this.options.metrics?.leaseRenewal((performance.now() - started) / 1000, entries.length - renewed.length);
-      const fresh = new Map(renewed.map((l) => [l.token, l]));
-      const gone = new Set(lost.map((l) => l.token));
-      for (const e of entries) {
-        const lease = fresh.get(e.lease.token);
-        if (lease) e.lease.validUntil = lease.validUntil;
-        else if (gone.has(e.lease.token)) e.actor.selfStop('lease-lost');
-        else undecided++;
-      }
-      if (undecided > 0) {
-        this.options.metrics?.leaseRenewalFailed();
-        this.options.log.warn({ undecided }, "lease renewal undecided; retrying within the leases' validity");
-      }
-    } finally {
-      this.#renewing = false;
+      await this.options.store.instances.release(instanceId, epoch);
+      this.#unreleased.delete(instanceId);
+    } catch (err) {
+      this.options.log.warn({ err, instanceId }, 'could not let the instance go in the store; retrying');
+      this.#unreleased.set(instanceId, epoch);
     }
-    if (undecided > 0 && !this.#closed) this.#retrySoon();
+    await this.options.directory.forget(instanceId, this.options.nodeId).catch(() => undefined);
   }
 
-  /** The next try of an undecided round, well inside the remaining validity (TTL/10, at least 50 ms). */
-  #retrySoon(): void {
-    if (this.#retryTimer) return;
-    this.#retryTimer = setTimeout(
-      () => {
-        this.#retryTimer = undefined;
-        void this.#renewAll();
-      },
-      Math.max(50, Math.floor(this.options.leases.ttlMs / 10)),
-    );
-  }
-
-  #expireLapsed(): void {
-    for (const { actor } of this.#actors.values()) {
-      if (!actor.leaseValid()) actor.selfStop('lease-lost');
+  async #retryReleases(): Promise<void> {
+    for (const [id, epoch] of [...this.#unreleased]) {
+      if (this.#actors.has(id)) this.#unreleased.delete(id);
+      else await this.#release(id, epoch);
     }
   }
 
-  /** Hands every actor off (shutdown): drain, stop, release, at most `concurrency` at a time. */
+  /** Hands every actor off (shutdown): drain, stop, let go, at most `concurrency` at a time; then the node lease. */
   async stopAll(reason: StopReason, concurrency = 64): Promise<void> {
     this.#closed = true;
     const ids = this.ids();
@@ -226,9 +312,9 @@ export class ActorHost {
       for (let id = ids.shift(); id !== undefined; id = ids.shift()) await this.deactivate(id, reason);
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
-    // Renewal runs until the last actor is gone: a long drain must not let leases lapse mid-handoff.
-    clearInterval(this.#renewTimer);
-    clearTimeout(this.#retryTimer);
-    clearInterval(this.#watchdog);
+    await this.#retryReleases();
+    this.#releaseTimer?.();
+    // Renewed until the last actor is gone: a long drain must not let the lease lapse mid-handoff.
+    await this.#lease.stop();
   }
 }

@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { ActorScope } from '../actors/actor-scope.js';
 import type { ActorBehavior } from '../actors/instance-actor.js';
 import type { Config } from '../config/config.js';
 import { StartupError } from '../errors.js';
+import { createRedisClients } from '../redis/redis-client.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import { CredentialNews } from '../events/credential-news.js';
 import { InstanceNews } from '../events/instance-news.js';
 import { EventBus } from '../events/event-bus.js';
@@ -20,6 +22,8 @@ import { FallbackRateLimiter, MemoryRateLimiter } from './rate-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { Reconciler } from './reconciler.js';
 import { RedisLeaseManager } from './redis-lease-manager.js';
+import { LocalOwnerDirectory, RedisOwnerDirectory } from './owner-directory.js';
+import type { OwnerDirectory } from './owner-directory.js';
 import { RedisMembership } from './redis-membership.js';
 import { RedisRateLimiter } from './redis-rate-limiter.js';
 import { RedisTransport } from '../transport/redis-transport.js';
@@ -31,7 +35,7 @@ import type { Transport } from '../transport/transport.js';
 
 export interface ClusterRuntimeDeps {
   nodeId: string;
-  config: Pick<Config, 'redisUrls' | 'redisConnectTimeoutMs' | 'cluster'>;
+  config: Pick<Config, 'redisUrls' | 'redisMode' | 'redisSentinelMaster' | 'redisConnectTimeoutMs' | 'cluster'>;
   store: Store;
   log: Logger;
   /** Where this node's HTTP listener answers; known only once it listens. */
@@ -44,10 +48,12 @@ export interface ClusterRuntimeDeps {
  * embedded mode, Redis ones in cluster mode, one code path above them.
  */
 export class ClusterRuntime {
-  readonly host: ActorHost;
+  readonly host: ActorHost<ActorScope>;
   readonly router: Router;
   readonly membership: Membership;
   readonly leases: LeaseManager;
+  /** Where each instance's owner runs (routing hints). */
+  readonly directory: OwnerDirectory;
   readonly transport: Transport;
   readonly rateLimiter: RateLimiter;
   /** Instance events to every node (WebSocket fan-out). */
@@ -58,12 +64,12 @@ export class ClusterRuntime {
   readonly instanceNews: InstanceNews;
   readonly #reconciler: Reconciler;
   readonly #singletons: ClusterSingleton[] = [];
-  readonly #redis: Redis[];
-  #behavior: ((instanceId: string) => ActorBehavior) | undefined;
+  readonly #redis: RedisClient[];
+  #behavior: ((instanceId: string) => ActorBehavior<ActorScope>) | undefined;
 
   private constructor(
     private readonly deps: ClusterRuntimeDeps,
-    redis: Redis[],
+    redis: RedisClient[],
   ) {
     const { nodeId, config, store, log } = deps;
     const c = config.cluster;
@@ -72,6 +78,7 @@ export class ClusterRuntime {
     if (first) {
       this.transport = new RedisTransport(first, log);
       this.leases = new RedisLeaseManager(redis, nodeId, c.leaseTtlMs, log);
+      this.directory = new RedisOwnerDirectory(first);
       this.membership = new RedisMembership(
         first,
         this.transport,
@@ -85,7 +92,8 @@ export class ClusterRuntime {
       this.rateLimiter = new FallbackRateLimiter(shared, new MemoryRateLimiter(), log);
     } else {
       this.transport = new LocalTransport();
-      this.leases = new LocalLeaseManager(nodeId, c.leaseTtlMs);
+      this.leases = new LocalLeaseManager(c.leaseTtlMs);
+      this.directory = new LocalOwnerDirectory();
       this.membership = new LocalMembership(nodeId, deps.url, () => this.host.size);
       this.rateLimiter = new MemoryRateLimiter();
     }
@@ -96,6 +104,7 @@ export class ClusterRuntime {
       nodeId,
       store,
       leases: this.leases,
+      directory: this.directory,
       behavior: (instanceId) => {
         if (!this.#behavior) throw new Error('the cluster runtime has not started');
         return this.#behavior(instanceId);
@@ -109,7 +118,7 @@ export class ClusterRuntime {
     this.router = new Router({
       nodeId,
       host: this.host,
-      leases: this.leases,
+      directory: this.directory,
       membership: this.membership,
       transport: this.transport,
       log,
@@ -121,21 +130,18 @@ export class ClusterRuntime {
       nodeId,
       store,
       host: this.host,
-      leases: this.leases,
       membership: this.membership,
       router: this.router,
       log,
       intervalMs: c.reconcileMs,
       movesPerWindow: c.handoffMoves,
       moveWindowMs: c.handoffWindowMs,
-      activationConcurrency: 32,
       idleMs: 60_000,
     });
   }
 
-  /** Connects to Redis (when configured) and builds the runtime; nothing runs until start(). */
   /**
-   * Connects to every Redis master (cluster mode), retrying for REDIS_CONNECT_TIMEOUT_MS with one log line
+   * Connects to Redis as `REDIS_MODE` says (every independent master, the cluster, or the sentinels' master), retrying for REDIS_CONNECT_TIMEOUT_MS with one log line
    * per attempt; nothing runs until start().
    * @throws StartupError 69 when Redis stays unreachable
    */
@@ -143,11 +149,8 @@ export class ClusterRuntime {
     const hosts = deps.config.redisUrls.map((u) => u.replace(/\/\/[^@/]*@/, '//')).join(', ');
     const deadline = Date.now() + deps.config.redisConnectTimeoutMs;
     for (let attempt = 1; ; attempt++) {
-      const redis = deps.config.redisUrls.map(
-        (url) =>
-          // No offline queue: a lease command must fail fast while Redis is away, never run late.
-          new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }),
-      );
+      const { redisUrls: urls, redisMode: mode, redisSentinelMaster: sentinelMaster } = deps.config;
+      const redis = urls.length ? createRedisClients({ mode, urls, sentinelMaster }) : [];
       for (const client of redis) client.on('error', (err) => deps.log.debug({ err }, 'redis connection error'));
       try {
         await Promise.all(redis.map((c) => c.connect()));
@@ -162,8 +165,8 @@ export class ClusterRuntime {
     }
   }
 
-  /** The first Redis master (cluster mode), for the other Redis-backed parts of the node. */
-  get redis(): Redis | undefined {
+  /** The first Redis client (cluster mode), for the other Redis-backed parts of the node. */
+  get redis(): RedisClient | undefined {
     return this.#redis[0];
   }
 
@@ -175,11 +178,12 @@ export class ClusterRuntime {
    * Starts taking part in the cluster, running instances with `behavior`: given here rather than at
    * creation, because the behaviour is built from the runtime's own transport and event bus.
    */
-  async start(behavior: (instanceId: string) => ActorBehavior): Promise<void> {
+  async start(behavior: (instanceId: string) => ActorBehavior<ActorScope>): Promise<void> {
     this.#behavior = behavior;
     await this.router.start();
+    // The node lease first: nothing is taken over before this node can hold it.
+    await this.host.start();
     await this.membership.start();
-    this.host.start();
     this.#reconciler.start();
     for (const s of this.#singletons) s.start();
   }

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock } from '../util/clock.js';
+import type { Clock } from '../util/clock.js';
+
 /**
- * Time-bounded ownership of a resource (an instance id, or a singleton role). `validUntil` is on the
- * monotonic clock (`performance.now()`): until then the lease is surely ours, whatever the wall clock
- * does; after it, the holder must assume someone else may own the resource.
+ * Time-bounded hold on a named resource: a node's `node:<nodeId>` (under which it owns its instances) or
+ * a singleton role's `singleton:<name>`. `validUntil` is on the holder's monotonic clock: until then the
+ * lease is surely its own, whatever the wall clock does; after it, the holder must assume it is not.
  */
 export interface Lease {
   resource: string;
@@ -10,89 +14,99 @@ export interface Lease {
 }
 
 /**
- * What a renewal round learnt: `renewed` (with a new validUntil) and `lost` (a majority can no longer say
- * they are ours). A lease in neither is undecided (a Redis error or timeout): it stays valid until its
- * current validUntil, and the holder tries again within that time.
+ * What one renewal learnt: `renewed` (with the new validity; `reasserted` when a restarted Redis had
+ * forgotten the lease and it was written again within its validity), `lost` (a majority says it lapsed
+ * or another holds it), or `undecided` (no majority either way: Redis unreachable). An undecided lease
+ * stays valid until its current `validUntil`, and the holder tries again within that time.
  */
-export interface RenewOutcome {
-  renewed: Lease[];
-  lost: Lease[];
-}
+export type RenewOutcome =
+  { kind: 'renewed'; validUntil: number; reasserted: boolean } | { kind: 'lost' } | { kind: 'undecided' };
+
+/**
+ * What the coordination store knows of someone else's lease, named by its token: `alive` (for about
+ * `expiresInMs` more unless renewed), `gone` (surely lapsed or released: its holder has stopped), or
+ * `unknown` (Redis unreachable, or an incarnation too young to tell: ask again after `retryInMs`).
+ */
+export type HolderState =
+  { kind: 'alive'; expiresInMs: number } | { kind: 'gone' } | { kind: 'unknown'; retryInMs: number };
 
 export interface LeaseManager {
   readonly ttlMs: number;
-  /** Takes the lease if nobody holds it; undefined when it is held (or the quorum was not reached). */
-  acquire(resource: string): Promise<Lease | undefined>;
-  /** Extends leases still held. Never throws: an unreachable Redis leaves leases undecided. */
-  renew(leases: Lease[]): Promise<RenewOutcome>;
-  /** Gives leases up (best effort: an unreleased lease simply expires). */
-  release(leases: Lease[]): Promise<void>;
-  /** The node id holding each resource's lease, as far as Redis knows. */
-  owners(resources: string[]): Promise<(string | undefined)[]>;
-  /** Milliseconds until each resource's lease lapses, as far as Redis knows; undefined when free or unknown. */
-  expiresIn(resources: string[]): Promise<(number | undefined)[]>;
+  /**
+   * Takes the lease if nobody holds it; undefined when it is held, or when a restarted Redis is too young
+   * to tell that its last holder has stopped (`fresh`: the resource is new, e.g. a node's own, so no
+   * earlier holder can exist and the wait is skipped).
+   */
+  acquire(resource: string, options?: { fresh?: boolean }): Promise<Lease | undefined>;
+  /** Extends a lease still held. Never throws: an unreachable Redis is `undecided`. */
+  renew(lease: Lease): Promise<RenewOutcome>;
+  /** Gives the lease up (best effort: an unreleased lease simply expires). */
+  release(lease: Lease): Promise<void>;
+  /** Whether the holder of `token` on `resource` may still act. Never throws: unreachable is `unknown`. */
+  holderState(resource: string, token: string): Promise<HolderState>;
   close(): Promise<void>;
 }
 
-/** Validity of a lease acquired or renewed at `start`: TTL less the clock drift allowance (redlock's). */
-export function validityFrom(start: number, ttlMs: number): number {
-  return start + ttlMs - (Math.floor(ttlMs * 0.01) + 2);
+/** The drift allowance of a lease: 1% of the TTL and 2 ms (Redlock's). */
+export function driftAllowance(ttlMs: number): number {
+  return Math.floor(ttlMs * 0.01) + 2;
 }
+
+/** Validity of a lease acquired or renewed at `start`: TTL less the clock drift allowance. */
+export function validityFrom(start: number, ttlMs: number): number {
+  return start + ttlMs - driftAllowance(ttlMs);
+}
+
+/**
+ * How old a Redis incarnation must be before a lease missing from it counts as expired: the TTL (every
+ * holder of the earlier incarnation has stopped by then) plus a second for clock rates and for skew
+ * between the hosts of a primary and the replica promoted in its place.
+ */
+export function incarnationGraceMs(ttlMs: number): number {
+  return ttlMs + 1000;
+}
+
+export const nodeResource = (nodeId: string): string => `node:${nodeId}`;
 
 /** Leases for one process (embedded mode): the same contract, kept in a map. */
 export class LocalLeaseManager implements LeaseManager {
-  readonly #held = new Map<string, { token: string; owner: string; expiresAt: number }>();
-  #seq = 0;
+  readonly #held = new Map<string, { token: string; expiresAt: number }>();
 
   constructor(
-    private readonly nodeId: string,
     readonly ttlMs: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   #live(resource: string) {
     const held = this.#held.get(resource);
-    if (held && held.expiresAt > performance.now()) return held;
+    if (held && held.expiresAt > this.clock.now()) return held;
     this.#held.delete(resource);
     return undefined;
   }
 
   async acquire(resource: string): Promise<Lease | undefined> {
     if (this.#live(resource)) return undefined;
-    const start = performance.now();
-    const token = `${this.nodeId}:${++this.#seq}`;
-    this.#held.set(resource, { token, owner: this.nodeId, expiresAt: start + this.ttlMs });
+    const start = this.clock.now();
+    const token = randomUUID();
+    this.#held.set(resource, { token, expiresAt: start + this.ttlMs });
     return { resource, token, validUntil: validityFrom(start, this.ttlMs) };
   }
 
-  async renew(leases: Lease[]): Promise<RenewOutcome> {
-    const start = performance.now();
-    const outcome: RenewOutcome = { renewed: [], lost: [] };
-    for (const l of leases) {
-      const held = this.#live(l.resource);
-      if (held?.token !== l.token) {
-        outcome.lost.push(l);
-        continue;
-      }
-      held.expiresAt = start + this.ttlMs;
-      outcome.renewed.push({ ...l, validUntil: validityFrom(start, this.ttlMs) });
-    }
-    return outcome;
+  async renew(lease: Lease): Promise<RenewOutcome> {
+    const start = this.clock.now();
+    const held = this.#live(lease.resource);
+    if (held?.token !== lease.token) return { kind: 'lost' };
+    held.expiresAt = start + this.ttlMs;
+    return { kind: 'renewed', validUntil: validityFrom(start, this.ttlMs), reasserted: false };
   }
 
-  async release(leases: Lease[]): Promise<void> {
-    for (const l of leases) if (this.#held.get(l.resource)?.token === l.token) this.#held.delete(l.resource);
+  async release(lease: Lease): Promise<void> {
+    if (this.#held.get(lease.resource)?.token === lease.token) this.#held.delete(lease.resource);
   }
 
-  async owners(resources: string[]): Promise<(string | undefined)[]> {
-    return resources.map((r) => this.#live(r)?.owner);
-  }
-
-  async expiresIn(resources: string[]): Promise<(number | undefined)[]> {
-    const now = performance.now();
-    return resources.map((r) => {
-      const held = this.#live(r);
-      return held ? held.expiresAt - now : undefined;
-    });
+  async holderState(resource: string, token: string): Promise<HolderState> {
+    const held = this.#live(resource);
+    return held?.token === token ? { kind: 'alive', expiresInMs: held.expiresAt - this.clock.now() } : { kind: 'gone' };
   }
 
   async close(): Promise<void> {

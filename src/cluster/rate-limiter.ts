@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { systemClock } from '../util/clock.js';
+import type { Cancel, Clock } from '../util/clock.js';
 
 /** The verdict on one request against a fixed-window bucket. */
 export interface RateLimitResult {
@@ -67,6 +69,8 @@ export class FallbackRateLimiter implements RateLimiter {
     private readonly local: RateLimiter,
     private readonly log: Logger,
     private readonly timeoutMs = 1000,
+    /** The shared limiter's deadline runs on it. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   hit(bucket: string, limit: number, windowMs: number): RateLimitResult | Promise<RateLimitResult> {
@@ -86,9 +90,9 @@ export class FallbackRateLimiter implements RateLimiter {
     limit: number,
     windowMs: number,
   ): Promise<RateLimitResult> {
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: Cancel | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      cancel = this.clock.after(this.timeoutMs, () => reject(new Error(`no answer within ${this.timeoutMs} ms`)));
     });
     // A late failure of the shared limiter, after the local one answered, must not go unhandled.
     answer.catch(() => undefined);
@@ -97,7 +101,7 @@ export class FallbackRateLimiter implements RateLimiter {
     } catch (err) {
       return this.#local(err, bucket, limit, windowMs);
     } finally {
-      clearTimeout(timer);
+      cancel?.();
     }
   }
 

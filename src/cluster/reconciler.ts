@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
-import type { ActorHost } from './actor-host.js';
-import type { LeaseManager } from './lease-manager.js';
+import type { HostedActors } from './actor-host.js';
 import type { Membership } from './membership.js';
 import { placeInstance } from './placement.js';
 import type { Router } from './router.js';
 
-/** How often a node looks while a departed node's leases are about to lapse. */
+/** How often a node looks while a departed node's lease is about to lapse. */
 const FAST_POLL_MS = 250;
 /** Past a lease's known expiry: Redis expires a key within a millisecond or so of its PTTL. */
 const LAPSE_MARGIN_MS = 5;
@@ -14,8 +13,7 @@ const LAPSE_MARGIN_MS = 5;
 export interface ReconcilerOptions {
   nodeId: string;
   store: Store;
-  host: ActorHost;
-  leases: LeaseManager;
+  host: HostedActors;
   membership: Membership;
   router: Router;
   log: Logger;
@@ -25,8 +23,6 @@ export interface ReconcilerOptions {
   movesPerWindow: number;
   /** @default 10000 */
   moveWindowMs: number;
-  /** Activations started at once. @default 32 */
-  activationConcurrency: number;
   /** An actor of an instance that need not run is passivated after this long without calls. @default 60000 */
   idleMs: number;
 }
@@ -34,8 +30,8 @@ export interface ReconcilerOptions {
 /**
  * Keeps this node's actors matching placement: activates the runnable instances that rendezvous
  * hashing gives to this node and nobody holds, hands off (rate-limited) the ones a joining node now
- * wins, and passivates idle actors of instances that need not run (at once when their account is disabled). A dead node's instances come back
- * here once their leases have expired and the dead node has left the live set.
+ * wins, and passivates idle actors of instances that need not run (at once when their account is
+ * disabled). A dead node's instances come back here once its node lease has lapsed.
  */
 export class Reconciler {
   #timer: NodeJS.Timeout | undefined;
@@ -83,18 +79,15 @@ export class Reconciler {
     const runnable = await this.options.store.instances.listRunnable();
     const runnableSet = new Set(runnable);
 
+    // At rest every instance placed here runs here, and this costs nothing: no store read, no Redis.
     const mine = runnable.filter((id) => !this.options.host.get(id) && placeInstance(id, live) === this.options.nodeId);
     if (mine.length) {
-      const owners = await this.options.leases.owners(mine);
-      const free = mine.filter((_, i) => owners[i] === undefined);
-      await this.#inParallel(free, (id) => this.options.host.activate(id));
-      // Leases of a departed node run out any moment now: look again right when the first one lapses.
+      const report = await this.options.host.activateMany(mine);
+      // A departed node's lease runs out any moment now: look again right when it lapses.
       const liveSet = new Set(live);
-      const orphaned = mine.filter((_, i) => owners[i] !== undefined && !liveSet.has(owners[i]));
-      if (orphaned.length) {
-        const lapses = (await this.options.leases.expiresIn(orphaned)).filter((ms) => ms !== undefined);
-        this.#soon(lapses.length ? Math.min(...lapses) + LAPSE_MARGIN_MS : undefined);
-      }
+      const waits = report.busy.filter((b) => !liveSet.has(b.node)).map((b) => b.expiresInMs + LAPSE_MARGIN_MS);
+      if (report.retryInMs !== undefined) waits.push(report.retryInMs);
+      if (waits.length) this.#soon(Math.min(...waits));
     }
 
     for (const id of this.options.host.ids()) {
@@ -145,15 +138,5 @@ export class Reconciler {
     if (this.#moves.length >= this.options.movesPerWindow) return false;
     this.#moves.push(now);
     return true;
-  }
-
-  async #inParallel(ids: string[], fn: (id: string) => Promise<unknown>): Promise<void> {
-    const queue = [...ids];
-    const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        await fn(id).catch((err: unknown) => this.options.log.warn({ err, instanceId: id }, 'activation failed'));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.activationConcurrency, ids.length) }, worker));
   }
 }

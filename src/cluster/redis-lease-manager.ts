@@ -1,137 +1,113 @@
-import { ExecutionError, Redlock, ResourceLockedError } from '@sesamecare-oss/redlock';
-import type { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { RedisClient } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';
-import { validityFrom } from './lease-manager.js';
-import type { Lease, LeaseManager, RenewOutcome } from './lease-manager.js';
+import { systemClock } from '../util/clock.js';
+import type { Clock } from '../util/clock.js';
+import { incarnationGraceMs, validityFrom } from './lease-manager.js';
+import type { HolderState, Lease, LeaseManager, RenewOutcome } from './lease-manager.js';
 
-/** Renewals go in batches of this many leases per script call, to keep each call short. */
-const RENEW_BATCH = 500;
+/** `runLease-2.lua`'s answer: a code, a duration in ms, and the server's run id. */
+type ScriptAnswer = [number, number, string];
 
 /**
- * Leases over one Redis or several independent masters. Redlock takes a lease (SET NX PX on a majority,
- * with its drift allowance); an owner key beside it tells routers which node holds it; renewals and
- * releases go in batches through our own scripts, counted per lease against the same majority.
+ * Leases over one Redis or several independent masters, counted against a majority (Redlock's rule,
+ * with its drift allowance). Every operation runs `runLease-2.lua`, which also tells a lease that
+ * expired from one that a restarted Redis forgot: a missing lease counts as expired only once the
+ * Redis incarnation is older than the TTL and a margin (see the script's header). Redlock itself cannot
+ * make that check part of its acquire, hence our own script.
  */
 export class RedisLeaseManager implements LeaseManager {
-  readonly #redlock: Redlock;
   readonly #quorum: number;
+  readonly #graceMs: number;
 
   constructor(
-    private readonly clients: Redis[],
+    private readonly clients: RedisClient[],
+    /** Starts every token, so that an operator reading Redis sees which node holds a lease. */
     private readonly nodeId: string,
     readonly ttlMs: number,
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
   ) {
     if (clients.length === 0) throw new Error('RedisLeaseManager needs at least one Redis client');
-    // No retries: a held lease is the normal case (another node owns the instance), not contention.
-    this.#redlock = new Redlock(clients, { retryCount: 0, driftFactor: 0.01 });
-    this.#redlock.on('error', () => undefined);
     this.#quorum = Math.floor(clients.length / 2) + 1;
+    this.#graceMs = incarnationGraceMs(ttlMs);
   }
 
-  async acquire(resource: string): Promise<Lease | undefined> {
-    const start = performance.now();
-    let token: string;
-    try {
-      token = (await this.#redlock.acquire([keys.lease(resource)], this.ttlMs)).value;
-    } catch (err) {
-      if (err instanceof ExecutionError || err instanceof ResourceLockedError) return undefined;
-      throw err;
-    }
+  async acquire(resource: string, options: { fresh?: boolean } = {}): Promise<Lease | undefined> {
+    const token = `${this.nodeId}/${randomUUID()}`;
+    const start = this.clock.now();
+    const answers = await this.#run(resource, 'acquire', token, options.fresh ? 0 : this.#graceMs);
     const lease = { resource, token, validUntil: validityFrom(start, this.ttlMs) };
-    const recorded = await this.#onEach((c) =>
-      runScript<number>(
-        c,
-        'recordOwner',
-        [keys.lease(resource), keys.owner(resource)],
-        [token, this.nodeId, this.ttlMs],
-      ),
-    );
-    if (recorded.filter((r) => r === 1).length < this.#quorum || performance.now() >= lease.validUntil) {
-      await this.release([lease]);
-      return undefined;
-    }
-    return lease;
+    if (this.#count(answers, (c) => c === 1) >= this.#quorum && this.clock.now() < lease.validUntil) return lease;
+    // Taken on a minority (or too late): undo it there, so that a retry or another node can win.
+    if (answers.some((a) => a?.[0] === 1)) await this.release(lease);
+    return undefined;
   }
 
-  async renew(leases: Lease[]): Promise<RenewOutcome> {
-    const outcome: RenewOutcome = { renewed: [], lost: [] };
-    for (let i = 0; i < leases.length; i += RENEW_BATCH) {
-      const batch = leases.slice(i, i + RENEW_BATCH);
-      const start = performance.now();
-      const perClient = await this.#onEach((c) =>
-        runScript<number[]>(
+  async renew(lease: Lease): Promise<RenewOutcome> {
+    const start = this.clock.now();
+    const answers = await this.#run(lease.resource, 'renew', lease.token, this.#graceMs);
+    const validUntil = validityFrom(start, this.ttlMs);
+    const yes = this.#count(answers, (c) => c === 1 || c === 2);
+    // A master that failed is no answer, not a "no": only definite refusals can make a lease lost.
+    const no = this.#count(answers, (c) => c === 0 || c === -1);
+    if (yes >= this.#quorum) {
+      // Written again after a restart: only sound while the lease was surely still ours.
+      const reasserted = answers.some((a) => a?.[0] === 2);
+      if (reasserted && this.clock.now() >= lease.validUntil) {
+        await this.release(lease);
+        return { kind: 'lost' };
+      }
+      return { kind: 'renewed', validUntil, reasserted };
+    }
+    if (no > this.clients.length - this.#quorum) return { kind: 'lost' };
+    return { kind: 'undecided' };
+  }
+
+  async release(lease: Lease): Promise<void> {
+    await this.#run(lease.resource, 'release', lease.token, this.#graceMs);
+  }
+
+  async holderState(resource: string, token: string): Promise<HolderState> {
+    const answers = await this.#run(resource, 'state', token, this.#graceMs);
+    const alive = answers.filter((a): a is ScriptAnswer => a?.[0] === 1);
+    if (alive.length >= this.#quorum) {
+      // The lease lapses once a majority has let it go: the quorum-th longest PTTL.
+      const ttls = alive.map((a) => Math.max(0, a[1])).sort((x, y) => y - x);
+      return { kind: 'alive', expiresInMs: ttls[this.#quorum - 1]! };
+    }
+    if (this.#count(answers, (c) => c === 0) >= this.#quorum) return { kind: 'gone' };
+    const waits = answers.filter((a) => a?.[0] === -2).map((a) => a![1]);
+    return {
+      kind: 'unknown',
+      retryInMs: waits.length ? Math.max(...waits) : Math.max(50, Math.floor(this.ttlMs / 10)),
+    };
+  }
+
+  /** Runs the script on every master; a failing master answers undefined, never throws. */
+  async #run(resource: string, op: string, token: string, minAgeMs: number): Promise<(ScriptAnswer | undefined)[]> {
+    const results = await Promise.allSettled(
+      this.clients.map((c) =>
+        runScript<ScriptAnswer>(
           c,
-          'renewLeases',
-          batch.flatMap((l) => [keys.lease(l.resource), keys.owner(l.resource)]),
-          [this.ttlMs, this.nodeId, ...batch.map((l) => l.token)],
+          'runLease',
+          [keys.lease(resource), keys.incarnation()],
+          [op, token, this.ttlMs, minAgeMs],
         ),
-      );
-      const validUntil = validityFrom(start, this.ttlMs);
-      batch.forEach((lease, j) => {
-        const yes = perClient.filter((r) => Array.isArray(r) && r[j] === 1).length;
-        // A master that failed is no answer, not a "no": only definite refusals can make a lease lost.
-        const no = perClient.filter((r) => Array.isArray(r) && r[j] !== 1).length;
-        if (yes >= this.#quorum) outcome.renewed.push({ ...lease, validUntil });
-        else if (no > this.clients.length - this.#quorum) outcome.lost.push(lease);
-      });
-    }
-    return outcome;
-  }
-
-  async release(leases: Lease[]): Promise<void> {
-    if (leases.length === 0) return;
-    await this.#onEach((c) =>
-      runScript<number>(
-        c,
-        'releaseLeases',
-        leases.flatMap((l) => [keys.lease(l.resource), keys.owner(l.resource)]),
-        leases.map((l) => l.token),
       ),
     );
-  }
-
-  async owners(resources: string[]): Promise<(string | undefined)[]> {
-    if (resources.length === 0) return [];
-    for (const client of this.clients) {
-      try {
-        return (await client.mget(...resources.map((r) => keys.owner(r)))).map((v) => v ?? undefined);
-      } catch (err) {
-        this.logger.debug({ err }, 'owner lookup failed on one Redis; trying the next');
-      }
-    }
-    return resources.map(() => undefined);
-  }
-
-  async expiresIn(resources: string[]): Promise<(number | undefined)[]> {
-    if (resources.length === 0) return [];
-    for (const client of this.clients) {
-      try {
-        const pipeline = client.pipeline();
-        for (const r of resources) pipeline.pttl(keys.lease(r));
-        const answers = (await pipeline.exec()) ?? [];
-        // PTTL answers -2 (no key) or -1 (no expiry): nothing to wait for.
-        return answers.map(([err, ms]) => (err || typeof ms !== 'number' || ms < 0 ? undefined : ms));
-      } catch (err) {
-        this.logger.debug({ err }, 'lease expiry lookup failed on one Redis; trying the next');
-      }
-    }
-    return resources.map(() => undefined);
-  }
-
-  /** Runs `op` on every master; a failing master counts as a refusal, never as an error. */
-  async #onEach<T>(op: (client: Redis) => Promise<T>): Promise<(T | undefined)[]> {
-    const results = await Promise.allSettled(this.clients.map(op));
     return results.map((r) => {
       if (r.status === 'fulfilled') return r.value;
-      this.logger.debug({ err: r.reason as unknown }, 'lease operation failed on one Redis');
+      this.logger.debug({ err: r.reason as unknown, resource, op }, 'lease operation failed on one Redis');
       return undefined;
     });
   }
 
-  async close(): Promise<void> {
-    this.#redlock.removeAllListeners();
+  #count(answers: (ScriptAnswer | undefined)[], test: (code: number) => boolean): number {
+    return answers.filter((a) => a !== undefined && test(a[0])).length;
   }
+
+  async close(): Promise<void> {}
 }

@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { channels, keys } from '../redis/keys.js';
+import { getMany } from '../redis/multi-slot.js';
+import type { RedisClient } from '../redis/redis-client.js';
 import type { Membership, NodeInfo } from './membership.js';
 import type { Transport } from '../transport/transport.js';
 
@@ -28,7 +29,7 @@ export class RedisMembership implements Membership {
   readonly #startedAt = new Date().toISOString();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly transport: Transport,
     private readonly options: RedisMembershipOptions,
     private readonly logger: Logger,
@@ -56,17 +57,20 @@ export class RedisMembership implements Membership {
       actors: this.options.actors(),
       heartbeatAt: new Date().toISOString(),
     };
-    await this.redis
-      .multi()
-      .set(keys.node(this.options.nodeId), JSON.stringify(info), 'PX', this.options.timeoutMs)
-      .zadd(keys.nodes(), 0, this.options.nodeId)
-      .exec();
+    // Two slots on a Redis Cluster, so no MULTI: a listed id without its record is dropped by refresh().
+    await Promise.all([
+      this.redis.set(keys.node(this.options.nodeId), JSON.stringify(info), 'PX', this.options.timeoutMs),
+      this.redis.zadd(keys.nodes(), 0, this.options.nodeId),
+    ]);
     await this.refresh();
   }
 
   async refresh(): Promise<NodeInfo[]> {
     const ids = await this.redis.zrange(keys.nodes(), 0, -1);
-    const records = ids.length ? await this.redis.mget(...ids.map((id) => keys.node(id))) : [];
+    const records = await getMany(
+      this.redis,
+      ids.map((id) => keys.node(id)),
+    );
     const gone = ids.filter((_, i) => records[i] === null);
     if (gone.length) await this.redis.zrem(keys.nodes(), ...gone);
     const live = records
@@ -94,7 +98,10 @@ export class RedisMembership implements Membership {
     this.#stopped = true;
     clearInterval(this.#timer);
     try {
-      await this.redis.multi().del(keys.node(this.options.nodeId)).zrem(keys.nodes(), this.options.nodeId).exec();
+      await Promise.all([
+        this.redis.del(keys.node(this.options.nodeId)),
+        this.redis.zrem(keys.nodes(), this.options.nodeId),
+      ]);
       await this.transport.publish(channels.cluster(), JSON.stringify({ t: 'leaving', nodeId: this.options.nodeId }));
     } catch (err) {
       this.logger.warn({ err }, 'could not announce departure; peers will notice the silence');

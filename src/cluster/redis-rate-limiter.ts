@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import { runScript } from '../redis/scripts.js';
 import type { RateLimiter, RateLimitResult } from './rate-limiter.js';
@@ -57,7 +57,7 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #sweeper: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: RedisRateLimiterOptions = {},
   ) {
     this.#batchMs = options.batchMs ?? 0;

@@ -1,17 +1,19 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { AppError, ErrorCode, NotOwnerError, TimeoutError, UnavailableError, errorFromWire } from '../errors.js';
-import type { ActorCallKind, ActorPayload, ActorResult } from '../actors/actor-calls.js';
+import { AppError, ErrorCode, NotOwnerError, OutcomeUnknownError, TimeoutError, errorFromWire } from '../errors.js';
+import type { ActorCallKind, ActorPayload, ActorResult, IdempotencyTag } from '../actors/actor-calls.js';
+import type { KeyedCall } from '../actors/instance-actor.js';
 import type { CallMetrics } from '../metrics/metrics.js';
 import { channels } from '../redis/keys.js';
 import { DeliveryMemory } from '../transport/delivery-memory.js';
-import type { ActorHost } from './actor-host.js';
-import type { LeaseManager } from './lease-manager.js';
+import type { HostedActor, HostedActors } from './actor-host.js';
+import type { OwnerDirectory } from './owner-directory.js';
 import type { Membership } from './membership.js';
 import { DeadlineTimer } from './deadline-timer.js';
 import { placeInstance } from './placement.js';
 import type { Transport } from '../transport/transport.js';
+import { systemClock } from '../util/clock.js';
+import type { Clock } from '../util/clock.js';
 
 /** A routed call on the wire (node → owner's inbox). */
 interface CallMessage {
@@ -26,6 +28,8 @@ interface CallMessage {
   activate: boolean;
   /** The front end's request, so that the owner's log lines name it too. */
   requestId?: string;
+  /** A call for a request with an Idempotency-Key: the owner runs it at most once. */
+  idempotent?: IdempotencyTag;
 }
 
 /** One call as the router carries it from attempt to attempt; `timeoutMs` is what is left of its deadline. */
@@ -35,6 +39,7 @@ interface Outgoing<K extends ActorCallKind> {
   payload: ActorPayload<K>;
   timeoutMs: number;
   requestId: string | undefined;
+  idempotent: KeyedCall | undefined;
 }
 
 /** A hint that an instance was just released for this node to take (handoff). */
@@ -44,29 +49,33 @@ interface ActivateMessage {
 }
 
 interface Pending {
+  /** Told when the owner answers a keyed call with its recorded outcome. */
+  onReplayed: (() => void) | undefined;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
-  /** performance.now() time at which the call ends with 504. */
+  /** The clock's time at which the call ends with 504. */
   deadline: number;
   instanceId: string;
 }
 
 type ReplyMessage =
-  | { t: 'reply'; id: string; ok: true; result: unknown }
+  | { t: 'reply'; id: string; ok: true; result: unknown; replayed?: true }
   | { t: 'reply'; id: string; ok: false; code: string; message: string };
 
 export interface RouterOptions {
   nodeId: string;
-  host: ActorHost;
-  leases: LeaseManager;
+  host: HostedActors;
+  directory: OwnerDirectory;
   membership: Membership;
   transport: Transport;
   log: Logger;
-  /** How long a known owner is trusted before asking Redis again. @default 1000 */
+  /** How long a known owner is trusted before asking the directory again. @default 1000 */
   ownerCacheMs: number;
   /** Pause before the one retry after a "not owner" answer. @default 100 */
   retryDelayMs: number;
   metrics?: CallMetrics;
+  /** Deadlines, the retry's pause and the owner cache run on it. @default systemClock */
+  clock?: Clock;
 }
 
 /**
@@ -77,7 +86,8 @@ export interface RouterOptions {
  */
 export class Router {
   readonly #pending = new Map<string, Pending>();
-  readonly #deadlines = new DeadlineTimer((now) => this.#expire(now));
+  readonly #clock: Clock;
+  readonly #deadlines: DeadlineTimer;
   /** Call ids: unique per process (the prefix), so a late reply to an earlier run of this node matches nothing. */
   readonly #idPrefix = `${randomUUID()}:`;
   #nextId = 0;
@@ -94,7 +104,10 @@ export class Router {
    * it accepted until it has released each lease, so its departure fails nothing here. The one retry is
    * kept for answers that prove the call did not run: "not owner" from the owner, or nobody listening.
    */
-  constructor(private readonly options: RouterOptions) {}
+  constructor(private readonly options: RouterOptions) {
+    this.#clock = options.clock ?? systemClock;
+    this.#deadlines = new DeadlineTimer((now) => this.#expire(now), this.#clock);
+  }
 
   async start(): Promise<void> {
     this.#unsubscribeInbox = await this.options.transport.subscribe(channels.inbox(this.options.nodeId), (raw) =>
@@ -122,21 +135,23 @@ export class Router {
     payload: ActorPayload<K>,
     timeoutMs = 30_000,
     requestId?: string,
+    idempotent?: KeyedCall,
   ): Promise<ActorResult<K>> {
-    const started = performance.now();
+    const started = this.#clock.now();
     const deadline = started + timeoutMs;
     let outcome: string = 'ok';
     try {
       try {
-        return await this.#attempt({ instanceId, kind, payload, timeoutMs, requestId });
+        return await this.#attempt({ instanceId, kind, payload, timeoutMs, requestId, idempotent });
       } catch (err) {
+        // Only "not owner" proves that the call did not run; anything else may follow a side effect.
         if (!(err instanceof NotOwnerError)) throw err;
         this.#owners.delete(instanceId);
-        await sleep(this.options.retryDelayMs);
+        await new Promise<void>((resolve) => this.#clock.after(this.options.retryDelayMs, resolve));
         await this.options.membership.refresh().catch(() => undefined);
-        const left = deadline - performance.now();
+        const left = deadline - this.#clock.now();
         if (left <= 0) throw new TimeoutError();
-        return await this.#attempt({ instanceId, kind, payload, timeoutMs: left, requestId });
+        return await this.#attempt({ instanceId, kind, payload, timeoutMs: left, requestId, idempotent });
       }
     } catch (err) {
       outcome = err instanceof AppError ? err.code : ErrorCode.Internal;
@@ -146,7 +161,7 @@ export class Router {
       this.options.metrics?.routedCall(
         this.options.host.get(instanceId) ? 'local' : 'remote',
         outcome,
-        (performance.now() - started) / 1000,
+        (this.#clock.now() - started) / 1000,
       );
     }
   }
@@ -158,14 +173,15 @@ export class Router {
     payload: ActorPayload<K>,
     timeoutMs = 30_000,
     requestId?: string,
+    idempotent?: KeyedCall,
   ): Promise<ActorResult<K> | undefined> {
     if (!this.options.host.get(instanceId) && (await this.#ownerOf(instanceId)) === undefined) return undefined;
-    return this.call(instanceId, kind, payload, timeoutMs, requestId);
+    return this.call(instanceId, kind, payload, timeoutMs, requestId, idempotent);
   }
 
   #attempt<K extends ActorCallKind>(call: Outgoing<K>): Promise<ActorResult<K>> {
     const local = this.options.host.get(call.instanceId);
-    if (local) return local.call(call.kind, call.payload, call.timeoutMs, call.requestId);
+    if (local) return local.call(call.kind, call.payload, call.timeoutMs, call.requestId, call.idempotent);
     // A known owner is sent to at once: no lookup, no extra turn of the microtask queue.
     const cached = this.#cachedOwner(call.instanceId);
     if (cached !== undefined && cached !== this.options.nodeId) {
@@ -187,23 +203,37 @@ export class Router {
       activate = true;
     }
     if (owner === this.options.nodeId) {
-      const actor = await this.options.host.activate(instanceId);
-      if (!actor) throw new NotOwnerError(instanceId);
-      return actor.call(call.kind, call.payload, call.timeoutMs, call.requestId);
+      const actor = await this.#activateHere(instanceId);
+      return actor.call(call.kind, call.payload, call.timeoutMs, call.requestId, call.idempotent);
     }
     return (await this.#send(owner, call, activate)) as ActorResult<K>;
   }
 
+  /**
+   * Takes the instance here. Held by another live node instead (its hint lost, say, with a restarted
+   * Redis): the hint is written again, so that the caller's retry goes there, and the call is refused.
+   */
+  async #activateHere(instanceId: string): Promise<HostedActor> {
+    const report = await this.options.host.activateMany([instanceId]);
+    const actor = this.options.host.get(instanceId);
+    if (actor) return actor;
+    const holder = report.busy[0]?.node;
+    if (holder !== undefined && holder !== this.options.nodeId) {
+      await this.options.directory.record([instanceId], holder).catch(() => undefined);
+    }
+    throw new NotOwnerError(instanceId);
+  }
+
   #cachedOwner(instanceId: string): string | undefined {
     const cached = this.#owners.get(instanceId);
-    return cached && performance.now() - cached.at < this.options.ownerCacheMs ? cached.node : undefined;
+    return cached && this.#clock.now() - cached.at < this.options.ownerCacheMs ? cached.node : undefined;
   }
 
   async #ownerOf(instanceId: string): Promise<string | undefined> {
     const cached = this.#cachedOwner(instanceId);
     if (cached !== undefined) return cached;
-    const [node] = await this.options.leases.owners([instanceId]);
-    if (node) this.#owners.set(instanceId, { node, at: performance.now() });
+    const [node] = await this.options.directory.lookup([instanceId]);
+    if (node) this.#owners.set(instanceId, { node, at: this.#clock.now() });
     else this.#owners.delete(instanceId);
     return node;
   }
@@ -213,7 +243,7 @@ export class Router {
    * at once (so a rejection while the publish is in flight is never unhandled).
    */
   #send(node: string, call: Outgoing<ActorCallKind>, activate: boolean): Promise<unknown> {
-    const { instanceId, kind, payload, timeoutMs, requestId } = call;
+    const { instanceId, kind, payload, timeoutMs, requestId, idempotent } = call;
     const id = this.#idPrefix + (this.#nextId++).toString(36);
     const msg: CallMessage = {
       t: 'call',
@@ -226,11 +256,12 @@ export class Router {
       activate,
     };
     if (requestId !== undefined) msg.requestId = requestId;
+    if (idempotent !== undefined) msg.idempotent = idempotent.tag;
     // Encoded before the call is pending: a payload that cannot be encoded fails here, leaving nothing behind.
     const wire = JSON.stringify(msg);
-    const deadline = performance.now() + timeoutMs;
+    const deadline = this.#clock.now() + timeoutMs;
     const reply = new Promise<unknown>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, deadline, instanceId });
+      this.#pending.set(id, { resolve, reject, deadline, instanceId, onReplayed: idempotent?.onReplayed });
     });
     this.#deadlines.add(deadline);
     this.options.transport.publish(channels.inbox(node), wire).then(
@@ -239,9 +270,11 @@ export class Router {
         if (receivers === 0) this.#take(id)?.reject(new NotOwnerError(instanceId));
       },
       (err: unknown) => {
-        // Redis away: the owner cannot be reached (503), which is no fault of the caller's.
+        // Redis away. The command may still have reached the inbox (ioredis resends after a reconnect):
+        // the call may run, so it is never retried here.
+        this.options.log.warn({ err, instanceId }, 'could not route a call; its outcome is unknown');
         this.#take(id)?.reject(
-          new UnavailableError('Cluster coordination unavailable; try again later', { cause: err }),
+          new OutcomeUnknownError('Cluster coordination failed while routing the request; its outcome is unknown'),
         );
       },
     );
@@ -271,8 +304,10 @@ export class Router {
     const msg = JSON.parse(raw) as ReplyMessage;
     const p = this.#take(msg.id);
     if (!p) return;
-    if (msg.ok) p.resolve(msg.result);
-    else p.reject(errorFromWire(msg.code, msg.message, p.instanceId));
+    if (msg.ok) {
+      if (msg.replayed) p.onReplayed?.();
+      p.resolve(msg.result);
+    } else p.reject(errorFromWire(msg.code, msg.message, p.instanceId));
   }
 
   #onInbox(raw: string): void {
@@ -306,15 +341,16 @@ export class Router {
     let reply: ReplyMessage;
     try {
       const actor =
-        this.options.host.get(msg.instanceId) ??
-        (msg.activate ? await this.options.host.activate(msg.instanceId) : undefined);
-      if (!actor) throw new NotOwnerError(msg.instanceId);
-      reply = {
-        t: 'reply',
-        id: msg.id,
-        ok: true,
-        result: await actor.call(msg.kind, msg.payload as never, msg.timeoutMs, msg.requestId),
-      };
+        this.options.host.get(msg.instanceId) ?? (msg.activate ? await this.#activateHere(msg.instanceId) : undefined);
+      if (!actor) {
+        // A hint naming this node is stale: forgotten, so that the caller's retry looks elsewhere.
+        await this.options.directory.forget(msg.instanceId, this.options.nodeId).catch(() => undefined);
+        throw new NotOwnerError(msg.instanceId);
+      }
+      let replayed = false;
+      const keyed = msg.idempotent ? { tag: msg.idempotent, onReplayed: () => (replayed = true) } : undefined;
+      const result = await actor.call(msg.kind, msg.payload as never, msg.timeoutMs, msg.requestId, keyed);
+      reply = { t: 'reply', id: msg.id, ok: true, result, ...(replayed ? { replayed: true as const } : {}) };
     } catch (err) {
       const known = err instanceof AppError;
       if (!known) {

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
-import type { Lease, LeaseManager } from './lease-manager.js';
+import type { Clock } from '../util/clock.js';
+import { LeaseHolder } from './lease-holder.js';
+import type { LeaseManager } from './lease-manager.js';
 
 /** A role held by exactly one node at a time (for example the billing cron actor). */
 export interface SingletonRole {
@@ -10,87 +12,65 @@ export interface SingletonRole {
 }
 
 /**
- * Holds `singleton:<name>` through the lease manager: every TTL/3 the holder renews, the others try
- * to acquire; a holder that fails to renew, or whose lease runs out on the monotonic clock, stops the
- * role first. Re-elected on failure within about one TTL.
+ * Holds `singleton:<name>` with a `LeaseHolder`: the holder runs the role while its lease is valid and
+ * stops it before the lease may expire; the others keep trying to take it. A Redis that restarted cannot
+ * hand the role to a second node while the first may still run it (the lease manager waits it out).
  */
 export class ClusterSingleton {
-  #lease: Lease | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #busy = false;
-  #stopped = false;
+  readonly #holder: LeaseHolder;
+  #running = false;
 
   constructor(
     readonly name: string,
-    private readonly leases: LeaseManager,
+    leases: LeaseManager,
     private readonly role: SingletonRole,
     private readonly log: Logger,
-  ) {}
+    clock?: Clock,
+  ) {
+    this.#holder = new LeaseHolder({
+      resource: this.resource,
+      leases,
+      log,
+      ...(clock ? { clock } : {}),
+      // Stop the role a tick's worth before the lease may lapse: a side effect checks `holding` first.
+      safetyMarginMs: Math.min(250, Math.floor(leases.ttlMs / 10)),
+      onAcquired: async () => {
+        this.log.info({ singleton: name }, 'singleton role acquired');
+        this.#running = true;
+        await this.role.start();
+      },
+      onLost: async (why) => {
+        this.log.warn({ singleton: name, why }, 'singleton role lost');
+        await this.#stopRole();
+      },
+    });
+  }
 
   get resource(): string {
     return `singleton:${this.name}`;
   }
 
-  get #periodMs(): number {
-    return Math.max(50, Math.floor(this.leases.ttlMs / 3));
-  }
-
+  /** True while this node surely holds the role (checked before every side effect of the role). */
   get holding(): boolean {
-    return this.#lease !== undefined && performance.now() < this.#lease.validUntil;
+    return this.#holder.valid();
   }
 
   start(): void {
-    this.#timer = setInterval(() => void this.#tick(), this.#periodMs);
-    void this.#tick();
+    void this.#holder.start();
   }
 
-  async #tick(): Promise<void> {
-    if (this.#busy) return;
-    this.#busy = true;
+  async #stopRole(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
     try {
-      if (this.#lease) {
-        const { renewed, lost } = await this.leases.renew([this.#lease]);
-        const fresh = renewed[0];
-        if (fresh && performance.now() < fresh.validUntil) this.#lease = fresh;
-        // Undecided (Redis unreachable): the role goes on while the lease will surely still be ours at the
-        // next tick, and stops before that, since a tick is the only place where the role is stopped.
-        else if (lost.length > 0 || this.#lease.validUntil - performance.now() < this.#periodMs + 50) {
-          await this.#lose('renewal failed');
-        }
-      } else {
-        const lease = await this.leases.acquire(this.resource).catch(() => undefined);
-        if (lease && this.#stopped) {
-          // stop() ran while this acquire was in flight: never start a role nobody will renew.
-          await this.leases.release([lease]).catch(() => undefined);
-        } else if (lease) {
-          this.#lease = lease;
-          this.log.info({ singleton: this.name }, 'singleton role acquired');
-          await this.role.start();
-        }
-      }
-    } catch (err) {
-      this.log.error({ err, singleton: this.name }, 'singleton tick failed');
-    } finally {
-      this.#busy = false;
-    }
-    if (this.#lease && performance.now() >= this.#lease.validUntil) await this.#lose('lease ran out');
-  }
-
-  async #lose(why: string): Promise<void> {
-    if (!this.#lease) return;
-    this.#lease = undefined;
-    this.log.warn({ singleton: this.name, why }, 'singleton role lost');
-    await this.role.stop();
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearInterval(this.#timer);
-    const lease = this.#lease;
-    if (lease) {
-      this.#lease = undefined;
       await this.role.stop();
-      await this.leases.release([lease]).catch(() => undefined);
+    } catch (err) {
+      this.log.error({ err, singleton: this.name }, 'singleton role failed to stop');
     }
+  }
+
+  /** Stops the role, then gives the lease up so that another node takes it at once. */
+  async stop(): Promise<void> {
+    await this.#holder.stop(() => this.#stopRole());
   }
 }

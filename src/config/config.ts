@@ -2,28 +2,36 @@ import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import type { Duration } from './duration.js';
-import { bool, duration, int, list, optionalString } from './env-value-schemas.js';
+import { bool, decimal, duration, int, list, optionalString } from './env-value-schemas.js';
 import { NamedError } from '../errors.js';
+import { parseWhatsAppEndpoint } from './whatsapp-endpoint.js';
+import type { WhatsAppEndpointConfig } from './whatsapp-endpoint.js';
 
 /**
- * Every option of a Switchboard node. This module is the only reader of `process.env`; the README's
- * configuration table mirrors the `describe()` text and defaults below.
+ * Every option of a Switchboard node. This module is the only reader of `process.env`. Its defaults are
+ * stated once, in the schema below; the `@default` tags of `Config` and the README's configuration table
+ * repeat them for readers, and test/unit/config-defaults.test.ts checks that they agree.
  */
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const DRIVERS = ['baileys', 'sandbox'] as const;
+const SQLITE_SYNC_MODES = ['full', 'normal'] as const;
+const REDIS_MODES = ['single', 'cluster', 'sentinel'] as const;
 
 const envSchema = z.object({
   PORT: int('PORT', 8080, 0, 65535),
   HOST: optionalString,
   DATA_DIR: optionalString.transform((v) => v ?? './data'),
   REDIS_URL: list,
+  REDIS_MODE: optionalString.pipe(z.enum(REDIS_MODES).optional()).transform((v) => v ?? 'single'),
+  REDIS_SENTINEL_MASTER: optionalString,
   REDIS_CONNECT_TIMEOUT_MS: int('REDIS_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
   MONGO_URL: optionalString,
   MONGO_DB: optionalString.transform((v) => v ?? 'switchboard'),
   MONGO_CONNECT_TIMEOUT_MS: int('MONGO_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
   MONGO_SERVER_SELECTION_TIMEOUT_MS: int('MONGO_SERVER_SELECTION_TIMEOUT_MS', 1000, 100, 60_000),
   SQLITE_BUSY_TIMEOUT_MS: int('SQLITE_BUSY_TIMEOUT_MS', 5000, 0, 60_000),
+  SQLITE_SYNCHRONOUS: optionalString.pipe(z.enum(SQLITE_SYNC_MODES).optional()).transform((v) => v ?? 'full'),
   ADMIN_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
     message: 'ADMIN_TOKEN must be at least 16 characters',
   }),
@@ -32,6 +40,10 @@ const envSchema = z.object({
   }),
   ENCRYPTION_KEY: optionalString,
   MSGNET_DRIVER: optionalString.pipe(z.enum(DRIVERS).optional()).transform((v) => v ?? 'baileys'),
+  WHATSAPP_WS_URL: optionalString,
+  WHATSAPP_CERT_ROOT: optionalString,
+  WHATSAPP_MEDIA_CA: optionalString,
+  CONNECT_RATE_PER_SECOND: decimal('CONNECT_RATE_PER_SECOND', 5, 0.1, 1000),
   ALLOWED_WS_ORIGINS: list,
   TLS_CERT_FILE: optionalString,
   TLS_KEY_FILE: optionalString,
@@ -76,6 +88,12 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 300_000),
   WEBHOOK_CONCURRENCY: int('WEBHOOK_CONCURRENCY', 64, 1, 10_000),
   WEBHOOK_LEASE_MS: int('WEBHOOK_LEASE_MS', 30_000, 500, 3_600_000),
+  AMQP_URL: optionalString,
+  AMQP_EXCHANGE: optionalString.transform((v) => v ?? 'switchboard.events'),
+  NATS_URL: optionalString,
+  NATS_STREAM: optionalString.transform((v) => v ?? 'SWITCHBOARD_EVENTS'),
+  NATS_STREAM_MAX_AGE_MS: int('NATS_STREAM_MAX_AGE_MS', 604_800_000, 0, 31_536_000_000),
+  NATS_STREAM_MAX_BYTES: int('NATS_STREAM_MAX_BYTES', -1, -1, Number.MAX_SAFE_INTEGER),
   BILLING_TRIAL: duration('BILLING_TRIAL', '7d'),
   BILLING_TRIAL_NOTICE: duration('BILLING_TRIAL_NOTICE', '24h'),
   BILLING_CYCLE: duration('BILLING_CYCLE', '1mo'),
@@ -105,6 +123,7 @@ const envSchema = z.object({
 
 export type MsgNetDriverName = (typeof DRIVERS)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export type RedisMode = (typeof REDIS_MODES)[number];
 
 export interface Config {
   /** TCP port of the HTTP(S) listener. @default 8080 */
@@ -113,8 +132,19 @@ export interface Config {
   host: string;
   /** Directory of the SQLite file and the generated key file. @default ./data */
   dataDir: string;
-  /** Redis masters for cluster coordination; empty = embedded (in-process) coordination. */
+  /**
+   * REDIS_URL: Redis for cluster coordination; empty = embedded (in-process) coordination. What the URLs
+   * are depends on `redisMode`: independent masters, a Redis Cluster's seed nodes, or the sentinels.
+   */
   redisUrls: string[];
+  /**
+   * REDIS_MODE: `single` (one Redis, or several independent masters whose majority holds the leases),
+   * `cluster` (one Redis Cluster; keys hash-tagged, pub/sub sharded) or `sentinel` (a master found and
+   * followed through its sentinels). @default single
+   */
+  redisMode: RedisMode;
+  /** REDIS_SENTINEL_MASTER: the master's name at the sentinels (sentinel mode only). */
+  redisSentinelMaster: string | undefined;
   /** REDIS_CONNECT_TIMEOUT_MS: how long start-up keeps trying to reach Redis before exit 69. @default 30000 */
   redisConnectTimeoutMs: number;
   /** MongoDB connection string; unset = SQLite under `dataDir`. */
@@ -127,6 +157,12 @@ export interface Config {
   mongoServerSelectionTimeoutMs: number;
   /** SQLITE_BUSY_TIMEOUT_MS: how long a write waits for another process's lock on the file before 503. @default 5000 */
   sqliteBusyTimeoutMs: number;
+  /**
+   * SQLITE_SYNCHRONOUS: `full` makes every acknowledged write (settings, idempotency records, queued
+   * events) survive a power loss, at one fsync per commit; `normal` survives a crash of the process but
+   * may roll back the last commits on a power loss or an OS crash. @default full
+   */
+  sqliteSynchronous: (typeof SQLITE_SYNC_MODES)[number];
   /** The global (operator) token; unset = the admin API is closed. */
   adminToken: string | undefined;
   /** A token that may only read GET /metrics (besides the global token); unset = the global token only. */
@@ -134,6 +170,13 @@ export interface Config {
   /** AES-256-GCM key given as 64 hex characters or base64 of 32 bytes; unset = key file (embedded only). */
   encryptionKey: Buffer | undefined;
   msgnetDriver: MsgNetDriverName;
+  /** A WhatsApp simulator instead of WhatsApp (WHATSAPP_WS_URL and its two trust anchors); unset = WhatsApp. */
+  whatsapp: WhatsAppEndpointConfig | undefined;
+  /**
+   * Logins to WhatsApp per second at most from this node (starts, reconnects), with jitter, the session
+   * away the longest first; a 429 or 503 pauses them all on WhatsApp Web's ladder. @default 5
+   */
+  connectRatePerSecond: number;
   /** Browser origins allowed to open WebSockets besides same-origin (ALLOWED_WS_ORIGINS). */
   allowedWsOrigins: string[];
   websocket: WebSocketOptions;
@@ -148,12 +191,13 @@ export interface Config {
   rateLimitPerMinute: number;
   rateLimitCreatePerMinute: number;
   maxBodyBytes: number;
-  /**
-   * Slow clients: the whole header block must arrive within `headersMs` (HTTP_HEADERS_TIMEOUT_MS, default
-   * 10000) and the whole request, body included, within `requestMs` (HTTP_REQUEST_TIMEOUT_MS, default 30000),
-   * else 408 and the connection is closed, as a load balancer in front would do.
-   */
-  httpTimeouts: { headersMs: number; requestMs: number };
+  /** Slow clients: past either deadline, 408 and the connection is closed, as a load balancer in front would do. */
+  httpTimeouts: {
+    /** HTTP_HEADERS_TIMEOUT_MS: the whole header block must arrive within it. @default 10000 */
+    headersMs: number;
+    /** HTTP_REQUEST_TIMEOUT_MS: the whole request, body included, must arrive within it. @default 30000 */
+    requestMs: number;
+  };
   media: MediaConfig;
   receivedMedia: ReceivedMediaOptions;
   /** Days a message stays in the chat history (GET /api/chat/history); 0 = forever. @default 30 */
@@ -184,6 +228,10 @@ export interface WebhookOptions {
   concurrency: number;
   /** A delivery taken by a node that died is taken again after this. @default 30000 */
   leaseMs: number;
+  /** RabbitMQ (AMQP 0-9-1) as an event transport; undefined (AMQP_URL unset) = off. */
+  amqp: { url: string; exchange: string } | undefined;
+  /** NATS JetStream as an event transport; undefined (NATS_URL unset) = off. */
+  nats: { url: string; stream: string; maxAgeMs: number; maxBytes: number } | undefined;
 }
 
 /** The helpdesk (Chatwoot) integration: the module switch and how its calls to Chatwoot behave. */
@@ -206,21 +254,21 @@ export interface HelpdeskOptions {
 export interface MediaConfig {
   /** ALLOW_PRIVATE_URLS, as it applies to downloads. */
   allowPrivateUrls: boolean;
-  /** Largest download, and so the largest media sent. @default 16 MiB */
+  /** Largest download, and so the largest media sent. @default 16777216 (16 MiB) */
   maxBytes: number;
   /** Deadline of a whole download, redirects included. @default 20000 */
   fetchTimeoutMs: number;
-  /** FFMPEG_PATH: the ffmpeg to run. @default the one on PATH, else the npm package's static build */
+  /** FFMPEG_PATH: the ffmpeg to run. @default unset: the one on PATH, else the npm package's static build */
   ffmpegPath: string | undefined;
-  /** FFPROBE_PATH: the ffprobe to run. @default the one on PATH, else the npm package's static build */
+  /** FFPROBE_PATH: the ffprobe to run. @default unset: the one on PATH, else the npm package's static build */
   ffprobePath: string | undefined;
 }
 
 /** What happens to the media an instance receives (docs/events.md, "Received media"). */
 export interface ReceivedMediaOptions {
-  /** How long the one copy kept for base64 deliveries and catch-up lives. @default 1 hour */
+  /** How long the one copy kept for base64 deliveries and catch-up lives. @default 3600000 (1 hour) */
   blobTtlMs: number;
-  /** Lifetime of the presigned object URLs put in events (at most 7 days, SigV4's limit). @default 7 days */
+  /** Lifetime of the presigned object URLs put in events (at most 7 days, SigV4's limit). @default 604800 (7 days) */
   urlExpirySeconds: number;
   /** Put plain object URLs in events instead of presigned ones (the bucket must allow public reads). @default false */
   publicUrls: boolean;
@@ -242,8 +290,9 @@ export interface ClusterOptions {
   nodeTimeoutMs: number;
   /** Placement reconcile period. @default 1000 */
   reconcileMs: number;
-  /** Handoffs per window per node when a node joins. @default 20 per 10000 ms */
+  /** Handoffs per window (`handoffWindowMs`) per node when a node joins. @default 20 */
   handoffMoves: number;
+  /** @default 10000 */
   handoffWindowMs: number;
   /** Calls waiting in one actor's mailbox beyond this are refused with 503. @default 1000 */
   actorMaxQueue: number;
@@ -276,7 +325,7 @@ export interface BillingConfig {
   baseCents: number;
   /** The price of one instance billed for a whole period. @default 0 */
   instanceMonthlyCents: number;
-  /** When the cron looks for due events (node-cron syntax, seconds allowed). @default every minute */
+  /** When the cron looks for due events (node-cron syntax, seconds allowed). @default * * * * * (every minute) */
   cron: string;
   /** A fixed interval used instead of `cron`, for sub-second ticks in tests. @default unset */
   tickMs: number | undefined;
@@ -290,10 +339,15 @@ export interface ChatbotConfig {
   timeoutMs: number;
 }
 
-/** node-cron's every-minute expression. */
 /** Every environment variable a node reads (what deploy manifests and the README may name). */
 export const ENV_OPTIONS: readonly string[] = Object.keys(envSchema.shape);
 
+/** What each variable is when unset, as the schema above states it (the README's table is checked against it). */
+export function envDefaults(): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(envSchema.shape).map(([name, schema]) => [name, schema.parse(undefined)]));
+}
+
+/** node-cron's every-minute expression. */
 export const DEFAULT_BILLING_CRON = '* * * * *';
 
 export class ConfigError extends NamedError {}
@@ -327,6 +381,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const url of e.REDIS_URL) {
     if (!/^rediss?:\/\//.test(url)) throw new ConfigError(`REDIS_URL: "${url}" is not a redis:// or rediss:// URL`);
   }
+  if (e.REDIS_MODE !== 'single' && e.REDIS_URL.length === 0) {
+    throw new ConfigError(
+      `REDIS_MODE=${e.REDIS_MODE} needs REDIS_URL (the ${e.REDIS_MODE === 'cluster' ? 'seed nodes' : 'sentinels'})`,
+    );
+  }
+  if ((e.REDIS_MODE === 'sentinel') !== (e.REDIS_SENTINEL_MASTER !== undefined)) {
+    throw new ConfigError('REDIS_SENTINEL_MASTER is set exactly when REDIS_MODE=sentinel (the master name)');
+  }
   // In-process leases cannot see another process: two nodes on one MongoDB would both own everything.
   if (e.MONGO_URL !== undefined && e.REDIS_URL.length === 0) {
     throw new ConfigError('MONGO_URL needs REDIS_URL: nodes sharing MongoDB coordinate ownership through Redis');
@@ -336,6 +398,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS must not be shorter than HTTP_HEADERS_TIMEOUT_MS');
+  }
+  if (e.AMQP_URL !== undefined && !/^amqps?:\/\//.test(e.AMQP_URL)) {
+    throw new ConfigError('AMQP_URL must be an amqp:// or amqps:// URL');
+  }
+  if (e.NATS_URL !== undefined && !/^(nats|tls):\/\//.test(e.NATS_URL)) {
+    throw new ConfigError('NATS_URL must be a nats:// or tls:// URL');
+  }
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(e.NATS_STREAM)) {
+    throw new ConfigError('NATS_STREAM: use 1 to 64 letters, digits, dashes or underscores');
   }
   if (e.WEBHOOK_LEASE_MS <= e.WEBHOOK_TIMEOUT_MS) {
     throw new ConfigError('WEBHOOK_LEASE_MS must be greater than WEBHOOK_TIMEOUT_MS');
@@ -377,16 +448,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST ?? (embedded ? '127.0.0.1' : '0.0.0.0'),
     dataDir: e.DATA_DIR,
     redisUrls: e.REDIS_URL,
+    redisMode: e.REDIS_MODE,
+    redisSentinelMaster: e.REDIS_SENTINEL_MASTER,
     redisConnectTimeoutMs: e.REDIS_CONNECT_TIMEOUT_MS,
     mongoUrl: e.MONGO_URL,
     mongoDb: e.MONGO_DB,
     mongoConnectTimeoutMs: e.MONGO_CONNECT_TIMEOUT_MS,
     mongoServerSelectionTimeoutMs: e.MONGO_SERVER_SELECTION_TIMEOUT_MS,
     sqliteBusyTimeoutMs: e.SQLITE_BUSY_TIMEOUT_MS,
+    sqliteSynchronous: e.SQLITE_SYNCHRONOUS,
     adminToken: e.ADMIN_TOKEN,
     metricsToken: e.METRICS_TOKEN,
     encryptionKey,
     msgnetDriver: e.MSGNET_DRIVER,
+    connectRatePerSecond: e.CONNECT_RATE_PER_SECOND,
+    whatsapp: parseWhatsAppEndpoint(
+      {
+        wsUrl: e.WHATSAPP_WS_URL,
+        certRoot: e.WHATSAPP_CERT_ROOT,
+        mediaCa: e.WHATSAPP_MEDIA_CA,
+        driver: e.MSGNET_DRIVER,
+      },
+      (message) => {
+        throw new ConfigError(message);
+      },
+    ),
     allowedWsOrigins: e.ALLOWED_WS_ORIGINS,
     websocket: {
       pingIntervalMs: e.WS_PING_INTERVAL_MS,
@@ -440,6 +526,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
       leaseMs: e.WEBHOOK_LEASE_MS,
+      amqp: e.AMQP_URL === undefined ? undefined : { url: e.AMQP_URL, exchange: e.AMQP_EXCHANGE },
+      nats:
+        e.NATS_URL === undefined
+          ? undefined
+          : {
+              url: e.NATS_URL,
+              stream: e.NATS_STREAM,
+              maxAgeMs: e.NATS_STREAM_MAX_AGE_MS,
+              maxBytes: e.NATS_STREAM_MAX_BYTES,
+            },
     },
     billing: {
       trial: e.BILLING_TRIAL,

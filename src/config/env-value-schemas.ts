@@ -35,6 +35,21 @@ export const int = (name: string, fallback: number, min: number, max: number) =>
       return n;
     });
 
+/** A number (decimals allowed) within [min, max]. */
+export const decimal = (name: string, fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      const n = Number(value);
+      if (!Number.isFinite(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a number from ${min} to ${max}, got "${value}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 /** A duration like `90s`, `24h`, `7d` or `1mo`. */
 export const duration = (name: string, fallback: string) =>
   z

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { retryDelay } from '../util/retry-delay.js';
+import { DEPENDENCY_WAIT, backoffDelay } from '../util/backoff.js';
 import type { InstanceEventSink } from './instance-event-sink.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { EnvelopeBuilder } from './envelope-builder.js';
@@ -42,9 +42,11 @@ export interface FanOutOptions {
 }
 
 /**
- * Every sink gets every event. One failing consumer starves no other: the best-effort ones are tried once
- * each, and the durable one is retried (with backoff, the actor's later events waiting behind it, in order)
- * for as long as `stillOwner` allows; only losing the instance ends the retries, with its error.
+ * Every sink gets every event: first the durable one, retried (with backoff, the actor's later events
+ * waiting behind it, in order) for as long as `stillOwner` allows; then, while this node still owns the
+ * instance, the best-effort ones, started in order but not awaited. A stalled Redis must not hold the
+ * actor's events (and WhatsApp's receipts) behind a publish: an owner that lost the instance meanwhile
+ * would publish late, beside its successor's copy of the same message.
  */
 export class FanOutSink implements InstanceEventSink {
   constructor(private readonly options: FanOutOptions) {}
@@ -55,12 +57,6 @@ export class FanOutSink implements InstanceEventSink {
     attachments?: EventAttachments,
     stillOwner: () => void = () => undefined,
   ): Promise<void> {
-    const results = await Promise.allSettled(this.options.bestEffort.map((s) => s.emit(instance, event, attachments)));
-    for (const r of results) {
-      if (r.status === 'rejected') {
-        this.options.log.warn({ err: r.reason as unknown, event: event.event }, 'event not published');
-      }
-    }
     for (let attempt = 0; ; attempt++) {
       stillOwner();
       try {
@@ -68,11 +64,17 @@ export class FanOutSink implements InstanceEventSink {
         if (attempt > 0) {
           this.options.log.info({ event: event.event, attempts: attempt + 1 }, 'event queued after retries');
         }
-        return;
+        break;
       } catch (err) {
         this.options.log.warn({ err, event: event.event, attempt }, 'event not queued yet; retrying');
-        await sleep((this.options.retryDelayMs ?? retryDelay)(attempt));
+        await sleep(this.options.retryDelayMs?.(attempt) ?? backoffDelay(attempt, DEPENDENCY_WAIT));
       }
+    }
+    stillOwner();
+    for (const sink of this.options.bestEffort) {
+      sink.emit(instance, event, attachments).catch((err: unknown) => {
+        this.options.log.warn({ err, event: event.event }, 'event not published');
+      });
     }
   }
 }

@@ -1,10 +1,21 @@
-import type { GroupAction, MsgNetEvent, NormalizedMessage, Party } from '../msgnet/msgnet-events.js';
+import { TEMP_BAN_REASON } from '../msgnet/msgnet-events.js';
+import type {
+  CallStatus,
+  DeliveryStatus,
+  GroupAction,
+  MediaKind,
+  MessageMedia,
+  MsgNetEvent,
+  NormalizedMessage,
+  Party,
+} from '../msgnet/msgnet-events.js';
 import type { ConnectionState } from '../store/records.js';
 import type { InstanceEventName } from './event-names.js';
 
 /**
  * The `data` of each instance event, as webhooks and WebSockets deliver it. These layouts are a public
- * contract (docs/events.md): add fields, never rename or remove one. Timestamps are RFC 3339 with zone.
+ * contract (docs/events.md): add fields, never rename or remove one, except where the hosted product's
+ * layout claims a name (its value wins; ours moves beside it). Timestamps are RFC 3339 with zone.
  */
 
 export interface PartyData {
@@ -13,20 +24,42 @@ export interface PartyData {
   name: string | null;
 }
 
+export type ChatData = PartyData & {
+  type: 'private' | 'group' | 'newsletter' | 'status';
+  /** A community's parent group (false for private chats, and for groups not known to be one). */
+  isCommunity: boolean;
+};
+
+/** What a message's media is: the hosted product's `ptt` (voice note) and `ptv` (round video) beside the kinds. */
+export type MediaType = 'image' | 'video' | 'audio' | 'document' | 'sticker' | 'ptt' | 'ptv';
+
 export interface MessageExchangeData {
   id: string;
   direction: 'incoming' | 'outgoing';
   timestamp: string;
-  chat: PartyData & { type: 'private' | 'group' | 'newsletter' | 'status' };
+  chat: ChatData;
   sender: PartyData;
   /** The other end of a private chat from this instance's point of view; the group for group chats. */
   recipient: string;
+  /** The message in the hosted product's layout, with our own fields beside it. */
   message: {
+    id: string;
+    direction: 'incoming' | 'outgoing';
+    timestamp: string;
+    chat: ChatData;
+    sender: PartyData;
+    /** `message_edit` and `message_revoke` for edits and revocations; else the kind (see docs/events.md). */
     type: string;
-    content: string;
+    content: { text: string };
+    /** The text as a plain string: the older form of `content`. */
+    text: string;
+    /** An edit of an earlier message (`type` `message_edit`). */
+    isEdit: boolean;
     source: string;
     media: {
-      type: string;
+      type: MediaType;
+      /** The file's kind without the voice/round note distinction (`audio` for a `ptt`, `video` for a `ptv`). */
+      kind: MediaKind;
       url: string | null;
       s3Url: string | null;
       base64: string | null;
@@ -59,9 +92,9 @@ export interface MessageExchangeData {
       location: string | null;
       joinLink: string | null;
     } | null;
-    /** An `edit`: the message it replaces and its new text. */
+    /** A `message_edit`: the message it replaces and its new text. */
     edit: { messageId: string; text: string } | null;
-    /** A `revoked` message: the one deleted for everyone. */
+    /** A `message_revoke`: the message deleted for everyone. */
     revoked: { messageId: string } | null;
     forwarded: boolean;
   };
@@ -79,13 +112,18 @@ export interface MessageStatusData {
   timestamp: string;
   chat: { type: 'private' | 'group' | 'status'; jid: string };
   recipient: string;
-  status: 'sent' | 'delivered' | 'read' | 'played' | 'failed';
+  status: DeliveryStatus;
   messageIds: string[];
 }
 
+/** The hosted product's connection states: ours renamed, and `temp_banned` when the network refuses a login for a while. */
+export type HostedState = 'disconnected' | 'connecting' | 'qr_ready' | 'connected' | 'logged_out' | 'temp_banned';
+
 export interface InstanceStateData {
   instance: string;
-  state: ConnectionState;
+  state: HostedState;
+  /** Our own state name (the older form of `state`, as the REST answers give it). */
+  connectionState: ConnectionState;
   timestamp: string;
 }
 
@@ -102,7 +140,9 @@ export interface GroupFlowData {
 export interface CallUpdateData {
   callId: string;
   from: string;
-  status: 'offer' | 'accepted' | 'rejected' | 'terminated';
+  status: CallStatus;
+  /** Why the call ended, when the network says (`timeout`: nobody answered); else null. */
+  reason: string | null;
   isVideo: boolean;
   timestamp: string;
 }
@@ -148,21 +188,54 @@ export interface EventEnvelope {
 const iso = (ms: number) => new Date(ms).toISOString();
 const party = (p: Party): PartyData => ({ jid: p.jid, lid: p.lid ?? null, name: p.name ?? null });
 
+/** The chat as events give it: `isCommunity` from what the session knows, false where it cannot be one. */
+const chatOf = (m: NormalizedMessage): ChatData => ({
+  ...party(m.chat),
+  type: m.chat.type,
+  isCommunity: m.chat.isCommunity ?? false,
+});
+
+/** The hosted product's media type: a voice note is `ptt`, a round video note `ptv`, else the kind. */
+export function mediaType(media: MessageMedia): MediaType {
+  if (media.kind === 'audio' && media.ptt) return 'ptt';
+  if (media.kind === 'video' && media.ptv) return 'ptv';
+  return media.kind;
+}
+
+/** The hosted product's message type: edits and revocations renamed, other kinds as ours name them. */
+export function messageType(m: NormalizedMessage): string {
+  if (m.type === 'edit') return 'message_edit';
+  if (m.type === 'revoked') return 'message_revoke';
+  return m.type === 'media' && m.media ? m.media.kind : m.type;
+}
+
 export function messageExchange(m: NormalizedMessage, source: string): MessageExchangeData {
+  const direction = m.fromMe ? 'outgoing' : 'incoming';
+  const timestamp = iso(m.timestamp);
+  const chat = chatOf(m);
+  const sender = party(m.sender);
   return {
     id: m.id,
-    direction: m.fromMe ? 'outgoing' : 'incoming',
-    timestamp: iso(m.timestamp),
-    chat: { ...party(m.chat), type: m.chat.type },
-    sender: party(m.sender),
+    direction,
+    timestamp,
+    chat,
+    sender,
     recipient: m.chat.jid,
     message: {
-      type: m.type === 'media' && m.media ? m.media.kind : m.type,
-      content: m.text,
+      id: m.id,
+      direction,
+      timestamp,
+      chat,
+      sender,
+      type: messageType(m),
+      content: { text: m.text },
+      text: m.text,
+      isEdit: m.type === 'edit',
       source,
       media: m.media
         ? {
-            type: m.media.kind,
+            type: mediaType(m.media),
+            kind: m.media.kind,
             url: null,
             s3Url: null,
             base64: null,
@@ -240,7 +313,14 @@ export function toInstanceEvent(e: Exclude<MsgNetEvent, { type: 'connection' }>,
     case 'call':
       return {
         event: 'call.update',
-        data: { callId: e.callId, from: e.from, status: e.status, isVideo: e.isVideo, timestamp: iso(e.timestamp) },
+        data: {
+          callId: e.callId,
+          from: e.from,
+          status: e.status,
+          reason: e.reason ?? null,
+          isVideo: e.isVideo,
+          timestamp: iso(e.timestamp),
+        },
       };
     case 'group':
       return {
@@ -262,6 +342,28 @@ export function toInstanceEvent(e: Exclude<MsgNetEvent, { type: 'connection' }>,
   }
 }
 
-export function instanceState(instance: string, state: ConnectionState, at = Date.now()): InstanceEvent {
-  return { event: 'instance.state', data: { instance, state, timestamp: iso(at) } };
+const HOSTED_STATES: Record<ConnectionState, HostedState> = {
+  disconnected: 'disconnected',
+  connecting: 'connecting',
+  qr: 'qr_ready',
+  connected: 'connected',
+  loggedout: 'logged_out',
+};
+
+/** Our connection state in the hosted product's words; a close for a temporary ban is `temp_banned`. */
+export function hostedState(state: ConnectionState, reason?: string): HostedState {
+  if (state === 'disconnected' && reason === TEMP_BAN_REASON) return 'temp_banned';
+  return HOSTED_STATES[state];
+}
+
+export function instanceState(
+  instance: string,
+  state: ConnectionState,
+  at = Date.now(),
+  reason?: string,
+): InstanceEvent {
+  return {
+    event: 'instance.state',
+    data: { instance, state: hostedState(state, reason), connectionState: state, timestamp: iso(at) },
+  };
 }

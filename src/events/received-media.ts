@@ -176,7 +176,7 @@ export class ReceivedMediaPipeline {
   async download(session: MsgNetSession, m: NormalizedMessage): Promise<ReceivedMedia> {
     const signal = AbortSignal.timeout(this.deps.downloadTimeoutMs);
     const file = await withDeadline(
-      session.downloadMedia(m, this.deps.maxBytes, signal),
+      session.messages.downloadMedia(m, this.deps.maxBytes, signal),
       this.deps.downloadTimeoutMs,
       signal,
     );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
+import type { RequestKey } from '../cluster/actor-caller.js';
 import type { AccountRecord, InstanceRecord } from '../store/records.js';
 
 /**
@@ -36,6 +37,8 @@ export interface AppState {
   instance?: InstanceRecord;
   /** The account an account-scoped endpoint acts on, resolved by `requireAccountScope`. */
   account?: AccountRecord;
+  /** The request's Idempotency-Key, which its actor calls carry (`http/idempotency.ts`). */
+  idempotency?: RequestKey;
 }
 
 export type AppContext = ParameterizedContext<AppState>;
@@ -50,6 +53,7 @@ export class RequestState implements AppState {
   presented?: PresentedState;
   instance?: InstanceRecord;
   account?: AccountRecord;
+  idempotency?: RequestKey;
   #log: Logger | undefined;
   readonly #bindings: Record<string, string>;
 

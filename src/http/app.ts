@@ -4,8 +4,8 @@ import type { AccountService } from '../accounts/account-service.js';
 import type { AccountWebhookService } from '../accounts/account-webhook-service.js';
 import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
 import type { MediaConfig } from '../config/config.js';
-import type { DeliveryQueue } from '../events/webhooks/delivery.js';
-import type { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
+import type { BrokerStatus } from '../events/brokers/broker-publisher.js';
+import type { BrokerTransport, DeliveryQueue } from '../events/webhooks/delivery.js';
 import type { BlockSettings } from '../instances/block-settings.js';
 import type { InstanceService } from '../instances/instance-service.js';
 import type { MediaBlobStore } from '../media/media-blobs.js';
@@ -35,15 +35,18 @@ import { newsletterRoutes } from './routes/newsletter-routes.js';
 import { chatbotRoutes } from './routes/chatbot-routes.js';
 import { groupRoutes } from './routes/group-routes.js';
 import { groupChangeRoutes } from './routes/group-change-routes.js';
+import { groupMemberRoutes } from './routes/group-member-routes.js';
 import { helpdeskRoutes } from './routes/helpdesk-routes.js';
 import { historyRoutes } from './routes/history-routes.js';
 import { labelRoutes } from './routes/label-routes.js';
+import { privacyRoutes } from './routes/privacy-routes.js';
 import { profileRoutes } from './routes/profile-routes.js';
 import { statusRoutes } from './routes/status-routes.js';
 import { clusterRoutes } from './routes/cluster-routes.js';
 import { docsRoutes } from './routes/docs-routes.js';
 import { metricsRoutes } from './routes/metrics-routes.js';
 import { connectionRoutes } from './routes/connection-routes.js';
+import { brokerRoutes } from './routes/broker-routes.js';
 import { eventRoutes } from './routes/event-routes.js';
 import { messageRoutes } from './routes/message-routes.js';
 import { messageKindRoutes } from './routes/message-kind-routes.js';
@@ -61,6 +64,8 @@ import { lookupRoutes } from './routes/lookup-routes.js';
 import { websocketRoutes } from './routes/websocket-routes.js';
 import { actorCaller } from '../cluster/actor-caller.js';
 import { dispatchRouters, routesUnderHeads } from './router-dispatch.js';
+import { mcpRoutes } from './mcp/mcp-routes.js';
+import { packageVersion } from './openapi/openapi-document.js';
 
 /** What the edge needs, grouped by the part of the node that provides it. */
 export interface AppDeps {
@@ -107,7 +112,11 @@ export interface AppDeps {
     /** What the node downloads for clients. */
     media: MediaConfig;
   };
-  webhooks: { queue: DeliveryQueue; dispatcher: WebhookDispatcher };
+  webhooks: {
+    queue: DeliveryQueue;
+    brokers: readonly BrokerTransport[];
+    brokerStatus: () => Readonly<Record<string, BrokerStatus>>;
+  };
   /** Received media: the storage and proxy endpoints, GET /api/chat/media. */
   receivedMedia: { blocks: BlockSettings; blobs: MediaBlobStore; storage: ObjectStorageClients };
 }
@@ -145,6 +154,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     mode: deps.node.mode,
     checks: deps.node.healthChecks,
     log: deps.node.logger,
+    brokers: deps.webhooks.brokerStatus,
   });
   app.use(routesUnderHeads(health));
   app.use(
@@ -198,13 +208,20 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       allowPrivateUrls: deps.security.allowPrivateUrls,
       ...deps.webhooks,
     }),
+    brokerRoutes({
+      ...common,
+      store: deps.store,
+      brokers: deps.webhooks.brokers,
+    }),
     messageRoutes(actorRoutes),
-    messageKindRoutes(actorRoutes),
+    ...messageKindRoutes(actorRoutes),
     lookupRoutes(actorRoutes),
     statusRoutes(actorRoutes),
     groupRoutes(actorRoutes),
     groupChangeRoutes(actorRoutes),
+    groupMemberRoutes(actorRoutes),
     profileRoutes(actorRoutes),
+    privacyRoutes(actorRoutes),
     profileFieldRoutes(actorRoutes),
     labelRoutes(actorRoutes),
     historyRoutes(actorRoutes),
@@ -217,6 +234,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     websocketRoutes({ ...common, store: deps.store }),
     clusterRoutes({ ...actorRoutes, probeEnabled: deps.node.probeEnabled }),
     ...(deps.node.sandbox ? [sandboxRoutes(actorRoutes)] : []),
+    mcpRoutes({ ...common, routes: () => routers.flatMap((r) => r.routes), version: packageVersion() }),
   ];
   app.use(dispatchRouters(routers));
   return app;

@@ -1,10 +1,4 @@
-import {
-  NOT_CONNECTED_MESSAGE,
-  NotConnectedError,
-  UnavailableError,
-  ValidationError,
-  isNotConnected,
-} from '../errors.js';
+import { DisconnectedError, NotConnectedError, ValidationError, isNotConnected } from '../errors.js';
 import { requireAddress } from '../msgnet/jid.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { AppContext } from './app-state.js';
@@ -30,20 +24,27 @@ export function chatAddress(raw: string, field = 'chat'): string {
 }
 
 /**
+ * How an endpoint answers "not connected": 400 `not_connected` (spec 7's rows for groups, profile and
+ * privacy, and every endpoint it gives no row), or 503 `disconnected` for the two whose rows say so (the
+ * status post, chats by label with a refresh), through `assertConnected` and `disconnectedWhenNotConnected`.
+ */
+export type NotConnectedAnswer = 'not_connected' | 'disconnected';
+
+/**
  * The edge's early check, from the state the owner stored, so that a disconnected instance is refused
  * before a download or a conversion; the owner checks again when it runs the call.
  */
-export function assertConnected(instance: InstanceRecord): void {
-  if (instance.connection.state !== 'connected') throw new NotConnectedError();
+export function assertConnected(instance: InstanceRecord, answer: NotConnectedAnswer = 'not_connected'): void {
+  if (instance.connection.state === 'connected') return;
+  throw answer === 'disconnected' ? new DisconnectedError() : new NotConnectedError();
 }
 
-/** For endpoints whose spec status for "not connected" is 503. */
-export async function unavailableWhenDisconnected<T>(work: () => Promise<T>): Promise<T> {
+/** For the endpoints whose spec answers "not connected" with 503: the owner's refusal as `disconnected`. */
+export async function disconnectedWhenNotConnected<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (isNotConnected(err)) throw new UnavailableError(NOT_CONNECTED_MESSAGE, { cause: err });
-    throw err;
+    throw isNotConnected(err) ? new DisconnectedError() : err;
   }
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { newWebhookSecret } from '../events/webhooks/webhook-signature.js';
 import type { Logger } from 'pino';
 import type { CredentialNews } from '../events/credential-news.js';
 import { InternalError, NotFoundError, StoreUnavailableError, ValidationError, MODULE_UNAVAILABLE } from '../errors.js';
@@ -120,8 +121,19 @@ export class InstanceService {
       createdAt: now,
     };
     const hook = valueOf(blocks.webhook);
+    // The webhook's signing secret is shown in this answer only.
+    const hookSecret = hook ? newWebhookSecret(this.options.secrets) : undefined;
     const webhooks: WebhookRecord[] = hook
-      ? [{ instanceId: instance.id, label: 'default', ...hook, createdAt: now, updatedAt: now }]
+      ? [
+          {
+            instanceId: instance.id,
+            label: 'default',
+            ...hook,
+            secretSealed: hookSecret!.sealed,
+            createdAt: now,
+            updatedAt: now,
+          },
+        ]
       : [];
     await this.options.store.instances.create(instance, webhooks, account.instanceQuota);
     this.options.logger.info(
@@ -130,6 +142,7 @@ export class InstanceService {
     );
 
     const { config } = instance;
+    const helpdesk = failed(blocks.helpdesk, true) ?? (await this.#activateHelpdesk(instance));
     return {
       instance: {
         id: instance.id,
@@ -139,9 +152,13 @@ export class InstanceService {
         connection: { state: instance.connection.state, numberJid: null },
       },
       proxy: failed(blocks.proxy) ?? proxySummary(config),
-      webhook: failed(blocks.webhook) ?? webhookSummary(webhooks[0]),
+      webhook:
+        failed(blocks.webhook) ??
+        (hookSecret ? { ...webhookSummary(webhooks[0]), secret: hookSecret.secret } : webhookSummary(webhooks[0])),
       websocket: failed(blocks.websocket) ?? websocketSummary(config),
-      helpdesk: failed(blocks.helpdesk, true) ?? (await this.#activateHelpdesk(instance)),
+      helpdesk,
+      // The same block under the hosted product's name.
+      chatwoot: helpdesk,
       chatbot: failed(blocks.chatbot, true) ?? (await this.#chatbotBlock(instance, valueOf(blocks.chatbot))),
       settings: config.settings,
       s3: failed(blocks.storage) ?? storageSummary(config),
@@ -160,18 +177,33 @@ export class InstanceService {
     return this.options.chatbot.createFromBlock(instance, block);
   }
 
-  /** The account's instances (or only `own` for a TokenInstance); `names` filters and never widens. */
+  /**
+   * The account's instances, or only `own` for a TokenInstance (which ignores the filter, as the hosted
+   * product does); `names` filters. One unknown name alone → 404; unknown names among several are skipped.
+   * Each carries its TokenInstance, opened from the store's sealed copy, and its `status`.
+   */
   async list(account: AccountRecord, names: string[] | undefined, own?: InstanceRecord) {
     let instances: InstanceRecord[];
-    if (own) instances = !names || names.includes(own.name) ? [own] : [];
+    if (own) instances = [own];
     else instances = await this.options.store.instances.listByAccount(account.id, names);
+    if (!own && names?.length === 1 && instances.length === 0) throw new NotFoundError('Instance not found');
     const chatbot = this.options.chatbot;
     return Promise.all(
       instances.map(async (i) => {
-        const view = instanceView(i, await this.options.store.webhooks.list(i.id));
+        const view = instanceView(i, await this.options.store.webhooks.list(i.id), this.#tokenOf(i));
         return chatbot ? { ...view, chatbot: await chatbot.summary(i.id) } : view;
       }),
     );
+  }
+
+  /** The instance's token from its sealed copy (null if it cannot be opened, say after a key change). */
+  #tokenOf(instance: InstanceRecord): string | null {
+    try {
+      return this.options.secrets.open(instance.tokenSealed, SecretPurpose.InstanceToken);
+    } catch (err) {
+      this.options.logger.warn({ err, instance: instance.name }, 'cannot open the sealed instance token');
+      return null;
+    }
   }
 
   async delete(instance: InstanceRecord): Promise<void> {

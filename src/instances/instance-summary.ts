@@ -1,5 +1,5 @@
 import { SECRET_MASK } from '../security/tokens.js';
-import type { InstanceConfig, InstanceRecord, WebhookRecord } from '../store/records.js';
+import type { ConnectionState, InstanceConfig, InstanceRecord, WebhookRecord } from '../store/records.js';
 
 /**
  * What the API shows of each block: never a secret. Whether a secret is set is shown as a flag; the
@@ -99,20 +99,36 @@ export function storageSummary(config: InstanceConfig) {
   };
 }
 
-/** An instance as GET /api/instance/list shows it. */
-export function instanceView(instance: InstanceRecord, webhooks: WebhookRecord[]) {
-  const { config } = instance;
+/**
+ * The hosted product's instance status: its four states (a QR waiting to be scanned is `connecting`).
+ */
+export function hostedStatus(state: ConnectionState): 'connected' | 'connecting' | 'disconnected' | 'loggedout' {
+  return state === 'qr' ? 'connecting' : state;
+}
+
+/** An instance as GET /api/instance/list shows it (`token`: its TokenInstance, for the hosted product's clients). */
+export function instanceView(instance: InstanceRecord, webhooks: WebhookRecord[], token: string | null) {
+  const { config, connection } = instance;
+  const connected = connection.state === 'connected';
   return {
     name: instance.name,
+    token,
+    status: hostedStatus(connection.state),
     createdAt: instance.createdAt,
     connection: {
-      state: instance.connection.state,
-      numberJid: instance.connection.numberJid ?? null,
-      lastError: instance.connection.lastError ?? null,
+      state: connection.state,
+      numberJid: connection.numberJid ?? null,
+      lastError: connection.lastError ?? null,
+      // Presence as the instance last set it: online while connected with keepOnlineStatus.
+      presenceStatus: connected ? (config.settings.keepOnlineStatus ? 'available' : 'unavailable') : 'unavailable',
+      displayStatus: connected ? 'online' : connection.state === 'qr' ? 'connecting' : connection.state,
     },
     profile: {
-      name: instance.connection.profileName ?? null,
-      pictureUrl: instance.connection.profilePictureUrl ?? null,
+      name: connection.profileName ?? null,
+      pictureUrl: connection.profilePictureUrl ?? null,
+      // Not recorded per instance (GET /api/profile/getAccount reads them from the network).
+      isBusiness: null,
+      businessName: null,
     },
     settings: config.settings,
     proxy: proxySummary(config),
@@ -120,6 +136,7 @@ export function instanceView(instance: InstanceRecord, webhooks: WebhookRecord[]
     webhooks: webhooks.length,
     websocket: websocketSummary(config),
     helpdesk: helpdeskSummary(config),
+    chatwoot: helpdeskSummary(config),
     chatbot: chatbotSummary(config),
     s3: storageSummary(config),
   };

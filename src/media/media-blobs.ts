@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/redis-client.js';
 import { keys } from '../redis/keys.js';
 import type { MediaBlobRepository } from '../store/store.js';
 
@@ -14,7 +14,7 @@ export interface MediaBlobStore {
 }
 
 export class RedisMediaBlobs implements MediaBlobStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   async put(instanceId: string, messageId: string, data: Buffer, ttlMs: number): Promise<void> {
     await this.redis.set(keys.mediaBlob(instanceId, messageId), data, 'PX', Math.max(1, Math.round(ttlMs)));

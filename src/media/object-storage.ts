@@ -200,6 +200,22 @@ export class ObjectStorage {
     }
   }
 
+  /** The object's bytes, at most `maxBytes` of them. @throws StorageError with a readable reason */
+  async get(key: string, maxBytes: number): Promise<Buffer> {
+    const command = new GetObjectCommand({ Bucket: this.target.bucket, Key: key });
+    try {
+      const out = await this.client.send(command, { abortSignal: AbortSignal.timeout(this.options.timeoutMs) });
+      if (out.ContentLength !== undefined && out.ContentLength > maxBytes) {
+        throw new Error(`the object is larger than ${maxBytes} bytes`);
+      }
+      const bytes = Buffer.from((await out.Body?.transformToByteArray()) ?? new Uint8Array());
+      if (bytes.length > maxBytes) throw new Error(`the object is larger than ${maxBytes} bytes`);
+      return bytes;
+    } catch (err) {
+      throw new StorageError(describeStorageError(err, this.target, this.options.timeoutMs), { cause: err });
+    }
+  }
+
   /** Writes the small check object under the prefix: the permission uploads need, and nothing more. */
   async check(): Promise<void> {
     await this.put(`${normalizedPrefix(this.target.pathPrefix)}${CHECK_OBJECT}`, Buffer.from('ok\n'), 'text/plain');

@@ -46,10 +46,16 @@ export interface NodeGauges {
   mailboxes(): { total: number; max: number };
   /** Deliveries waiting (cluster mode: the shared queue, so every node reports the same figure). */
   webhookQueueDepth(): Promise<number>;
+  /** Whether each event broker this node publishes to takes events now (false: they wait in the queue). */
+  brokersUp(): Readonly<Record<string, boolean>>;
   /** Instance sockets (`/ws/:instance`) and operator console streams (`/console/stream`). */
   websocketClients(): { instance: number; console: number };
   /** What happened to received media on this node (counts that only grow; see media/media-counters.ts). */
   receivedMedia(): Readonly<Record<string, number>>;
+  /** Store calls so far, by repository. */
+  storeOperations(): Readonly<Record<string, number>>;
+  /** The network driver's sessions: connected now, logins waiting for their turn, logins refused so far. */
+  whatsapp(): { connected: number; loginsWaiting: number; loginsRefused: number };
 }
 
 const CALL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -203,6 +209,16 @@ export class NodeMetrics implements ActorMetrics, CallMetrics, DeliveryMetrics, 
       },
     });
     new Gauge({
+      name: 'switchboard_broker_up',
+      help: "Whether an event broker (rabbitmq, nats) takes this node's events: 1 up, 0 down (its events wait in the delivery queue)",
+      labelNames: ['broker'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [broker, up] of Object.entries(gauges().brokersUp?.() ?? {})) this.set({ broker }, up ? 1 : 0);
+      },
+    });
+    new Gauge({
       name: 'switchboard_websocket_clients',
       help: 'WebSocket clients connected to this node, by kind (instance sockets, console streams)',
       labelNames: ['kind'],
@@ -211,6 +227,41 @@ export class NodeMetrics implements ActorMetrics, CallMetrics, DeliveryMetrics, 
         const clients = gauges().websocketClients?.() ?? { instance: 0, console: 0 };
         this.set({ kind: 'instance' }, clients.instance);
         this.set({ kind: 'console' }, clients.console);
+      },
+    });
+    new Counter({
+      name: 'switchboard_store_operations_total',
+      help: 'Store calls of this node, by repository (instances, ownedState, messages…)',
+      labelNames: ['repository'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [repository, n] of Object.entries(gauges().storeOperations?.() ?? {})) this.inc({ repository }, n);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_whatsapp_connected',
+      help: 'Instances of this node connected to WhatsApp now',
+      registers,
+      collect() {
+        this.set(gauges().whatsapp?.().connected ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_whatsapp_logins_waiting',
+      help: 'Logins to WhatsApp waiting for their turn on this node (CONNECT_RATE_PER_SECOND)',
+      registers,
+      collect() {
+        this.set(gauges().whatsapp?.().loginsWaiting ?? 0);
+      },
+    });
+    new Counter({
+      name: 'switchboard_whatsapp_logins_refused_total',
+      help: 'Logins of this node that WhatsApp refused with 429 (rate-overlimit) or 503',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(gauges().whatsapp?.().loginsRefused ?? 0);
       },
     });
     new Counter({

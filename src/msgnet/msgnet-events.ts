@@ -8,6 +8,9 @@ export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
  */
 export type MsgNetEvent = ConnectionEvent | MessageEvent | DeliveryEvent | CallEvent | GroupEvent | LabelEvent;
 
+/** The `reason` of a close because WhatsApp refuses the account's logins for a while (a temporary ban). */
+export const TEMP_BAN_REASON = 'temporarily banned';
+
 export interface ConnectionEvent {
   type: 'connection';
   state: ConnectionState;
@@ -99,16 +102,30 @@ export interface Party {
   name?: string;
 }
 
+/** A message's file as the network describes it (its bytes are downloaded apart). */
+export interface MessageMedia {
+  kind: MediaKind;
+  mimetype: string;
+  fileName?: string;
+  caption?: string;
+  size?: number;
+  /** An `audio` recorded as a voice note (push-to-talk). */
+  ptt?: boolean;
+  /** A `video` recorded as a round video note. */
+  ptv?: boolean;
+}
+
 export interface NormalizedMessage extends MessageDetails {
   id: string;
   fromMe: boolean;
   /** Unix milliseconds. */
   timestamp: number;
-  chat: Party & { type: 'private' | 'group' | 'newsletter' | 'status' };
+  /** `isCommunity`: a community's parent group, when the session knows the group (absent: not known to be one). */
+  chat: Party & { type: 'private' | 'group' | 'newsletter' | 'status'; isCommunity?: boolean };
   sender: Party;
   type: MessageType;
   text: string;
-  media?: { kind: MediaKind; mimetype: string; fileName?: string; caption?: string; size?: number };
+  media?: MessageMedia;
   /** The id of the button a contact clicked (`buttons_response`). */
   selectedButtonId?: string;
   /** The JIDs the message mentions (each notified, as `@number` in the text). */
@@ -117,28 +134,51 @@ export interface NormalizedMessage extends MessageDetails {
   location?: Location;
 }
 
+/**
+ * The network's acknowledgement of what it handed over: WhatsApp forgets a message once its receipt
+ * arrives (and a call offer once acked), so a session that can hold them back gives the owner this to
+ * call once the event is durably handled. Until then the network keeps it, and gives it to the next
+ * owner if this one dies first. Calling it twice does nothing; not calling it gets the event redelivered.
+ */
+export type Acknowledge = () => void;
+
 export interface MessageEvent {
   type: 'message';
   message: NormalizedMessage;
+  /** Sends the message's receipt (drivers whose network waits for it). */
+  acknowledge?: Acknowledge;
 }
+
+/**
+ * How far a message got. `read_self` / `played_self`: a message this account received was read (or its
+ * voice note played) on the account's own phone or another of its devices.
+ */
+export type DeliveryStatus = 'sent' | 'delivered' | 'read' | 'played' | 'failed' | 'read_self' | 'played_self';
 
 export interface DeliveryEvent {
   type: 'delivery';
   chatJid: string;
   recipient: string;
-  status: 'sent' | 'delivered' | 'read' | 'played' | 'failed';
+  status: DeliveryStatus;
   messageIds: string[];
   timestamp: number;
 }
+
+/** A call's progress; `latency` is the network's relay latency report while the call is set up. */
+export type CallStatus = 'offer' | 'accepted' | 'rejected' | 'terminated' | 'latency';
 
 export interface CallEvent {
   type: 'call';
   callId: string;
   from: string;
-  status: 'offer' | 'accepted' | 'rejected' | 'terminated';
+  status: CallStatus;
+  /** Why a call ended, when the network says (`timeout`: nobody answered). */
+  reason?: string;
   isVideo: boolean;
   isGroup: boolean;
   timestamp: number;
+  /** Acknowledges an offer to the network (drivers whose network waits for it). */
+  acknowledge?: Acknowledge;
 }
 
 /** What changed in a group: members, then its name, description, settings, or the group's end. */

@@ -1,15 +1,17 @@
 import type { Logger } from 'pino';
-import type { ClusterRuntime } from '../cluster/cluster-runtime.js';
 import type { Config } from '../config/config.js';
+import { AmqpPublisher } from '../events/brokers/amqp-publisher.js';
+import type { BrokerPublisher } from '../events/brokers/broker-publisher.js';
+import { NatsPublisher } from '../events/brokers/nats-publisher.js';
 import { EnvelopeBuilder } from '../events/envelope-builder.js';
 import { storeSecretSource } from '../events/webhooks/account-signature.js';
 import { AccountWebhookDispatcher } from '../events/webhooks/account-webhook-dispatcher.js';
 import type { DeliveryQueue } from '../events/webhooks/delivery.js';
 import { DeliveryWorker } from '../events/webhooks/delivery-worker.js';
 import { OutboxDeliveryQueue } from '../events/webhooks/outbox-delivery-queue.js';
-import { RedisDeliveryQueue } from '../events/webhooks/redis-delivery-queue.js';
 import { WebhookDispatcher } from '../events/webhooks/webhook-dispatcher.js';
 import { WebhookSender } from '../events/webhooks/webhook-sender.js';
+import { storeWebhookSecrets } from '../events/webhooks/webhook-signature.js';
 import type { MediaBlobStore } from '../media/media-blobs.js';
 import type { MediaCounters } from '../media/media-counters.js';
 import type { NodeMetrics } from '../metrics/metrics.js';
@@ -22,17 +24,17 @@ export interface NodeWebhooks {
   dispatcher: WebhookDispatcher;
   accountDispatcher: AccountWebhookDispatcher;
   worker: DeliveryWorker;
+  /** The brokers this node publishes to (their URL set), for the routes, /health and /metrics. */
+  publishers: BrokerPublisher[];
 }
 
 /**
- * Webhooks: a durable queue (Redis Streams across nodes, or the store's outbox in embedded mode), the
- * dispatchers that fill it and the worker that delivers from it (not started yet).
+ * Webhooks: a durable queue (the store's outbox, in every mode: an acknowledged event must survive what
+ * Redis may forget), the dispatchers that fill it and the worker that delivers from it (not started yet).
  */
 export function buildWebhooks(deps: {
-  nodeId: string;
   config: Config;
   store: Store;
-  runtime: ClusterRuntime;
   secrets: SecretBox;
   blobs: MediaBlobStore;
   counters: MediaCounters;
@@ -40,12 +42,21 @@ export function buildWebhooks(deps: {
   logger: Logger;
   publicBaseUrl: () => string;
 }): NodeWebhooks {
-  const { config, store, runtime, secrets, logger } = deps;
+  const { config, store, secrets, logger } = deps;
   const envelopes = new EnvelopeBuilder(secrets, deps.publicBaseUrl);
-  const queue: DeliveryQueue = runtime.redis
-    ? new RedisDeliveryQueue(runtime.redis, deps.nodeId, logger)
-    : new OutboxDeliveryQueue(store.deliveries);
-  const dispatcher = new WebhookDispatcher(store, queue, envelopes);
+  const queue: DeliveryQueue = new OutboxDeliveryQueue(store.deliveries);
+  const amqp = config.webhooks.amqp;
+  const rabbitmq = amqp ? new AmqpPublisher({ ...amqp, timeoutMs: config.webhooks.timeoutMs, log: logger }) : undefined;
+  const nats = config.webhooks.nats
+    ? new NatsPublisher({ ...config.webhooks.nats, timeoutMs: config.webhooks.timeoutMs, log: logger })
+    : undefined;
+  const publishers: BrokerPublisher[] = [rabbitmq, nats].filter((p) => p !== undefined);
+  const dispatcher = new WebhookDispatcher(
+    store,
+    queue,
+    envelopes,
+    publishers.map((p) => p.transport),
+  );
   const worker = new DeliveryWorker({
     queue,
     sender: new WebhookSender({ allowPrivateUrls: config.allowPrivateUrls, timeoutMs: config.webhooks.timeoutMs }),
@@ -59,7 +70,10 @@ export function buildWebhooks(deps: {
     concurrency: config.webhooks.concurrency,
     leaseMs: config.webhooks.leaseMs,
     pollMs: 100,
+    idlePollMs: 1000,
     accountSecrets: storeSecretSource(store, secrets),
+    webhookSecrets: storeWebhookSecrets(store, secrets),
+    publishers: Object.fromEntries(publishers.map((p) => [p.transport, p])),
     mediaBlobs: deps.blobs,
     mediaCounters: deps.counters,
     metrics: deps.metrics,
@@ -67,5 +81,5 @@ export function buildWebhooks(deps: {
   dispatcher.onEnqueue(() => worker.nudge());
   const accountDispatcher = new AccountWebhookDispatcher(store, queue);
   accountDispatcher.onEnqueue(() => worker.nudge());
-  return { envelopes, queue, dispatcher, accountDispatcher, worker };
+  return { envelopes, queue, dispatcher, accountDispatcher, worker, publishers };
 }

@@ -1,24 +1,24 @@
 /**
- * Every Redis key and channel name of Switchboard, built here and nowhere else. The `{…}` hash tags keep
- * a lease and its owner key in one slot, should the keys ever live on a Redis Cluster.
+ * Every Redis key and channel name of Switchboard, built here and nowhere else. On a Redis Cluster a
+ * script, a MULTI or an MGET must touch one slot: the `{…}` hash tags put such keys together. Every lease
+ * (a few per node) shares `{leases}` with the incarnation record that guards them; the whole webhook
+ * queue (stream, retries, dead letters) shares `{webhooks}`, so one master serves it. Keys that no script
+ * combines keep their names (a rolling upgrade keeps reading them); the few commands over several of them
+ * go through `multi-slot.ts`.
  */
 const P = 'sb';
 
 export const keys = {
-  /** The redlock lease of a resource (an instance id, or `singleton:<name>`). Value: the lease's random token. */
-  lease: (resource: string) => `${P}:lease:{${resource}}`,
-  /** Which node holds the lease of a resource: `<nodeId>`, same TTL as the lease. */
-  owner: (resource: string) => `${P}:owner:{${resource}}`,
+  /** The lease of a resource (`node:<nodeId>`, or `singleton:<name>`). Value: the holder's random token. */
+  lease: (resource: string) => `${P}:lease:{leases}:${resource}`,
+  /** The Redis incarnation the leases live in: `<run_id>:<ms when first seen>` (runLease-2.lua). */
+  incarnation: () => `${P}:incarnation:{leases}`,
+  /** Where the owner of an instance runs, for routing: `<nodeId>`. A hint: the store decides ownership. */
+  owner: (instanceId: string) => `${P}:owner:{${instanceId}}`,
   /** A node's heartbeat record (JSON NodeInfo) with a TTL of the membership timeout. */
   node: (nodeId: string) => `${P}:node:${nodeId}`,
   /** Sorted set of node ids scored by the time their heartbeat expires (ms). */
   nodes: () => `${P}:nodes`,
-  /** The webhook delivery stream, read by every node through one consumer group. */
-  webhookStream: () => `${P}:webhooks`,
-  /** Deliveries waiting for a retry, scored by the time they are due (ms). */
-  webhookRetries: () => `${P}:webhooks:retry`,
-  /** One instance's dead letters, newest first. */
-  webhookDead: (instanceId: string) => `${P}:webhooks:dead:${instanceId}`,
   /** A received file (raw bytes) kept for base64 deliveries and catch-up, with a TTL of MEDIA_BLOB_TTL. */
   mediaBlob: (instanceId: string, messageId: string) => `${P}:media:${instanceId}:${messageId}`,
   /** Fixed-window counter of a rate-limit bucket. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 
 /**
  * Loads every script of lua/ into a client with `defineCommand`. A file is `<verbNoun>-<numKeys>.lua`;
@@ -36,7 +36,7 @@ const SCRIPTS: ReadonlyMap<string, Script> = new Map(
 
 type Command = (...args: (string | number)[]) => Promise<unknown>;
 
-function ensureLoaded(client: Redis, script: Script): Command {
+function ensureLoaded(client: RedisClient, script: Script): Command {
   const existing = (client as unknown as Record<string, Command | undefined>)[script.command];
   if (existing) return existing;
   // Defined without numberOfKeys: every call passes its key count first.
@@ -45,7 +45,7 @@ function ensureLoaded(client: Redis, script: Script): Command {
 }
 
 /** Runs a script of lua/ by its base name (`renewLeases`), keys first. */
-export function runScript<T>(client: Redis, base: string, keys: string[], args: (string | number)[]): Promise<T> {
+export function runScript<T>(client: RedisClient, base: string, keys: string[], args: (string | number)[]): Promise<T> {
   const script = SCRIPTS.get(base);
   if (!script) throw new Error(`No Lua script named ${base}`);
   if (script.numKeys !== undefined && keys.length !== script.numKeys) {

@@ -45,6 +45,7 @@ export const SecretPurpose = {
   HelpdeskApiToken: 'instance.helpdesk.apiToken',
   HelpdeskWebhookSecret: 'instance.helpdesk.webhookSecret',
   WebhookAuthorization: 'instance.webhook.authorization',
+  WebhookSigningSecret: 'instance.webhook.signingSecret',
   AccountWebhookSecret: 'account.webhook.secret',
 } as const;
 export type SecretPurpose = (typeof SecretPurpose)[keyof typeof SecretPurpose];

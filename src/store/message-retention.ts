@@ -1,3 +1,5 @@
+import { systemClock } from '../util/clock.js';
+import type { Clock } from '../util/clock.js';
 import type { MessageRepository } from './store.js';
 
 const DAY_MS = 86_400_000;
@@ -19,16 +21,17 @@ export function startMessagePruning(
   messages: MessageRepository,
   retentionDays: number,
   schedule: PruneSchedule = HOURLY,
+  clock: Clock = systemClock,
 ): () => void {
   if (retentionDays <= 0) return () => undefined;
   const prune = () => {
     // A failed prune (store briefly away) is simply retried at the next tick.
     messages.prune(Date.now() - retentionDays * DAY_MS).catch(() => undefined);
   };
-  const first = setTimeout(prune, schedule.firstAfterMs).unref();
-  const every = setInterval(prune, schedule.everyMs).unref();
+  const first = clock.after(schedule.firstAfterMs, prune, { unref: true });
+  const every = clock.every(schedule.everyMs, prune, { unref: true });
   return () => {
-    clearTimeout(first);
-    clearInterval(every);
+    first();
+    every();
   };
 }

@@ -20,3 +20,9 @@ export const CHATBOT_NAMESPACE = 'chatbot';
 
 /** Each chat's state as the chat operations set it (archived, pinned, muted, blocked), by chat JID. */
 export const CHATS_NAMESPACE = 'chats';
+
+/** Calls the owner owes a rejection (autoRejectCalls), recorded before the network's offer is acked. */
+export const CALL_REJECTIONS_NAMESPACE = 'call-rejections';
+
+/** Polls the instance sent or received and their votes (each voter's latest choice), by poll message id. */
+export const POLLS_NAMESPACE = 'polls';

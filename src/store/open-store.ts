@@ -16,6 +16,7 @@ export async function openStore(
     | 'mongoConnectTimeoutMs'
     | 'mongoServerSelectionTimeoutMs'
     | 'sqliteBusyTimeoutMs'
+    | 'sqliteSynchronous'
     | 'dataDir'
     | 'messageRetentionDays'
   >,
@@ -33,5 +34,6 @@ export async function openStore(
   return new SqliteStore(join(config.dataDir, SQLITE_FILE_NAME), {
     ...options,
     busyTimeoutMs: config.sqliteBusyTimeoutMs,
+    synchronous: config.sqliteSynchronous,
   });
 }

@@ -175,6 +175,16 @@ export interface InstanceConfig {
   chatbot: ChatbotBlock | undefined;
   storage: StorageConfig | undefined;
   storageStatus?: StorageStatus | undefined;
+  /** Events published to RabbitMQ (AMQP_URL). */
+  rabbitmq?: BrokerConfig | undefined;
+  /** Events published to NATS JetStream (NATS_URL). */
+  nats?: BrokerConfig | undefined;
+}
+
+/** An instance's events to a message broker: on or off, and which events (empty: the six instance events). */
+export interface BrokerConfig {
+  enabled: boolean;
+  events: string[];
 }
 
 /**
@@ -212,6 +222,18 @@ export interface InstanceRecord {
   createdAt: string;
 }
 
+/** The node that holds an instance, named by its node lease (`node:<nodeId>`) and that lease's token. */
+export interface OwnerHolder {
+  node: string;
+  token: string;
+}
+
+/** Who owns an instance, as the store knows it: the fencing epoch and, while a node holds it, that node. */
+export interface InstanceOwnership {
+  epoch: number;
+  holder?: OwnerHolder;
+}
+
 export interface WebhookRecord {
   instanceId: string;
   label: string;
@@ -221,6 +243,11 @@ export interface WebhookRecord {
   byEvents: boolean;
   events: string[];
   base64: boolean;
+  /** The sealed `whsec_…` secret that signs its deliveries (Standard Webhooks); absent on webhooks made before signing. */
+  secretSealed?: string;
+  /** The secret the last rotation replaced: it signs too, beside the new one, until `previousSecretUntil`. */
+  previousSecretSealed?: string;
+  previousSecretUntil?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -251,6 +278,8 @@ export interface MessageRecord {
   status?: MessageStatus;
   /** The client's label given with the send (`source`); kept by later saves that carry none. */
   source?: string;
+  /** Unix milliseconds when its `message.exchange` left (durably queued); kept by later saves. */
+  emittedAt?: number;
 }
 
 /** One chat of the history, as the chat list shows it. */

@@ -9,12 +9,14 @@ import type {
   InstanceConfig,
   MessageStatus,
   ConnectionInfo,
+  InstanceOwnership,
   InstanceRecord,
   HistoryCursor,
   InstanceSettings,
   MediaBlob,
   MessageRecord,
   OwnedStateOp,
+  OwnerHolder,
   WebhookRecord,
 } from './records.js';
 
@@ -23,7 +25,7 @@ export type ConfigBlock = Exclude<keyof InstanceConfig, 'settings'>;
 
 /**
  * The repositories every store implementation provides. One contract test suite
- * (test/store/store-contract.ts) runs against each implementation.
+ * (test/integration/store/store-contract.ts) runs against each implementation.
  *
  * Errors: `ConflictError` on a uniqueness clash, `QuotaExceededError` when an account is full,
  * `FencedError` when an owned write carries a stale epoch. Everything else is a store failure.
@@ -112,8 +114,20 @@ export interface InstanceRepository {
    * such instance. @throws ConflictError when the hash is taken.
    */
   replaceToken(id: string, tokenHash: string, tokenSealed: string): Promise<boolean>;
-  /** Increments the owner epoch and returns it: the caller is now the only valid writer. */
-  claim(id: string): Promise<number>;
+  /**
+   * Increments the owner epoch whoever holds the instance, records `holder` (none when omitted) and
+   * returns the epoch: the caller is now the only valid writer. @throws FencedError when no such instance.
+   */
+  claim(id: string, holder?: OwnerHolder): Promise<number>;
+  /** Each existing instance's epoch and holder. */
+  ownership(ids: string[]): Promise<Map<string, InstanceOwnership>>;
+  /**
+   * Takes each instance whose epoch is still the one given (compare-and-set): its epoch is incremented
+   * and `holder` recorded. Returns the new epoch of each instance taken; the others changed meanwhile.
+   */
+  claimFrom(claims: { id: string; epoch: number }[], holder: OwnerHolder): Promise<Map<string, number>>;
+  /** Forgets the holder, if `epoch` is still the current epoch (the epoch itself stays). */
+  release(id: string, epoch: number): Promise<void>;
   /** @throws FencedError unless `epoch` is the current owner epoch. */
   setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void>;
 }
@@ -161,7 +175,10 @@ export type DeliverySettlement =
  * the taker dies), then settled: completed (deleted), rescheduled, or buried (kept as dead letters).
  */
 export interface DeliveryRepository {
-  /** All the rows in one write (one transaction where the store has them). */
+  /**
+   * All the rows in one write (one transaction where the store has them). A row whose id is already there
+   * is left as it is: a producer that queues again after a crash (same id) queues once.
+   */
   insert(rows: DeliveryRow[], dueAt: number): Promise<void>;
   /** Up to `max` pending rows due at `now` and not leased, leased until `now + leaseMs`. */
   take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]>;
@@ -194,6 +211,11 @@ export interface MessageRepository {
    * received messages are not read yet. `before` continues after a chat of an earlier page.
    */
   chats(instanceId: string, q: { before?: ChatCursor; limit: number }): Promise<ChatSummary[]>;
+  /**
+   * Notes that the message's event left: the network delivers a message again when its receipt was lost
+   * (a cut connection, a failover), and the owner then knows not to emit it twice. Unknown ids are ignored.
+   */
+  markEmitted(instanceId: string, id: string, at: number): Promise<void>;
   /** Moves the messages' status forward (never back, by MESSAGE_STATUS_RANK); unknown ids are ignored. */
   setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void>;
   /** Deletes every message (of every instance) older than `before` (Unix ms); returns how many. */

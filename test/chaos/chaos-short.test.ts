@@ -12,6 +12,7 @@ describe('chaos: a short randomized fault run over real processes', function () 
     const lines: string[] = [];
     const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
     const report = await runChaos({
+      driver: 'baileys',
       durationMs: 45_000,
       seed,
       nodes: 3,
@@ -23,7 +24,8 @@ describe('chaos: a short randomized fault run over real processes', function () 
     });
     console.log(`      ${report.summary}`);
     expect(report.faults, lines.join('\n')).to.be.at.least(8);
-    expect(report.operations).to.be.greaterThan(100);
+    // Enough work for the checkers to judge; how much depends on the machine, so the bar is low.
+    expect(report.operations, lines.join('\n')).to.be.at.least(40);
     expect(report.anomalies, lines.join('\n')).to.equal(0);
   });
 });

@@ -29,28 +29,58 @@ export function checkStaleWrites(probeFile: string): Verdict {
 }
 
 /**
- * 2. Sends that reached the network more than once (one Idempotency-Key, whose text is the key), and
- * acknowledged sends that never reached it. `network` maps instance → the texts its outbox holds.
+ * 2. Sends: one Idempotency-Key (the text or caption is the key) reaching the network under more than
+ * one message id is a duplicate send; an acknowledged send the network never carried is lost. `sent`
+ * maps instance → text → the message ids the network carried it under (a relay of one id twice is the
+ * network's doing, not a second send).
  */
-export function checkSends(history: History, network: Map<string, string[]>): Verdict[] {
+export function checkSends(history: History, sent: Map<string, Map<string, Set<string>>>): Verdict[] {
   const duplicates: string[] = [];
   const missing: string[] = [];
   for (const op of history.of('send')) {
-    const instance = op.fields.instance as string;
-    const copies = (network.get(instance) ?? []).filter((t) => t === op.fields.key).length;
-    if (copies > 1) duplicates.push(`${describe(op)}: reached the network ${copies} times`);
+    const ids = sent.get(op.fields.instance as string)?.get(op.fields.key as string);
+    const copies = ids?.size ?? 0;
+    if (copies > 1) duplicates.push(`${describe(op)}: reached the network ${copies} times (${[...ids!].join(', ')})`);
     if (op.outcome === 'ok' && copies === 0) missing.push(`${describe(op)}: acknowledged, never reached the network`);
   }
   return [verdict('duplicate sends', duplicates), verdict('acknowledged sends lost', missing)];
 }
 
-/** 3. Inbound messages the owner accepted (200) that never reached the webhook receiver. */
-export function checkLostEvents(history: History, received: Map<string, Set<string>>): Verdict {
+/**
+ * 3. Inbound messages the network handed to the instance for good (on WhatsApp: its device sent the
+ * receipt, after which WhatsApp forgets the message) that never reached the webhook receiver.
+ */
+export function checkLostEvents(
+  history: History,
+  delivered: Map<string, Set<string>>,
+  received: Map<string, Set<string>>,
+): Verdict {
   const found = history
     .of('inbound')
-    .filter((op) => op.outcome === 'ok' && !received.get(op.fields.instance as string)?.has(op.fields.text as string))
-    .map((op) => `${describe(op)}: no message.exchange at the webhook`);
-  return verdict('lost events', found);
+    .filter((op) => delivered.get(op.fields.instance as string)?.has(op.fields.text as string))
+    .filter((op) => !received.get(op.fields.instance as string)?.has(op.fields.text as string))
+    .map((op) => `${describe(op)}: handed over to the instance, no message.exchange at the webhook`);
+  return verdict('lost inbound', found);
+}
+
+/**
+ * Decryption failures at either end that WhatsApp's retry protocol did not repair: a message lost to a
+ * Signal session corrupted by a handoff or a failover. (The repaired ones are counted in the notes.)
+ */
+export function checkDecryptFailures(
+  failures: string[],
+  companionRetries: { id: string; line: string }[] = [],
+  emitted: ReadonlySet<string> = new Set(),
+): Verdict {
+  return verdict('decryption failures', [
+    ...failures,
+    ...companionRetries.filter((r) => !emitted.has(r.id)).map((r) => `${r.line}, never at the webhook`),
+  ]);
+}
+
+/** Side effects that reached the network from a connection whose owner's epoch was already superseded. */
+export function checkStaleSideEffects(found: string[]): Verdict {
+  return verdict('stale side effects', found);
 }
 
 /**
@@ -132,20 +162,25 @@ export function checkChatbotReplies(history: History, replies: string[]): Verdic
 }
 
 /**
- * Calls: an offered call the owner acknowledged (it answers only once the call's handling, rejection
- * included, is done) is rejected exactly once at the network; any call rejected twice is an anomaly.
+ * Calls: a call whose offer the instance acknowledged is rejected exactly once at the network (the owner
+ * rejects it with autoRejectCalls); any call rejected twice is an anomaly.
  */
-export function checkCallRejections(history: History, rejected: Map<string, string[]>): Verdict[] {
+export function checkCallRejections(
+  acknowledged: Map<string, Set<string>>,
+  rejected: Map<string, string[]>,
+): Verdict[] {
   const twice: string[] = [];
   for (const [instance, ids] of rejected) {
     const count = new Map<string, number>();
     for (const id of ids) count.set(id, (count.get(id) ?? 0) + 1);
     for (const [id, n] of count) if (n > 1) twice.push(`${instance}: call ${id} rejected ${n} times`);
   }
-  const missing = history
-    .of('call')
-    .filter((op) => op.outcome === 'ok' && !rejected.get(op.fields.instance as string)?.includes(op.detail ?? ''))
-    .map((op) => `${describe(op)}: acknowledged, never rejected`);
+  const missing: string[] = [];
+  for (const [instance, ids] of acknowledged) {
+    for (const id of ids) {
+      if (!rejected.get(instance)?.includes(id)) missing.push(`${instance}: call ${id} acknowledged, never rejected`);
+    }
+  }
   return [verdict('calls rejected twice', twice), verdict('acknowledged calls not rejected', missing)];
 }
 
@@ -154,4 +189,65 @@ export function checkAvailability(unavailable: string[], tookMs: number, limitMs
   const found = unavailable.map((i) => `${i}: not owned and answering ${limitMs} ms after the last fault healed`);
   if (found.length === 0 && tookMs > limitMs) found.push(`all answered, but only after ${tookMs} ms`);
   return verdict('availability', found);
+}
+
+/** A `message.exchange` the receiver got on the webhook that the workload re-configures (label `cfg`). */
+export interface ConfigDelivery {
+  instance: string;
+  /** The inbound text the event carries. */
+  text: string;
+  /** The path it was POSTed to (each configuration points at its own). */
+  path: string;
+}
+
+/**
+ * 6. Lost or stale configuration. One writer per instance changes its `cfg` webhook (`webhook` operations,
+ * `target` the path it now points at, or null when it no longer takes `message.exchange`). An inbound
+ * message invoked after change k was acknowledged is emitted after that answer, so it may go only to
+ * change k's target or a later change's (or an unacknowledged change's, which may apply at any time): a
+ * delivery to an older target is stale; none at all, while every target it may go to takes the event and
+ * the default webhook shows it was emitted, is lost.
+ */
+export function checkConfigChanges(
+  history: History,
+  deliveries: ConfigDelivery[],
+  emitted: Map<string, Set<string>>,
+  initialTarget: string | null,
+): Verdict {
+  const found: string[] = [];
+  const changes = new Map<string, Operation[]>();
+  for (const op of history.of('webhook')) {
+    const list = changes.get(op.fields.instance as string) ?? [];
+    list.push(op);
+    changes.set(op.fields.instance as string, list);
+  }
+  const seen = new Map<string, Set<string>>();
+  for (const d of deliveries) {
+    const key = `${d.instance}\n${d.text}`;
+    seen.set(key, (seen.get(key) ?? new Set()).add(d.path));
+  }
+  for (const op of history.of('inbound')) {
+    const instance = op.fields.instance as string;
+    const text = op.fields.text as string;
+    const list = changes.get(instance) ?? [];
+    // The last change acknowledged before the message was sent: what every node must apply to it.
+    let k = -1;
+    list.forEach((c, i) => {
+      if (c.outcome === 'ok' && c.end !== undefined && c.end < op.start) k = i;
+    });
+    const allowed = new Set<string | null>([k < 0 ? initialTarget : (list[k]!.fields.target as string | null)]);
+    list.forEach((c, i) => {
+      // A refused change never applies; a later or unanswered one may apply at any time.
+      if (c.outcome !== 'fail' && (i > k || c.outcome !== 'ok')) allowed.add(c.fields.target as string | null);
+    });
+    const paths = seen.get(`${instance}\n${text}`) ?? new Set<string>();
+    const stale = [...paths].filter((p) => !allowed.has(p));
+    if (stale.length > 0) {
+      const after = k < 0 ? 'the initial configuration' : `#${list[k]!.index}`;
+      found.push(`${describe(op)}: delivered to ${stale.join(', ')} after ${after} was acknowledged`);
+    } else if (paths.size === 0 && !allowed.has(null) && emitted.get(instance)?.has(text)) {
+      found.push(`${describe(op)}: emitted, never delivered to ${[...allowed].join(' or ')}`);
+    }
+  }
+  return verdict('stale or lost configuration', found);
 }

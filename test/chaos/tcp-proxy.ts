@@ -2,12 +2,16 @@ import { connect, createServer } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 
 /**
- * A TCP proxy between one node and Redis, so that the nemesis can partition that node alone: `stall()`
- * stops moving bytes both ways (connections hang, as behind a dead switch), `cut()` resets every
- * connection, `heal()` lets traffic flow again.
+ * A TCP proxy between one node and a server (Redis, or the WhatsApp simulator), so that the nemesis can
+ * partition that node alone: `stall()` stops moving bytes both ways (connections hang, as behind a dead
+ * switch), `cut()` resets every connection, `stallSubscribers()` stalls only the Redis connections that
+ * subscribed (a one-way partition: commands pass, pub/sub messages do not), `heal()` lets traffic flow.
  */
 export class TcpProxy {
   readonly #pairs = new Set<[Socket, Socket]>();
+  /** Client sockets that sent a (P/S)SUBSCRIBE: the pub/sub connections of a node. */
+  readonly #subscribers = new WeakSet<Socket>();
+  readonly #stalledPairs = new Set<[Socket, Socket]>();
   #stalled = false;
 
   private constructor(
@@ -41,6 +45,14 @@ export class TcpProxy {
       upstream.destroy();
     };
     client.on('error', close).on('close', close);
+    // RESP sends the command name as a bulk string: its bytes are enough to tell a subscriber.
+    const sniff = (chunk: Buffer) => {
+      if (/\r\n[PS]?SUBSCRIBE\r\n/i.test(chunk.toString('latin1'))) {
+        this.#subscribers.add(client);
+        client.off('data', sniff);
+      }
+    };
+    client.on('data', sniff);
     upstream.on('error', close).on('close', close);
     if (this.#stalled) upstream.pause();
     else this.#flow(pair);
@@ -62,6 +74,20 @@ export class TcpProxy {
     }
   }
 
+  /** Stalls only the subscribed connections (their pub/sub traffic), until heal(). */
+  stallSubscribers(): number {
+    for (const pair of this.#pairs) {
+      const [a, b] = pair;
+      if (!this.#subscribers.has(a)) continue;
+      a.unpipe(b);
+      b.unpipe(a);
+      a.pause();
+      b.pause();
+      this.#stalledPairs.add(pair);
+    }
+    return this.#stalledPairs.size;
+  }
+
   cut(): void {
     for (const [a, b] of this.#pairs) {
       a.resetAndDestroy();
@@ -71,6 +97,8 @@ export class TcpProxy {
   }
 
   heal(): void {
+    for (const pair of this.#stalledPairs) if (this.#pairs.has(pair)) this.#flow(pair);
+    this.#stalledPairs.clear();
     if (!this.#stalled) return;
     this.#stalled = false;
     for (const pair of this.#pairs) this.#flow(pair);

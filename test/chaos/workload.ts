@@ -1,5 +1,6 @@
 import { pngImage } from '../helpers/media-fixtures.js';
 import type { ChaosCluster } from './chaos-cluster.js';
+import type { ChaosNetwork, InboundResult } from './chaos-network.js';
 import type { History, Operation } from './history.js';
 import type { Random } from './random.js';
 
@@ -44,7 +45,7 @@ export interface ChaosInstance {
   name: string;
   id: string;
   token: string;
-  /** The sandbox number the instance is linked to. */
+  /** The number the instance is linked to (its phone on the simulator, or a sandbox number). */
   number: string;
 }
 
@@ -52,21 +53,25 @@ let png: Promise<string> | undefined;
 /** The image the media sends carry (a small PNG, made once). */
 const image = () => (png ??= pngImage(16, 16).then((b) => b.toString('base64')));
 
-/** Contacts of the sandbox network that write to the instances and receive their sends. */
-const CONTACT = (i: number) => `55990000${String(1000 + i)}`;
+/** How many contacts write to the instances and receive their sends. */
+const CONTACTS = 5;
 
 /**
  * The clients: sends with an Idempotency-Key (retried after a timeout or a 5xx with the same key through
- * another node, as a client would), sandbox contacts writing to the instances, and settings writes (one
- * writer per instance, so that the last acknowledged value is the expected one).
+ * another node, as a client would), contacts of the network writing to and calling the instances, and
+ * settings writes (one writer per instance, so that the last acknowledged value is the expected one).
  */
 export class Workload {
   #seq = 0;
   #stopped = false;
   readonly #settingsBusy = new Set<string>();
+  readonly #webhookBusy = new Set<string>();
+  /** Where each configuration of the `cfg` webhooks points: the receiver, one path per change. */
+  receiverUrl = '';
 
   constructor(
     private readonly cluster: ChaosCluster,
+    private readonly network: ChaosNetwork,
     private readonly instances: ChaosInstance[],
     private readonly random: Random,
     private readonly history: History,
@@ -76,7 +81,18 @@ export class Workload {
 
   /** A node to send through: any running one, also one that is paused or cut off (clients cannot tell). */
   #via(): string {
-    return this.random.pick(this.cluster.running).process!.url;
+    return this.#node().url;
+  }
+
+  #node() {
+    return this.random.pick(this.cluster.running).process!;
+  }
+
+  /** Records what the network answered to a contact's message or call. */
+  #settle(op: Operation, result: InboundResult): void {
+    if (result.outcome === 'ok') this.history.ok(op, result.id);
+    else if (result.outcome === 'refused') this.history.fail(op, result.detail);
+    else this.history.info(op, result.detail);
   }
 
   stop(): void {
@@ -91,9 +107,10 @@ export class Workload {
           const roll = this.random.next();
           if (roll < 0.3) await this.send(`${process}-${w}`);
           else if (roll < 0.4) await this.send(`${process}-${w}`, true);
-          else if (roll < 0.7) await this.inbound(`${process}-${w}`);
-          else if (roll < 0.75) await this.chat(`${process}-${w}`);
-          else if (roll < 0.8) await this.call(`${process}-${w}`);
+          else if (roll < 0.67) await this.inbound(`${process}-${w}`);
+          else if (roll < 0.72) await this.chat(`${process}-${w}`);
+          else if (roll < 0.77) await this.call(`${process}-${w}`);
+          else if (roll < 0.85) await this.webhook(`${process}-${w}`);
           else await this.settings(`${process}-${w}`);
           await new Promise((r) => setTimeout(r, this.random.int(20, 120)));
         }
@@ -106,7 +123,7 @@ export class Workload {
     const instance = this.random.pick(this.instances);
     const key = `send-${++this.#seq}`;
     const op = this.history.invoke(process, 'send', { instance: instance.name, key, media });
-    const number = CONTACT(this.random.int(0, 4));
+    const number = this.network.contact(this.random.int(0, CONTACTS - 1));
     const body = media ? { number, type: 'image', base64: await image(), caption: key } : { number, text: key };
     const path = `/api/message/${media ? 'media' : 'text'}/${instance.name}`;
     for (let attempt = 1; attempt <= 4; attempt++) {
@@ -125,13 +142,7 @@ export class Workload {
     const instance = this.random.pick(this.instances);
     const text = `inbound-${++this.#seq}`;
     const op = this.history.invoke(process, 'inbound', { instance: instance.name, text });
-    const res = await request(this.#via(), 'POST', `/api/sandbox/inbound/${instance.name}`, instance.token, {
-      from: CONTACT(this.random.int(0, 4)),
-      text,
-    });
-    if (res?.status === 200) this.history.ok(op);
-    else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
-    else this.history.info(op, res ? `${res.status}` : 'no answer');
+    this.#settle(op, await this.network.inbound(instance, this.random.int(0, CONTACTS - 1), text, this.#node().api));
   }
 
   /** A contact asks the bot something (a unique text); the echo flow answers it. */
@@ -139,26 +150,49 @@ export class Workload {
     if (!this.bot) return;
     const text = `question-${++this.#seq}`;
     const op = this.history.invoke(process, 'chat', { instance: this.bot.name, text });
-    const res = await request(this.#via(), 'POST', `/api/sandbox/inbound/${this.bot.name}`, this.bot.token, {
-      from: CONTACT(this.random.int(0, 4)),
-      text,
-    });
-    if (res?.status === 200) this.history.ok(op);
-    else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
-    else this.history.info(op, res ? `${res.status}` : 'no answer');
+    this.#settle(op, await this.network.inbound(this.bot, this.random.int(0, CONTACTS - 1), text, this.#node().api));
   }
 
   /** A contact calls an instance, which rejects it (autoRejectCalls); the call id is the op's detail. */
   async call(process: string): Promise<void> {
     const instance = this.random.pick(this.instances);
     const op = this.history.invoke(process, 'call', { instance: instance.name });
-    const res = await request(this.#via(), 'POST', `/api/sandbox/call/${instance.name}`, instance.token, {
-      from: CONTACT(this.random.int(0, 4)),
-      isVideo: false,
-    });
-    if (res?.status === 200) this.history.ok(op, String(res.body.callId));
-    else if (res && res.status < 500) this.history.fail(op, `${res.status}`);
-    else this.history.info(op, res ? `${res.status}` : 'no answer');
+    this.#settle(op, await this.network.call(instance, this.random.int(0, CONTACTS - 1), this.#node().api));
+  }
+
+  /**
+   * Changes an instance's `cfg` webhook (one writer per instance): re-points it at a new path, narrows its
+   * filter to another event, or deletes it. `target` is where `message.exchange` goes from then on.
+   */
+  async webhook(process: string): Promise<void> {
+    const free = this.instances.filter((i) => !this.#webhookBusy.has(i.name));
+    if (free.length === 0 || !this.receiverUrl) return;
+    const instance = this.random.pick(free);
+    this.#webhookBusy.add(instance.name);
+    const seq = ++this.#seq;
+    const roll = this.random.next();
+    const action = roll < 0.7 ? 'repoint' : roll < 0.85 ? 'filter' : 'delete';
+    const target = action === 'repoint' ? `/cfg-${seq}` : null;
+    const op = this.history.invoke(process, 'webhook', { instance: instance.name, action, target });
+    try {
+      const path = `/api/events/webhook/${instance.name}`;
+      const res =
+        action === 'delete'
+          ? await request(this.#via(), 'DELETE', `${path}?label=cfg`, instance.token)
+          : await request(this.#via(), 'POST', path, instance.token, {
+              label: 'cfg',
+              enabled: true,
+              url: `${this.receiverUrl}/cfg-${seq}`,
+              events: action === 'repoint' ? ['message.exchange'] : ['instance.state'],
+            });
+      // Deleting a webhook that is not there leaves the same state: no `cfg` webhook.
+      if (res && (res.status === 200 || res.status === 201 || (action === 'delete' && res.status === 404))) {
+        this.history.ok(op);
+      } else if (res && res.status < 500 && res.status !== 409) this.history.fail(op, `${res.status}`);
+      else this.history.info(op, res ? `${res.status}` : 'no answer');
+    } finally {
+      this.#webhookBusy.delete(instance.name);
+    }
   }
 
   async settings(process: string): Promise<void> {

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { CHATBOT_NAMESPACE } from '../../src/store/namespaces.js';
 import { FakeTypebot, text, textInput } from '../helpers/fake-typebot.js';
-import { ClusterFixture, TEST_TTL_MS, connectAndLink, sleep } from './cluster-fixture.js';
+import { ClusterFixture, TEST_TTL_MS, connectAndLink } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
+import { until } from '../helpers/until.js';
 
 const CONTACT = '5521977770001';
 const CONTACT_JID = `${CONTACT}@s.whatsapp.net`;
@@ -26,21 +27,16 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
     await typebot?.close();
   });
 
-  const until = async <T>(probe: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const value = await probe().catch(() => undefined);
-      if (value !== undefined) return value;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
-  };
-
   async function owner(): Promise<NodeProcess> {
     const [id] = await c.owners([instanceId]);
     return c.nodes.find((n) => n.nodeId === id)!;
   }
 
+  /** A probe whose request fails (a node being killed, the file busy) answers "not yet". */
+  const probing =
+    <T>(probe: () => Promise<T | undefined>) =>
+    () =>
+      probe().catch(() => undefined);
   const texts = async (via: NodeProcess) => {
     const res = await via.api.get(`/api/sandbox/outbox/ha?to=${CONTACT}`, { token: account });
     return res.status === 200
@@ -75,7 +71,11 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
 
     // A conversation under way: the flow has a session and has greeted the contact.
     expect((await say(c.nodes[1]!, 'hello')).status).to.equal(200);
-    await until(async () => ((await texts(c.nodes[0]!))?.length === 1 ? true : undefined), 'the greeting');
+    await until(
+      probing(async () => ((await texts(c.nodes[0]!))?.length === 1 ? true : undefined)),
+      'the greeting',
+      20_000,
+    );
     const [started] = typebot.startsFor(CONTACT_JID);
     const flowSession = started!.sessionId!;
 
@@ -83,8 +83,11 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
     const victim = await owner();
     expect((await say(c.other(victim), 'my order never came')).status).to.equal(200);
     await until(
-      async () => (await c.store.ownedState.get(instanceId, CHATBOT_NAMESPACE, `inbox:${CONTACT_JID}`)) ?? undefined,
+      probing(
+        async () => (await c.store.ownedState.get(instanceId, CHATBOT_NAMESPACE, `inbox:${CONTACT_JID}`)) ?? undefined,
+      ),
       'the buffered fragment in the store',
+      20_000,
     );
     expect(typebot.received('ha-echo')).to.deep.equal([]);
     await victim.kill9();
@@ -94,8 +97,9 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
     expect((await owner()).nodeId).to.not.equal(victim.nodeId);
     const survivor = c.nodes[0]!;
     await until(
-      async () => ((await texts(survivor))?.includes('You said: my order never came') ? true : undefined),
+      probing(async () => ((await texts(survivor))?.includes('You said: my order never came') ? true : undefined)),
       'the buffered fragment answered by the new owner',
+      20_000,
     );
     expect(
       typebot.callsOf({ sessionId: flowSession, kind: 'continue' }).map((call) => call.body.message),
@@ -104,8 +108,9 @@ describe('cluster: a chatbot conversation survives kill -9 of its owner', functi
     // The conversation goes on in the same session, on the new owner.
     expect((await say(survivor, 'where is it?')).status).to.equal(200);
     await until(
-      async () => ((await texts(survivor))?.includes('You said: where is it?') ? true : undefined),
+      probing(async () => ((await texts(survivor))?.includes('You said: where is it?') ? true : undefined)),
       'the next answer',
+      20_000,
     );
     expect(typebot.startsFor(CONTACT_JID)).to.have.length(1);
     const sessions = await survivor.api.get('/api/chatbot/sessions/ha', { token: account });

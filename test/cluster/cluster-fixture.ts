@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { AccountService } from '../../src/accounts/account-service.js';
 import { placeInstance } from '../../src/cluster/placement.js';
@@ -9,7 +8,10 @@ import { InstanceService } from '../../src/instances/instance-service.js';
 import { keys } from '../../src/redis/keys.js';
 import { SecretBox } from '../../src/security/secret-box.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { startRedisServer } from '../helpers/redis-server.js';
+import { nodeResource } from '../../src/cluster/lease-manager.js';
+import type { RedisClient } from '../../src/redis/redis-client.js';
+import { SINGLE_REDIS } from '../helpers/redis-kinds.js';
+import type { RedisKind, RedisUnderTest } from '../helpers/redis-kinds.js';
 import type { RedisServer } from '../helpers/redis-server.js';
 import { CLUSTER_ADMIN_TOKEN, CLUSTER_ENCRYPTION_KEY, NodeProcess } from './node-process.js';
 import { readOwners, readProbe, staleWrites, twoOwners } from './probe-checker.js';
@@ -44,39 +46,56 @@ export async function connectAndLink(
 }
 
 /**
- * A test cluster: one redis-server and N node processes on one SQLite file, with the write probe on.
+ * A test cluster: Redis (one redis-server unless another kind is given) and N node processes on one SQLite
+ * file, with the write probe on.
  * Nodes can be killed, paused, stopped and added; `check()` reads the probe and returns the stale writes.
  */
 export class ClusterFixture {
   readonly nodes: NodeProcess[] = [];
   readonly probeFile: string;
   readonly store: SqliteStore;
-  readonly #watch: Redis;
+  readonly #watch: RedisClient;
   #seq = 0;
   accountToken = '';
   instanceIds: string[] = [];
 
   private constructor(
-    readonly redis: RedisServer,
+    readonly backend: RedisUnderTest,
     readonly dataDir: string,
     private readonly env: Record<string, string>,
   ) {
     this.probeFile = join(dataDir, 'probe.jsonl');
     this.store = new SqliteStore(join(dataDir, 'switchboard.db'));
-    this.#watch = new Redis(redis.url, { maxRetriesPerRequest: 1, lazyConnect: false });
-    this.#watch.on('error', () => undefined);
+    this.#watch = backend.watcher();
   }
 
-  static async start(nodeCount: number, env: Record<string, string> = {}): Promise<ClusterFixture> {
-    const redis = await startRedisServer();
+  /** The one redis-server, for cases that restart, kill or pause it. */
+  get redis(): RedisServer {
+    if (!this.backend.server) throw new Error(`this cluster runs on REDIS_MODE=${this.backend.mode}, not one server`);
+    return this.backend.server;
+  }
+
+  static async start(
+    nodeCount: number,
+    env: Record<string, string> = {},
+    kind: RedisKind = SINGLE_REDIS,
+  ): Promise<ClusterFixture> {
+    const backend = await kind.start();
     const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cluster-'));
-    const fixture = new ClusterFixture(redis, dataDir, {
+    const fixture = new ClusterFixture(backend, dataDir, {
+      ...backend.env,
       LEASE_TTL_MS: String(TEST_TTL_MS),
       RECONCILE_MS: '250',
       ...env,
     });
-    for (let i = 0; i < nodeCount; i++) await fixture.addNode();
-    await fixture.waitForMembers(nodeCount);
+    try {
+      for (let i = 0; i < nodeCount; i++) await fixture.addNode();
+      await fixture.waitForMembers(nodeCount);
+    } catch (err) {
+      // The nodes already started must not outlive a failed start.
+      await fixture.stop().catch(() => undefined);
+      throw err;
+    }
     return fixture;
   }
 
@@ -84,7 +103,7 @@ export class ClusterFixture {
   async addNode(env: Record<string, string> = {}, nodeId = `n${++this.#seq}`): Promise<NodeProcess> {
     const node = await NodeProcess.start({
       nodeId,
-      redisUrl: this.redis.url,
+      redisUrl: this.backend.url,
       dataDir: this.dataDir,
       probeFile: this.probeFile,
       env: { ...this.env, ...env },
@@ -154,10 +173,24 @@ export class ClusterFixture {
     return node.api.post(`/api/cluster/probe/${instanceName}`, { op }, { token: this.accountToken });
   }
 
-  /** The node recorded as owner of each instance (Redis owner keys). */
+  /**
+   * The node holding each instance: the holder the store records, while that node's lease still carries
+   * the token it took the instance with (a node that lost its lease runs none of them). A singleton role,
+   * `singleton:<name>`: the node whose token its lease holds.
+   */
   async owners(ids = this.instanceIds): Promise<(string | undefined)[]> {
     if (ids.length === 0) return [];
-    return (await this.#watch.mget(...ids.map((id) => keys.owner(id)))).map((v) => v ?? undefined);
+    const held = await this.store.instances.ownership(ids);
+    const nodes = [...new Set([...held.values()].flatMap((o) => (o.holder ? [o.holder.node] : [])))];
+    const tokens = nodes.length ? await this.#watch.mget(...nodes.map((n) => keys.lease(nodeResource(n)))) : [];
+    const current = new Map(nodes.map((n, i) => [n, tokens[i]]));
+    return Promise.all(
+      ids.map(async (id) => {
+        if (id.startsWith('singleton:')) return ((await this.#watch.get(keys.lease(id))) ?? undefined)?.split('/')[0];
+        const holder = held.get(id)?.holder;
+        return holder && current.get(holder.node) === holder.token ? holder.node : undefined;
+      }),
+    );
   }
 
   /** Waits until every instance is owned by one of the live nodes; returns the time it took (ms). */
@@ -203,7 +236,7 @@ export class ClusterFixture {
     this.nodes.length = 0;
     this.#watch.disconnect();
     await this.store.close();
-    await this.redis.stop();
+    await this.backend.stop();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

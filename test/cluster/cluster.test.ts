@@ -3,6 +3,7 @@ import { placeInstance } from '../../src/cluster/placement.js';
 import { ClusterFixture, TEST_TTL_MS, sleep } from './cluster-fixture.js';
 import type { NodeProcess } from './node-process.js';
 import { readProbe } from './probe-checker.js';
+import { until } from '../helpers/until.js';
 
 const INSTANCES = 24;
 
@@ -101,6 +102,18 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
   });
 
   it('SIGSTOP of an owner for 2 × TTL: after SIGCONT its writes are refused and it drops its actors', async () => {
+    // The previous test's joiner may still be taking instances over: pause an owner whose actors all run
+    // (an owner key is recorded when the lease is taken, before the actor has activated and written).
+    await c.waitSettled(20_000);
+    const settled = await c.owners();
+    await until(
+      () => {
+        const written = new Set(readProbe(c.probeFile).map((r) => `${r.node}/${r.instance}`));
+        return c.instanceIds.every((id, i) => written.has(`${settled[i]}/${id}`));
+      },
+      'every owner to write for its instances',
+      10_000,
+    );
     const victim = await busiest();
     const owners = await c.owners();
     const theirs = c.instanceIds.filter((_, i) => owners[i] === victim.nodeId);
@@ -142,24 +155,32 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
     await c.waitAllOwned(10_000);
   });
 
-  it('Redis restarted (every lease lost): no instance ends with two owners, and all are owned again', async () => {
+  it('Redis restarted (every lease lost): no instance ends with two owners; the holders keep theirs', async () => {
     const describe = async (id: string, via: NodeProcess) => {
       const res = await c.probe(via, await nameOf(id), 'describe');
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body.owner as { nodeId: string; epoch: number };
     };
     const before = await Promise.all(c.instanceIds.map((id) => describe(id, c.nodes[0]!)));
+    const restarting = performance.now();
     await c.redis.restart();
+    const restartMs = performance.now() - restarting;
     await c.waitAllOwned(15_000);
     // Whoever reclaimed first may hand an instance on to its placed node: compare once placement holds.
     await c.waitSettled(15_000);
     const owners = await c.owners();
+    let kept = 0;
     for (const [i, id] of c.instanceIds.entries()) {
-      // Every node routes to one owner, the one Redis records, under an epoch claimed after the restart.
+      // Every node routes to one owner, the one the store records; a move meant a newer epoch.
       const seen = await Promise.all(c.nodes.map((n) => describe(id, n)));
       expect(new Set(seen.map((o) => `${o.nodeId}@${o.epoch}`)).size, `owners of ${id}`).to.equal(1);
       expect(seen[0]!.nodeId).to.equal(owners[i]);
-      expect(seen[0]!.epoch, `epoch of ${id}`).to.be.greaterThan(before[i]!.epoch);
+      if (seen[0]!.nodeId === before[i]!.nodeId && seen[0]!.epoch === before[i]!.epoch) kept++;
+      else expect(seen[0]!.epoch, `epoch of ${id}`).to.be.greaterThan(before[i]!.epoch);
+    }
+    // The nodes wrote their leases back within their validity: a quick Redis restart moves no instance.
+    if (restartMs < TEST_TTL_MS / 2) {
+      expect(kept, `kept after a ${Math.round(restartMs)} ms restart`).to.equal(c.instanceIds.length);
     }
   });
 

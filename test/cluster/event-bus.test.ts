@@ -8,6 +8,7 @@ import { EventBus } from '../../src/events/event-bus.js';
 import { channels } from '../../src/redis/keys.js';
 import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
 import type { RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 
 const log = pino({ level: 'silent' });
 type Ev = { event: string; n: number };
@@ -16,11 +17,6 @@ function collect(bus: EventBus<Ev>, instanceId: string) {
   const got: Ev[] = [];
   return { got, ready: bus.subscribe(instanceId, (e) => got.push(e)) };
 }
-
-const until = async (cond: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-};
 
 describe('EventBus', () => {
   describe('over Redis: an event emitted on one node reaches subscribers on the others', () => {
@@ -49,7 +45,7 @@ describe('EventBus', () => {
       const otherInstance = collect(c!, 'inst-2');
       await Promise.all([onB.ready, onC.ready, otherInstance.ready]);
       expect(await a!.publish('inst-1', { event: 'message.exchange', n: 1 })).to.equal(2);
-      await until(() => onB.got.length === 1 && onC.got.length === 1);
+      await until(() => onB.got.length === 1 && onC.got.length === 1, 'delivery', 2000);
       expect(onB.got).to.deep.equal([{ event: 'message.exchange', n: 1 }]);
       expect(onC.got).to.deep.equal([{ event: 'message.exchange', n: 1 }]);
       expect(otherInstance.got).to.deep.equal([]);
@@ -74,7 +70,7 @@ describe('EventBus', () => {
     await transport.publish(channels.events('i'), JSON.stringify({ busId: 'node-a:2', event: 'e', n: 2 }));
     await transport.publish(channels.events('i'), JSON.stringify({ event: 'old', n: 3 }));
     await transport.publish(channels.events('i'), JSON.stringify({ event: 'old', n: 3 }));
-    await until(() => sub.got.length === 4);
+    await until(() => sub.got.length === 4, 'delivery', 2000);
     await new Promise((r) => setTimeout(r, 20));
     expect(sub.got).to.deep.equal([
       { event: 'e', n: 1 },
@@ -89,7 +85,7 @@ describe('EventBus', () => {
     const sub = collect(bus, 'i');
     await sub.ready;
     expect(await bus.publish('i', { event: 'e', n: 3 })).to.equal(1);
-    await until(() => sub.got.length === 1);
+    await until(() => sub.got.length === 1, 'delivery', 2000);
     expect(sub.got).to.deep.equal([{ event: 'e', n: 3 }]);
   });
 });

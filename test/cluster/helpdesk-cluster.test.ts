@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { FakeChatwoot } from '../helpers/fake-chatwoot.js';
-import { ClusterFixture, sleep } from './cluster-fixture.js';
+import { ClusterFixture } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
+import { until } from '../helpers/until.js';
 
 describe('cluster: the helpdesk bridge across node processes', function () {
   this.timeout(120_000);
@@ -33,20 +34,6 @@ describe('cluster: the helpdesk bridge across node processes', function () {
     await c?.stop();
     await fake?.stop();
   });
-
-  const until = async <T>(
-    what: string,
-    probe: () => Promise<T | undefined | false> | T | undefined | false,
-    ms = 15_000,
-  ): Promise<T> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
-  };
 
   async function ownerOf(name: string): Promise<NodeProcess> {
     const acct = (await c.store.accounts.list()).find((a) => a.name === 'helpdesk-cluster')!;
@@ -82,23 +69,24 @@ describe('cluster: the helpdesk bridge across node processes', function () {
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
     }
     const conversation = await until(
-      'the conversation',
       () => fake.conversationsOf(fake.contactByIdentifier(`${contact}@s.whatsapp.net`)?.id ?? -1)[0],
+      'the conversation',
+      15000,
     );
-    await until('three messages', () => fake.messagesOf(conversation.id).length === 3);
+    await until(() => fake.messagesOf(conversation.id).length === 3, 'three messages', 15_000);
     expect(fake.messagesOf(conversation.id).map((m) => m.content)).to.deep.equal(['one', 'two', 'three']);
 
     const { message } = await fake.agentReply(conversation.id, { content: 'answer' });
     const outbox = async () =>
       (await front.api.get(`/api/sandbox/outbox/hd-order?to=${contact}`, { token: account })).body.messages as any[];
-    await until('the answer in the outbox', async () => (await outbox()).length === 1);
+    await until(async () => (await outbox()).length === 1, 'the answer in the outbox', 15_000);
     // The same webhook through the node that does not own the instance: accepted there, not sent twice.
     const delivery = fake.webhooks.find((w) => w.body.id === message.id && w.body.event === 'message_created')!;
     const path = new URL(delivery.url).pathname;
     const again = await front.api.post(path, delivery.body);
     expect(again.status, again.text).to.equal(200);
     await fake.agentReply(conversation.id, { content: 'follow-up' });
-    await until('the follow-up', async () => (await outbox()).length === 2);
+    await until(async () => (await outbox()).length === 2, 'the follow-up', 15_000);
     expect((await outbox()).map((e) => e.text)).to.deep.equal(['answer', 'follow-up']);
   });
 
@@ -116,22 +104,23 @@ describe('cluster: the helpdesk bridge across node processes', function () {
     };
     await inbound('before');
     const conversation = await until(
-      'the conversation',
       () => fake.conversationsOf(fake.contactByIdentifier(`${contact}@s.whatsapp.net`)?.id ?? -1)[0],
+      'the conversation',
+      15000,
     );
-    await until('the first message', () => fake.messagesOf(conversation.id).length === 1);
+    await until(() => fake.messagesOf(conversation.id).length === 1, 'the first message', 15_000);
 
     fake.fail({ status: 500 });
     await inbound('queued 1');
     await inbound('queued 2');
     const seen = fake.requests.length;
-    await until('the queued messages to be tried', () => fake.requests.length > seen + 2);
+    await until(() => fake.requests.length > seen + 2, 'the queued messages to be tried', 15_000);
     await owner.kill9();
     c.remove(owner);
     fake.recover();
-    await until('the new owner to deliver the queue', () => fake.messagesOf(conversation.id).length >= 3, 30_000);
+    await until(() => fake.messagesOf(conversation.id).length >= 3, 'the new owner to deliver the queue', 30_000);
     await inbound('after');
-    await until('the message after the failover', () => fake.messagesOf(conversation.id).length >= 4);
+    await until(() => fake.messagesOf(conversation.id).length >= 4, 'the message after the failover', 15_000);
     expect(fake.messagesOf(conversation.id).map((m) => m.content)).to.deep.equal([
       'before',
       'queued 1',

@@ -50,7 +50,7 @@ export class NodeProcess {
   #stopping = false;
 
   static start(o: NodeProcessOptions): Promise<NodeProcess> {
-    const { REDIS_URL: _r, MONGO_URL: _m, ...inherited } = process.env;
+    const { REDIS_URL: _r, REDIS_MODE: _rm, REDIS_SENTINEL_MASTER: _rs, MONGO_URL: _m, ...inherited } = process.env;
     const args = o.builtMain ? [o.builtMain] : ['--import', 'tsx', 'src/main.ts'];
     const child = spawn(process.execPath, args, {
       env: {
@@ -77,7 +77,8 @@ export class NodeProcess {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
         reject(new Error(`node ${o.nodeId} did not start:\n${output}`));
-      }, 20_000);
+        // Compiling the sources on start takes seconds on a loaded machine.
+      }, 45_000);
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"node listening"/.exec(output);

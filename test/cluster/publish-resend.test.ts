@@ -4,7 +4,6 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { ActorHost } from '../../src/cluster/actor-host.js';
-import type { LeaseManager } from '../../src/cluster/lease-manager.js';
 import type { Membership, NodeInfo } from '../../src/cluster/membership.js';
 import { Router } from '../../src/cluster/router.js';
 import { EventBus } from '../../src/events/event-bus.js';
@@ -67,7 +66,7 @@ describe('cluster: a PUBLISH that ioredis sends twice takes effect once', () => 
     const router = new Router({
       nodeId,
       host: host as unknown as ActorHost,
-      leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+      directory: { lookup: async () => ['b'], record: async () => undefined, forget: async () => undefined },
       membership,
       transport,
       log,

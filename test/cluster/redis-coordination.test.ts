@@ -15,20 +15,11 @@ import { keys } from '../../src/redis/keys.js';
 import { runScript } from '../../src/redis/scripts.js';
 import { connectRedis, startRedisServer } from '../helpers/redis-server.js';
 import type { RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/until.js';
 
 const log = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../src/redis/lua');
-
-/** Polls `check` every 5 ms until it holds; returns how long that took. */
-async function until(what: string, check: () => boolean, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  while (!check()) {
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(5);
-  }
-  return performance.now() - started;
-}
 
 /** A TCP proxy to Redis that delays every reply by `delayMs`. */
 async function delayingProxy(redisPort: number, delayMs: number) {
@@ -259,7 +250,7 @@ describe('Redis coordination', function () {
       const got: string[] = [];
       await receiver.subscribe(channel, (m) => got.push(m));
       expect(await sender.publish(channel, 'hello')).to.equal(1);
-      await until('delivery', () => got.length === 1, 2000);
+      await until(() => got.length === 1, 'delivery', 2000, 5);
       expect(got).to.deep.equal(['hello']);
     });
 
@@ -288,11 +279,11 @@ describe('Redis coordination', function () {
         sender.publish(channel, 'three'),
       ]);
       expect(counts).to.deep.equal([1, 0, 1, 1]);
-      await until('delivery', () => got.length === 3, 2000);
+      await until(() => got.length === 3, 'delivery', 2000, 5);
       expect(got).to.deep.equal(['one', 'two', 'three']);
       // The next turn's publishes go out too (the socket was uncorked).
       expect(await sender.publish(channel, 'four')).to.equal(1);
-      await until('delivery', () => got.length === 4, 2000);
+      await until(() => got.length === 4, 'delivery', 2000, 5);
     });
 
     it('gives every handler of a node the message, even when one throws', async () => {
@@ -306,7 +297,7 @@ describe('Redis coordination', function () {
       await receiver.subscribe(channel, (m) => got.push(`second:${m}`));
       // One Redis subscription per channel and node: one receiver.
       expect(await sender.publish(channel, 'x')).to.equal(1);
-      await until('delivery', () => got.length === 1, 2000);
+      await until(() => got.length === 1, 'delivery', 2000, 5);
       expect(got).to.deep.equal(['second:x']);
     });
 
@@ -320,7 +311,7 @@ describe('Redis coordination', function () {
       const offSecond = await receiver.subscribe(channel, (m) => second.push(m));
       await offFirst();
       expect(await sender.publish(channel, 'a')).to.equal(1);
-      await until('delivery', () => second.length === 1, 2000);
+      await until(() => second.length === 1, 'delivery', 2000, 5);
       await offSecond();
       expect(await sender.publish(channel, 'b')).to.equal(0);
       await sleep(100);
@@ -340,7 +331,7 @@ describe('Redis coordination', function () {
       const got: string[] = [];
       await t.subscribe(channel, (m) => got.push(m));
       expect(await sender.publish(channel, 'hi')).to.equal(1);
-      await until('delivery', () => got.length === 1, 2000);
+      await until(() => got.length === 1, 'delivery', 2000, 5);
     });
     it('keeps a subscription made while its subscriber connection is still handshaking', async () => {
       // RedisTransport's subscriber connects at once (lazyConnect: false) and subscribe() sends SUBSCRIBE
@@ -358,7 +349,7 @@ describe('Redis coordination', function () {
       await pub.ping(); // connection 1: the publisher
       const t = new RedisTransport(pub, log);
       cleanups.push(() => t.close());
-      await until('the subscriber to connect', () => proxy.connections() >= 2, 2000);
+      await until(() => proxy.connections() >= 2, 'the subscriber to connect', 2000, 5);
       await sleep(20); // TCP is up; the handshake replies are still on their way
       const channel = unique('handshake');
       const got: string[] = [];
@@ -366,7 +357,7 @@ describe('Redis coordination', function () {
       await sleep(500);
       const direct = await adminClient();
       expect(await direct.publish(channel, 'still there?'), 'receivers 500 ms after subscribe() resolved').to.equal(1);
-      await until('delivery', () => got.length === 1, 2000);
+      await until(() => got.length === 1, 'delivery', 2000, 5);
     });
   });
 
@@ -416,7 +407,7 @@ describe('Redis coordination', function () {
       await b.start();
       await a.start();
       expect(ids(a.liveNodes())).to.include.members(['m1-a', 'm1-b']);
-      await until('b to see a', () => ids(b.liveNodes()).includes('m1-a'), 1000);
+      await until(() => ids(b.liveNodes()).includes('m1-a'), 'b to see a', 1000, 5);
       const mine = (nodes: NodeInfo[]) => ids(nodes).filter((id) => id.startsWith('m1-'));
       expect(mine(a.liveNodes())).to.deep.equal(['m1-a', 'm1-b']);
       expect(mine(b.liveNodes())).to.deep.equal(['m1-a', 'm1-b']);
@@ -434,10 +425,12 @@ describe('Redis coordination', function () {
       const b = await membership('m2-b');
       await a.start();
       await b.start();
-      await until('a to see b', () => ids(a.liveNodes()).includes('m2-b'), 1000);
+      await until(() => ids(a.liveNodes()).includes('m2-b'), 'a to see b', 1000, 5);
       await b.stop();
       // Well before a's next heartbeat (100 ms) could have noticed the missing record.
-      const took = await until('a to drop b', () => !ids(a.liveNodes()).includes('m2-b'), 1000);
+      const dropping = performance.now();
+      await until(() => !ids(a.liveNodes()).includes('m2-b'), 'a to drop b', 1000, 5);
+      const took = performance.now() - dropping;
       expect(took).to.be.lessThan(60);
       expect(ids(a.liveNodes())).to.include('m2-a');
       await sleep(150);
@@ -450,28 +443,19 @@ describe('Redis coordination', function () {
       const silent = await membership('m3-silent', silentRedis);
       await a.start();
       await silent.start();
-      await until('a to see the silent node', () => ids(a.liveNodes()).includes('m3-silent'), 1000);
+      await until(() => ids(a.liveNodes()).includes('m3-silent'), 'a to see the silent node', 1000, 5);
       // Its heartbeats fail from now on (as if the process hung or lost Redis); it never says goodbye.
       silentRedis.disconnect();
-      const took = await until('a to drop the silent node', () => !ids(a.liveNodes()).includes('m3-silent'), 2000);
+      const silencing = performance.now();
+      await until(() => !ids(a.liveNodes()).includes('m3-silent'), 'a to drop the silent node', 2000, 5);
+      const took = performance.now() - silencing;
       expect(took).to.be.lessThan(300 + 100 + 150);
       expect(ids(a.liveNodes())).to.include('m3-a');
     });
   });
 
   describe('Lua scripts', () => {
-    // The delivery scripts are tested in redis-delivery-queue.test.ts.
-    const TESTED = [
-      'ackDeliveries',
-      'buryDelivery',
-      'hitRateLimit',
-      'promoteDue',
-      'recordOwner',
-      'releaseLeases',
-      'renewLeases',
-      'retryDelivery',
-      'reviveDead',
-    ];
+    const TESTED = ['forgetOwner', 'hitRateLimit', 'runLease'];
 
     it('covers every script of src/redis/lua', () => {
       const bases = readdirSync(LUA_DIR)
@@ -495,54 +479,55 @@ describe('Redis coordination', function () {
       expect(await c.pttl(stuck)).to.be.within(1, 5000);
     });
 
-    it('recordOwner writes the owner key only while the lease carries the token', async () => {
+    it('runLease: acquire, renew, state and release, each token-checked', async () => {
       const c = await client();
       const r = unique('res');
-      const args = ['tok-1', 'node-a', 1000];
-      expect(await runScript(c, 'recordOwner', [keys.lease(r), keys.owner(r)], args)).to.equal(0);
-      expect(await c.exists(keys.owner(r))).to.equal(0);
-      await c.set(keys.lease(r), 'tok-1', 'PX', 1000);
-      expect(await runScript(c, 'recordOwner', [keys.lease(r), keys.owner(r)], args)).to.equal(1);
-      expect(await c.get(keys.owner(r))).to.equal('node-a');
-      expect(await c.pttl(keys.owner(r))).to.be.within(1, 1000);
-      expect(await runScript(c, 'recordOwner', [keys.lease(r), keys.owner(r)], ['tok-2', 'node-b', 1000])).to.equal(0);
-      expect(await c.get(keys.owner(r))).to.equal('node-a');
+      const lease = (op: string, token: string, minAge = 0) =>
+        runScript<[number, number, string]>(
+          c,
+          'runLease',
+          [keys.lease(r), keys.incarnation()],
+          [op, token, 1000, minAge],
+        );
+      expect((await lease('acquire', 't1'))[0]).to.equal(1);
+      expect((await lease('acquire', 't2'))[0]).to.equal(0);
+      expect(await c.get(keys.lease(r))).to.equal('t1');
+      const [alive, pttl, run] = await lease('state', 't1');
+      expect(alive).to.equal(1);
+      expect(pttl).to.be.within(1, 1000);
+      expect(run).to.match(/^[0-9a-f]{40}$/);
+      expect((await lease('renew', 't2'))[0]).to.equal(-1);
+      expect((await lease('renew', 't1'))[0]).to.equal(1);
+      expect((await lease('release', 't2'))[0]).to.equal(0);
+      expect((await lease('release', 't1'))[0]).to.equal(1);
+      expect(await c.exists(keys.lease(r))).to.equal(0);
+      // Missing in an incarnation old enough (min age 0 here): expired, not re-asserted.
+      expect((await lease('renew', 't1'))[0]).to.equal(0);
+      expect((await lease('state', 't1'))[0]).to.equal(0);
+      // Too young for the min age: a missing lease is unknown, and its holder may write it back.
+      const [young, wait] = await lease('state', 't1', 3_600_000);
+      expect(young).to.equal(-2);
+      expect(wait).to.be.within(1, 3_600_000);
+      expect((await lease('acquire', 't3', 3_600_000))[0]).to.equal(-2);
+      expect((await lease('renew', 't1', 3_600_000))[0]).to.equal(2);
+      expect(await c.get(keys.lease(r))).to.equal('t1');
+      // The incarnation record names this server's run and when it was first seen.
+      expect(await c.get(keys.incarnation())).to.match(new RegExp(`^${run}:\\d+$`));
+      const refused = await lease('bogus', 't1').then(
+        () => 'no error',
+        (err: Error) => err.message,
+      );
+      expect(refused).to.match(/unknown lease operation/);
     });
 
-    it('renewLeases extends each lease still held with its token', async () => {
+    it('forgetOwner deletes an owner hint only while it names the node', async () => {
       const c = await client();
-      const [r1, r2, r3] = [unique('r'), unique('r'), unique('r')];
-      await c.set(keys.lease(r1), 't1', 'PX', 200);
-      await c.set(keys.lease(r2), 'someone-else', 'PX', 200);
-      const result = await runScript<number[]>(
-        c,
-        'renewLeases',
-        [r1, r2, r3].flatMap((r) => [keys.lease(r), keys.owner(r)]),
-        [5000, 'node-a', 't1', 't2', 't3'],
-      );
-      expect(result).to.deep.equal([1, 0, 0]);
-      expect(await c.pttl(keys.lease(r1))).to.be.greaterThan(4000);
-      expect(await c.get(keys.owner(r1))).to.equal('node-a');
-      expect(await c.pttl(keys.lease(r2))).to.be.at.most(200);
-      expect(await c.exists(keys.owner(r2), keys.lease(r3), keys.owner(r3))).to.equal(0);
-    });
-
-    it('releaseLeases deletes only the leases still carrying their tokens', async () => {
-      const c = await client();
-      const [r1, r2] = [unique('r'), unique('r')];
-      await c.set(keys.lease(r1), 't1', 'PX', 5000);
-      await c.set(keys.owner(r1), 'node-a', 'PX', 5000);
-      await c.set(keys.lease(r2), 'other', 'PX', 5000);
-      await c.set(keys.owner(r2), 'node-b', 'PX', 5000);
-      const released = await runScript<number>(
-        c,
-        'releaseLeases',
-        [r1, r2].flatMap((r) => [keys.lease(r), keys.owner(r)]),
-        ['t1', 't2'],
-      );
-      expect(released).to.equal(1);
-      expect(await c.exists(keys.lease(r1), keys.owner(r1))).to.equal(0);
-      expect(await c.get(keys.owner(r2))).to.equal('node-b');
+      const id = unique('inst');
+      await c.set(keys.owner(id), 'node-a');
+      expect(await runScript(c, 'forgetOwner', [keys.owner(id)], ['node-b'])).to.equal(0);
+      expect(await c.get(keys.owner(id))).to.equal('node-a');
+      expect(await runScript(c, 'forgetOwner', [keys.owner(id)], ['node-a'])).to.equal(1);
+      expect(await c.exists(keys.owner(id))).to.equal(0);
     });
 
     it('refuses a fixed-key script called with the wrong number of keys, and an unknown script', async () => {
@@ -556,7 +541,7 @@ describe('Redis coordination', function () {
         return 'no error';
       };
       expect(await outcome(() => runScript(c, 'hitRateLimit', ['a', 'b'], [1000]))).to.match(/takes 1 keys, got 2/);
-      expect(await outcome(() => runScript(c, 'recordOwner', ['only-one'], ['t', 'n', 1000]))).to.match(
+      expect(await outcome(() => runScript(c, 'runLease', ['only-one'], ['state', 't', 1000, 0]))).to.match(
         /takes 2 keys, got 1/,
       );
       expect(await outcome(() => runScript(c, 'noSuchScript', [], []))).to.match(/No Lua script named noSuchScript/);

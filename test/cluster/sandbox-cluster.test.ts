@@ -3,9 +3,10 @@ import { Redis } from 'ioredis';
 import type { EventEnvelope } from '../../src/events/instance-events.js';
 import { channels } from '../../src/redis/keys.js';
 import { pngImage } from '../helpers/media-fixtures.js';
-import { ClusterFixture, TEST_TTL_MS, connectAndLink, sleep } from './cluster-fixture.js';
+import { ClusterFixture, TEST_TTL_MS, connectAndLink } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
+import { until } from '../helpers/until.js';
 
 describe('cluster: sandbox instances across node processes', function () {
   this.timeout(120_000);
@@ -61,14 +62,6 @@ describe('cluster: sandbox instances across node processes', function () {
     return token;
   }
 
-  const until = async (cond: () => Promise<boolean> | boolean, what: string, ms = 10_000) => {
-    const end = Date.now() + ms;
-    while (!(await cond())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
-  };
-
   it('two instances owned by different nodes exchange messages, with statuses, through any node', async () => {
     await linkedVia(c.nodes[0]!, 'left', '5511200000001');
     await linkedVia(c.nodes[1]!, 'right', '5511200000002');
@@ -96,6 +89,7 @@ describe('cluster: sandbox instances across node processes', function () {
       () =>
         (events.get(toId) ?? []).some((e) => e.event === 'message.exchange' && (e.data as { id: string }).id === id),
       'the message on the other node',
+      10000,
     );
     await until(
       () =>
@@ -103,6 +97,7 @@ describe('cluster: sandbox instances across node processes', function () {
           (e) => e.event === 'message.status' && (e.data as { status: string }).status === 'delivered',
         ),
       'the delivery receipt back',
+      10000,
     );
   });
 
@@ -131,7 +126,7 @@ describe('cluster: sandbox instances across node processes', function () {
       ],
       ['carousel', { cards: [{ header: { title: 'Card' }, body: { text: 'Body' } }] }, 'interactive'],
       ['reaction', { messageId: text, reaction: '👍' }, 'reaction'],
-      ['edit', { messageId: text, message: 'edited' }, 'edit'],
+      ['edit', { messageId: text, message: 'edited' }, 'message_edit'],
       ['forward', { messageId: text }, 'text'],
     ];
     const toId = await instanceId(to);
@@ -141,10 +136,10 @@ describe('cluster: sandbox instances across node processes', function () {
         ?.data as { message: { type: string; source: string } } | undefined;
     for (const [kind, body, type] of kinds) {
       const id = await post(kind, body);
-      await until(() => exchange(toId, id) !== undefined, `the ${kind} on the other node`);
+      await until(() => exchange(toId, id) !== undefined, `the ${kind} on the other node`, 10_000);
       expect(exchange(toId, id)!.message.type, kind).to.equal(type);
     }
-    await until(() => exchange(fromId, text) !== undefined, 'the labelled outgoing exchange');
+    await until(() => exchange(fromId, text) !== undefined, 'the labelled outgoing exchange', 10_000);
     expect(exchange(fromId, text)!.message.source).to.equal('cluster-test');
   });
 
@@ -192,6 +187,7 @@ describe('cluster: sandbox instances across node processes', function () {
           );
         }),
       'the post on the follower node',
+      10000,
     );
   });
 
@@ -212,7 +208,7 @@ describe('cluster: sandbox instances across node processes', function () {
       (events.get(toId) ?? []).find(
         (e) => e.event === 'group.flow' && (e.data as { groupJid: string }).groupJid === groupJid,
       )?.data as { type: string; author: string } | undefined;
-    await until(() => flow() !== undefined, 'group.flow on the member owned by another node');
+    await until(() => flow() !== undefined, 'group.flow on the member owned by another node', 10_000);
     expect(flow()).to.deep.include({ type: 'joined', author: '5511200000001@s.whatsapp.net' });
     const sent = await neither.api.post(
       `/api/message/text/${from}`,
@@ -229,6 +225,7 @@ describe('cluster: sandbox instances across node processes', function () {
             (e.data as { chat: { jid: string } }).chat.jid === groupJid,
         ),
       'the group message on the other node',
+      10000,
     );
   });
 
@@ -241,6 +238,7 @@ describe('cluster: sandbox instances across node processes', function () {
     await until(
       async () => (await c.store.instances.findById(id))!.connection.state === 'connected',
       'connected on the new owner',
+      10000,
     );
     const after = await c.store.instances.findById(id);
     expect(after!.connection.numberJid).to.equal('5511200000001@s.whatsapp.net');
@@ -256,9 +254,10 @@ describe('cluster: sandbox instances across node processes', function () {
     await until(
       () =>
         (events.get(id) ?? []).some(
-          (e) => (e.data as { message?: { content: string } }).message?.content === 'still there?',
+          (e) => (e.data as { message?: { content: { text: string } } }).message?.content.text === 'still there?',
         ),
       'inbound after failover',
+      10000,
     );
   });
 });

@@ -4,6 +4,7 @@ import { TestClient } from '../helpers/ws-harness.js';
 import { ClusterFixture, connectAndLink, sleep } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
+import { until } from '../helpers/until.js';
 
 /**
  * Spec section 5, "a token can be revoked", across three node processes: a rotation or a disable made on
@@ -29,14 +30,6 @@ describe('cluster: tokens revoked on one node hold on every node', function () {
   after(async () => {
     await c?.stop();
   });
-
-  const until = async (cond: () => boolean | Promise<boolean>, what: string, ms = 10_000) => {
-    const end = Date.now() + ms;
-    while (!(await cond())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
-  };
 
   async function socket(node: NodeProcess, name: string, token: string): Promise<TestClient> {
     const client = await TestClient.open(
@@ -129,7 +122,7 @@ describe('cluster: tokens revoked on one node hold on every node', function () {
 
   it('an account disabled on one node: refused on all, its instance stops wherever it ran, and comes back when enabled', async () => {
     const { token, id } = await accountWithInstance('dis-cluster', 'dis', '5511400000003');
-    await until(async () => (await c.owners([id]))[0] !== undefined, 'an owner');
+    await until(async () => (await c.owners([id]))[0] !== undefined, 'an owner', 10_000);
     const held = await socket(c.nodes[0]!, 'dis', token);
 
     const res = await c.nodes[2]!.api.post('/api/admin/accounts/dis-cluster/disable', undefined, {
@@ -138,7 +131,7 @@ describe('cluster: tokens revoked on one node hold on every node', function () {
     expect(res.status, res.text).to.equal(200);
     expect(await closedWithin(held, 1000)).to.equal(4001);
     expect(await statuses('/api/instance/getSettings/dis', token)).to.deep.equal([401, 401, 401]);
-    await until(async () => (await c.owners([id]))[0] === undefined, 'the instance to stop on its owner');
+    await until(async () => (await c.owners([id]))[0] === undefined, 'the instance to stop on its owner', 10_000);
     // Stays stopped: no node takes it while the account is disabled.
     await sleep(1500);
     expect((await c.owners([id]))[0]).to.equal(undefined);
@@ -147,7 +140,7 @@ describe('cluster: tokens revoked on one node hold on every node', function () {
       token: CLUSTER_ADMIN_TOKEN,
     });
     expect(enabled.status, enabled.text).to.equal(200);
-    await until(async () => (await c.owners([id]))[0] !== undefined, 'an owner again');
+    await until(async () => (await c.owners([id]))[0] !== undefined, 'an owner again', 10_000);
     const sent = await c.nodes[0]!.api.post(
       '/api/message/text/dis',
       { number: '5511400000099', message: 'back' },

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { TestClient, rawUpgrade } from '../helpers/ws-harness.js';
-import { ClusterFixture, connectAndLink, sleep } from './cluster-fixture.js';
+import { ClusterFixture, connectAndLink } from './cluster-fixture.js';
 import { CLUSTER_ADMIN_TOKEN } from './node-process.js';
 import type { NodeProcess } from './node-process.js';
+import { until } from '../helpers/until.js';
 
 /**
  * WebSockets on every node (issue 6): clients on two nodes both receive an event emitted by an instance
@@ -41,14 +42,6 @@ describe('cluster: WebSocket fan-out across node processes', function () {
     return c.nodes.find((n) => n.nodeId === owner);
   }
 
-  const until = async (cond: () => boolean | Promise<boolean>, what: string, ms = 10_000) => {
-    const end = Date.now() + ms;
-    while (!(await cond())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
-  };
-
   it('clients on two different nodes both receive an event emitted by the instance on the third', async function () {
     const created = await c.nodes[0]!.api.post(
       '/api/instance/new',
@@ -59,7 +52,7 @@ describe('cluster: WebSocket fan-out across node processes', function () {
     const token = created.body.instance.token as string;
     await connectAndLink(c.nodes[1]!.api, c.nodes[2]!.api, 'fanout', token, { number: '5511300000001' });
     let owner: NodeProcess | undefined;
-    await until(async () => (owner = await ownerOf('fanout')) !== undefined, 'an owner');
+    await until(async () => (owner = await ownerOf('fanout')) !== undefined, 'an owner', 10_000);
     const others = c.nodes.filter((n) => n !== owner);
     expect(others).to.have.length(2);
 
@@ -83,10 +76,13 @@ describe('cluster: WebSocket fan-out across node processes', function () {
       await until(
         () => client.events('message.exchange').some((e) => (e.data as { id: string }).id === id),
         'the event on every node',
+        10000,
       );
       const envelope = client.events('message.exchange').find((e) => (e.data as { id: string }).id === id)!;
       expect(envelope.instanceData).to.deep.include({ instance: 'fanout', token });
-      expect((envelope.data as { message: { content: string } }).message.content).to.equal('to every node');
+      expect((envelope.data as { message: { content: { text: string } } }).message.content.text).to.equal(
+        'to every node',
+      );
     }
   });
 });

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { createServer, connect } from 'node:net';
 import { Redis } from 'ioredis';
@@ -13,8 +15,11 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** SIGKILL (a crash): resolves once the process is gone. */
   kill9(): Promise<void>;
-  /** Starts the server again on the same port (after stop() or kill9()): empty, or from its append-only file. */
-  restart(): Promise<void>;
+  /**
+   * Starts the server again on the same port (after stop() or kill9()): from its append-only file, or
+   * empty (`{empty: true}` deletes the file first: a Redis that lost its data).
+   */
+  restart(options?: { empty?: boolean }): Promise<void>;
   /** SIGSTOP: the server keeps its connections open but answers nothing (a hung Redis). */
   pause(): void;
   /** SIGCONT after pause(). */
@@ -73,15 +78,43 @@ function waitExit(child: ChildProcess): Promise<void> {
 export interface RedisServerOptions {
   /** A directory for an append-only file, so that a restart keeps the data (as production Redis does). */
   appendOnlyDir?: string;
+  /** How often the append-only file is synced: `always`, or `everysec` (a crash loses up to a second). @default always */
+  appendFsync?: 'always' | 'everysec';
+  /** A Redis Cluster node keeping its `nodes.conf` in this directory (its bus on a free port of its own). */
+  clusterDir?: string;
+  /** A replica of the master on this port of 127.0.0.1. */
+  replicaOf?: number;
+  /** A sentinel started from this configuration file (written by the caller; sentinel rewrites it). */
+  sentinelConfig?: string;
 }
 
-function spawnServer(port: number, o: RedisServerOptions): ChildProcess {
+/** The arguments of one server; `busPort` is the cluster bus port, chosen with the server's port. */
+function serverArgs(port: number, busPort: number, o: RedisServerOptions): string[] {
+  const where = ['--port', String(port), '--bind', '127.0.0.1'];
+  if (o.sentinelConfig) return [o.sentinelConfig, '--sentinel', ...where];
   const persistence = o.appendOnlyDir
-    ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', o.appendOnlyDir]
+    ? ['--appendonly', 'yes', '--appendfsync', o.appendFsync ?? 'always', '--dir', o.appendOnlyDir]
     : ['--appendonly', 'no'];
-  const child = spawn('redis-server', ['--save', '', ...persistence, '--port', String(port), '--bind', '127.0.0.1'], {
-    stdio: 'ignore',
-  });
+  const cluster = o.clusterDir
+    ? // A failed master is replaced within seconds (the default waits 15 s before it calls a node failed).
+      [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-port',
+        String(busPort),
+        '--cluster-node-timeout',
+        '2000',
+      ]
+    : [];
+  const dir = o.clusterDir && !o.appendOnlyDir ? ['--dir', o.clusterDir] : [];
+  const replica = o.replicaOf ? ['--replicaof', '127.0.0.1', String(o.replicaOf)] : [];
+  return ['--save', '', ...persistence, ...cluster, ...dir, ...replica, ...where];
+}
+
+function spawnServer(args: string[]): ChildProcess {
+  const child = spawn('redis-server', args, { stdio: 'ignore' });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
@@ -112,11 +145,13 @@ async function waitReady(child: ChildProcess, port: number): Promise<void> {
 /** Starts `redis-server` (from PATH) on a free port of 127.0.0.1 and waits until it answers PING. */
 export async function startRedisServer(o: RedisServerOptions = {}): Promise<RedisServer> {
   let port = 0;
+  let args: string[] = [];
   let child: ChildProcess | undefined;
   // The free port can be taken between our probe and redis' bind: try a few.
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
-    child = spawnServer(port, o);
+    args = serverArgs(port, o.clusterDir ? await freePort() : 0, o);
+    child = spawnServer(args);
     try {
       await waitReady(child, port);
       break;
@@ -146,9 +181,14 @@ export async function startRedisServer(o: RedisServerOptions = {}): Promise<Redi
       proc.kill('SIGKILL');
       await waitExit(proc);
     },
-    async restart() {
+    async restart(options = {}) {
       await stop();
-      current = spawnServer(port, o);
+      if (options.empty && o.appendOnlyDir) {
+        for (const name of readdirSync(o.appendOnlyDir)) {
+          if (name.startsWith('appendonly')) rmSync(join(o.appendOnlyDir, name), { recursive: true, force: true });
+        }
+      }
+      current = spawnServer(args);
       await waitReady(current, port);
     },
     pause() {

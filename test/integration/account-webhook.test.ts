@@ -3,6 +3,7 @@ import { ADMIN_TOKEN, startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
 import { verifySignature } from '../helpers/signature.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { until } from '../helpers/until.js';
 
 const DEFAULTS = [
   'enterprise.trial.started',
@@ -11,16 +12,6 @@ const DEFAULTS = [
   'enterprise.cycle.renewed',
 ];
 const MASK = /^whsec_•+.{4}$/;
-
-async function until<T>(probe: () => T | undefined, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('account webhook (spec 4.9)', () => {
   let node: TestNode;
@@ -152,7 +143,7 @@ describe('account webhook (spec 4.9)', () => {
     expect((await node.api.post('/api/account/webhook/test', undefined, { token })).status).to.equal(400);
     const { secret } = (await patch({ url: receiver.url, enabled: false }, token)).body;
     expect((await node.api.post('/api/account/webhook/test', undefined, { token })).status).to.equal(200);
-    const got = await until(() => receiver.events('enterprise.webhook.test')[0]);
+    const got = await until(() => receiver.events('enterprise.webhook.test')[0], 'the account webhook');
     expect(Object.keys(got.body)).to.deep.equal(['event', 'account', 'description', 'data', 'timestamp']);
     expect(got.body).to.include({ event: 'enterprise.webhook.test', account: 'aw-test' });
     expect(got.body.data).to.deep.equal({});
@@ -170,7 +161,7 @@ describe('account webhook (spec 4.9)', () => {
     receiver.respond = (r) =>
       state.rotated !== undefined && verifySignature(r, state.rotated) ? { status: 200 } : { status: 503 };
     await node.api.post('/api/account/webhook/test', undefined, { token });
-    await until(() => receiver.received[0]);
+    await until(() => receiver.received[0], 'the account webhook');
     const rotation = await node.api.post('/api/account/webhook/rotate-secret', undefined, { token });
     expect(rotation.status).to.equal(200);
     const rotated = rotation.body.secret as string;
@@ -182,7 +173,7 @@ describe('account webhook (spec 4.9)', () => {
     expect((await node.api.get('/api/account/webhook', { token })).body.secretMasked).to.equal(
       rotation.body.secretMasked,
     );
-    const retry = await until(() => receiver.accepted()[0]);
+    const retry = await until(() => receiver.accepted()[0], 'the account webhook');
     expect(retry.body).to.deep.equal(receiver.received[0]!.body);
     expect(verifySignature(retry, rotated)).to.equal(true);
     expect(verifySignature(retry, old)).to.equal(false);
@@ -203,7 +194,10 @@ describe('account webhook (spec 4.9)', () => {
     ] as const) {
       await node.createInstance(t, { name });
     }
-    const got = await until(() => receiver.events('enterprise.trial.started').find((r) => r.path === '/live'));
+    const got = await until(
+      () => receiver.events('enterprise.trial.started').find((r) => r.path === '/live'),
+      'the account webhook',
+    );
     expect(got.body.data.instance).to.equal('l-1');
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received.filter((r) => r.path !== '/live')).to.deep.equal([]);
@@ -252,7 +246,7 @@ describe('account webhook (spec 4.9)', () => {
     receiver.respond = () => ({ status: 200 });
     const replay = await node.api.post('/api/account/webhook/redeliver', { ids: [letter.id] }, { token });
     expect(replay.body).to.deep.equal({ success: true, message: '1 delivery queued again', redelivered: 1 });
-    const got = await until(() => receiver.accepted().find((r) => r.path === '/dead'));
+    const got = await until(() => receiver.accepted().find((r) => r.path === '/dead'), 'the account webhook');
     expect(got.body).to.deep.equal(letter.envelope);
     expect(verifySignature(got, secret)).to.equal(true);
     expect((await dead()).body.deadLetters).to.deep.equal([]);

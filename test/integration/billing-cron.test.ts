@@ -170,6 +170,31 @@ describe('billing cron (Enterprise events)', () => {
       expect((await store.billingLedger.list('acc')).every((e) => e.sentAt !== undefined)).to.equal(true);
     });
 
+    it('a holder that died between queueing and marking sent: the next queues the same delivery id and body', async () => {
+      const t = t0 + 10 * 86_400_000;
+      const crashing = {
+        dispatch: async (e: AccountEvent) => {
+          sent.push(e);
+          throw new Error('killed before markSent');
+        },
+      } as unknown as AccountWebhookDispatcher;
+      const first = new BillingCron({
+        store,
+        dispatcher: crashing,
+        terms,
+        cron: '* * * * * *',
+        holding: () => true,
+        log: pino({ level: 'silent' }),
+        recoverAfterMs: 0,
+      });
+      await first.tick(t).catch(() => undefined);
+      await cron(() => true, 0).tick(t + 1000);
+      const [before, after] = sent.filter((e) => e.event === 'enterprise.trial.started');
+      expect(after, 'queued again by the next holder').to.not.equal(undefined);
+      expect(after!.id).to.be.a('string').and.to.equal(before!.id);
+      expect(after!.timestamp).to.equal(before!.timestamp);
+    });
+
     it('does nothing without the role', async () => {
       await cron(() => false).tick(Date.parse('2024-06-01T00:00:00.000Z'));
       expect(sent).to.deep.equal([]);

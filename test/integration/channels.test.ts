@@ -131,7 +131,7 @@ describe('channels (newsletters): create, list, info, publish, follow, unfollow'
     const received = await exchanged(bobEvents, text.body.data.messageId);
     expect(received.direction).to.equal('incoming');
     expect(received.chat).to.deep.include({ jid: channel, type: 'newsletter', name: 'Alice News' });
-    expect(received.message).to.deep.include({ type: 'text', content: 'Hello followers' });
+    expect(received.message).to.deep.include({ type: 'text', content: { text: 'Hello followers' } });
     const own = await exchanged(aliceEvents, text.body.data.messageId);
     expect(own).to.deep.include({ direction: 'outgoing' });
     expect(own.chat.type).to.equal('newsletter');

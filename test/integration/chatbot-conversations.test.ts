@@ -3,8 +3,9 @@ import { choice, image, text, textInput, wait } from '../helpers/fake-typebot.js
 import type { FlowStepScript } from '../helpers/fake-typebot.js';
 import { pngImage } from '../helpers/media-fixtures.js';
 import { expectError, expectOk } from './support.js';
-import { jid, startChatbotHarness, until } from './chatbot-support.js';
+import { jid, startChatbotHarness } from './chatbot-support.js';
 import type { ChatbotHarness, ChatbotInstance } from './chatbot-support.js';
+import { until } from '../helpers/until.js';
 
 /** A flow that answers every text with an echo, for `turns` turns, waiting on a text input each time. */
 function echoFlow(greeting: string | undefined, turns = 6): FlowStepScript[] {
@@ -87,7 +88,11 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       await bot.say(from, 'the printer is on fire');
       const third = await bot.waitSent(jid(from), 3);
       expect(third[2]).to.include({ type: 'text', text: 'Thanks: the printer is on fire' });
-      await until(async () => (await bot.session(from)) === undefined, 'the session to close at the end of the flow');
+      await until(
+        async () => (await bot.session(from)) === undefined,
+        'the session to close at the end of the flow',
+        10000,
+      );
 
       const list = await h.net.node.api.get('/api/chatbot/list/cb-flow', { token: bot.token });
       expect(list.body.bots[0]).to.include({ active_sessions: 0, status: 'active', last_error: null });
@@ -378,7 +383,11 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       expect(withPresence.filter((m) => m.type === 'presence')).to.have.length(7);
       const dedicated = h.typebot.callsOf({ publicId: 'rich', kind: 'continue' });
       expect(dedicated.map((c) => c.body.message)).to.deep.equal([undefined]);
-      await until(async () => (await inst.session(from))?.status === 'held', 'the session to be held (keepOpen)');
+      await until(
+        async () => (await inst.session(from))?.status === 'held',
+        'the session to be held (keepOpen)',
+        10000,
+      );
       const list = await h.net.node.api.get('/api/chatbot/list/cb-rich', { token: inst.token });
       expect(list.body.bots[0].active_sessions).to.equal(0);
     });
@@ -423,7 +432,7 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
           { token: inst.token },
         ),
       );
-      await until(async () => (await inst.session(from))?.status === 'paused', 'the session to pause');
+      await until(async () => (await inst.session(from))?.status === 'paused', 'the session to pause', 10_000);
     });
 
     it('noStartFromMe: a chat the operator opened does not start that bot; others do', async () => {
@@ -475,10 +484,14 @@ describe('chatbot conversations (sandbox network, fake Typebot, through HTTP)', 
       h.typebot.broken.add('flaky');
       const from = contact();
       await broken.say(from, 'hello');
-      const failed = await until(async () => {
-        const res = await h.net.node.api.get('/api/chatbot/list/cb-broken', { token: broken.token });
-        return res.body.integration.status === 'error' ? res.body : undefined;
-      }, 'the error status');
+      const failed = await until(
+        async () => {
+          const res = await h.net.node.api.get('/api/chatbot/list/cb-broken', { token: broken.token });
+          return res.body.integration.status === 'error' ? res.body : undefined;
+        },
+        'the error status',
+        10000,
+      );
       expect(failed.integration.last_error).to.match(/^Chatbot flow call failed: HTTP 500/);
       expect(failed.bots[0]).to.include({ status: 'error', last_error: failed.integration.last_error });
       expect(await broken.session(from)).to.equal(undefined);

@@ -4,8 +4,8 @@ import { hashToken } from '../../src/security/tokens.js';
 import { FakeTypebot, text, textInput } from '../helpers/fake-typebot.js';
 import { startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
-import { until } from './chatbot-support.js';
 import { expectOk } from './support.js';
+import { until } from '../helpers/until.js';
 
 const CONTACT = '5521900000077';
 const CHAT = `${CONTACT}@s.whatsapp.net`;
@@ -47,10 +47,14 @@ describe('chatbot: a reply interrupted between its send and its record', functio
     expectOk(await node.api.post('/api/sandbox/inbound/cb-int', { from: CONTACT, text: 'hi' }, { token }));
 
     const instance = (await node.store.instances.findByTokenHash(hashToken(token)))!;
-    const sendingId = await until(async () => {
-      const raw = await node!.store.ownedState.get(instance.id, CHATBOT_NAMESPACE, `session:${CHAT}`);
-      return raw ? (JSON.parse(raw) as { sendingId?: string }).sendingId : undefined;
-    }, 'the intent of the first reply');
+    const sendingId = await until(
+      async () => {
+        const raw = await node!.store.ownedState.get(instance.id, CHATBOT_NAMESPACE, `session:${CHAT}`);
+        return raw ? (JSON.parse(raw) as { sendingId?: string }).sendingId : undefined;
+      },
+      'the intent of the first reply',
+      10000,
+    );
     await node.stop({ keepData: true });
     node = undefined;
 
@@ -76,13 +80,17 @@ describe('chatbot: a reply interrupted between its send and its record', functio
     await store.close();
 
     node = await startTestNode(ENV, dir);
-    const sent = await until(async () => {
-      const res = await node!.api.get(`/api/sandbox/outbox/cb-int?to=${encodeURIComponent(CHAT)}`, { token });
-      const texts = (res.body.messages as { type: string; text?: string; messageId: string }[]).filter(
-        (m) => m.type === 'text',
-      );
-      return texts.some((m) => m.text === 'Second') ? texts : undefined;
-    }, 'the second reply from the next owner');
+    const sent = await until(
+      async () => {
+        const res = await node!.api.get(`/api/sandbox/outbox/cb-int?to=${encodeURIComponent(CHAT)}`, { token });
+        const texts = (res.body.messages as { type: string; text?: string; messageId: string }[]).filter(
+          (m) => m.type === 'text',
+        );
+        return texts.some((m) => m.text === 'Second') ? texts : undefined;
+      },
+      'the second reply from the next owner',
+      10000,
+    );
     expect(sent.map((m) => m.text)).to.deep.equal(['Hello', 'Second']);
     expect(sent[0]!.messageId).to.equal(sendingId);
   });

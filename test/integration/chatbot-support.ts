@@ -3,20 +3,11 @@ import { FakeTypebot } from '../helpers/fake-typebot.js';
 import { expectOk } from './support.js';
 import { startNetworkNode } from './network-support.js';
 import type { NetworkNode } from './network-support.js';
+import { until } from '../helpers/until.js';
 
 /** Shared set-up of the chatbot suites (not a test file itself): a sandbox node and a fake Typebot. */
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function until<T>(probe: () => Promise<T | undefined | false>, what: string, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 export const jid = (number: string) => `${number}@s.whatsapp.net`;
 
@@ -62,10 +53,14 @@ export async function startChatbotHarness(env: Record<string, string> = {}): Pro
         },
         sent,
         waitSent: (to, count, what = `${count} messages to ${to}`) =>
-          until(async () => {
-            const list = await sent(to);
-            return list.length >= count ? list : undefined;
-          }, what),
+          until(
+            async () => {
+              const list = await sent(to);
+              return list.length >= count ? list : undefined;
+            },
+            what,
+            10000,
+          ),
         async bot(body) {
           const res = await api.post(`/api/chatbot/set/${name}`, body, { token });
           expect(res.status, res.text).to.equal(201);

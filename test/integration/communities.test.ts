@@ -147,6 +147,32 @@ describe('communities: create, list, link and unlink groups', function () {
     }
   });
 
+  it('message.exchange: a message in the community is isCommunity, one in a plain group or a private chat not', async () => {
+    const events = await n.record(alice);
+    const inbound = async (body: object) => {
+      const res = await n.node.api.post('/api/sandbox/inbound/alice', { from: BOB, ...body }, { token: alice });
+      expectOk(res);
+      return res.body.messageId as string;
+    };
+    // Sent back to back: the community's message (which reads the phone's communities) is not overtaken.
+    const ids = [
+      await inbound({ text: 'to the community', groupJid: community }),
+      await inbound({ text: 'direct' }),
+      await inbound({ text: 'to a group', groupJid: groups[1] }),
+    ];
+    const exchanged = () => events.filter((e) => e.event === 'message.exchange').map((e) => e.data as any);
+    const deadline = Date.now() + 5000;
+    while (exchanged().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const got = exchanged();
+    expect(got.map((d) => d.id)).to.deep.equal(ids);
+    expect(got.map((d) => [d.message.chat.type, d.message.chat.isCommunity, d.chat.isCommunity])).to.deep.equal([
+      ['group', true, true],
+      ['private', false, false],
+      ['group', false, false],
+    ]);
+    expect(got[0].message.chat.jid).to.equal(community);
+  });
+
   it('every operation follows the instance states and errors of the text send', async () => {
     const link = { communityJid: community, groupJid: groups[0] };
     const cases: [string, string, unknown][] = [

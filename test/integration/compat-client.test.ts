@@ -28,29 +28,49 @@ class HostedProductClient {
     return json;
   }
 
+  /** The hosted layout: everything a client reads is in `data.message` (api/events/catalog). */
   static parseMessageExchange(envelope: any) {
     if (envelope.event !== 'message.exchange') throw new Error(`unexpected event ${envelope.event}`);
-    const d = envelope.data;
-    for (const k of ['id', 'direction', 'timestamp', 'chat', 'sender', 'recipient', 'message']) {
-      if (!(k in d)) throw new Error(`missing ${k}`);
-    }
-    if (!['incoming', 'outgoing'].includes(d.direction)) throw new Error('bad direction');
-    if (!RFC3339.test(d.timestamp)) throw new Error(`timestamp without zone: ${d.timestamp}`);
-    if (!['private', 'group', 'newsletter'].includes(d.chat.type)) throw new Error('bad chat type');
-    for (const k of ['jid', 'lid', 'name']) {
-      if (!(k in d.chat) || !(k in d.sender)) throw new Error(`missing chat/sender ${k}`);
-    }
-    if (typeof d.message.content !== 'string') throw new Error('content must be a string');
-    for (const k of ['type', 'source', 'media', 'interactive']) {
-      if (!(k in d.message)) throw new Error(`missing message.${k}`);
-    }
     if (typeof envelope.instanceData?.token !== 'string') throw new Error('instanceData.token missing');
+    const d = envelope.data;
+    if (typeof d?.id !== 'string') throw new Error('missing id');
+    const m = d.message;
+    if (!m || typeof m !== 'object') throw new Error('missing message');
+    for (const k of ['id', 'direction', 'timestamp', 'chat', 'sender', 'content']) {
+      if (!(k in m)) throw new Error(`missing message.${k}`);
+    }
+    if (m.id !== d.id) throw new Error('message.id differs from id');
+    if (!['incoming', 'outgoing'].includes(m.direction)) throw new Error(`bad direction ${m.direction}`);
+    if (!RFC3339.test(m.timestamp)) throw new Error(`timestamp without zone: ${m.timestamp}`);
+    if (!['private', 'group', 'newsletter'].includes(m.chat.type)) throw new Error(`bad chat type ${m.chat.type}`);
+    if (typeof m.chat.isCommunity !== 'boolean') throw new Error('chat.isCommunity must be a boolean');
+    for (const k of ['jid', 'lid', 'name']) {
+      if (!(k in m.chat) || !(k in m.sender)) throw new Error(`missing chat/sender ${k}`);
+    }
+    if (typeof m.content?.text !== 'string') throw new Error('content.text must be a string');
+    if (m.type === 'message_edit' && m.isEdit !== true) throw new Error('an edit without isEdit');
+    const mediaTypes = ['image', 'video', 'audio', 'document', 'sticker', 'ptt', 'ptv'];
+    if (m.media !== null && m.media !== undefined && !mediaTypes.includes(m.media.type)) {
+      throw new Error(`bad media type ${m.media.type}`);
+    }
     return {
-      id: d.id as string,
-      from: d.sender.jid as string,
-      text: d.message.content as string,
-      at: new Date(d.timestamp),
+      id: m.id as string,
+      direction: m.direction as string,
+      type: m.type as string,
+      from: m.sender.jid as string,
+      chat: { jid: m.chat.jid as string, isCommunity: m.chat.isCommunity as boolean },
+      text: m.content.text as string,
+      mediaType: (m.media?.type ?? null) as string | null,
+      at: new Date(m.timestamp),
     };
+  }
+
+  /** The states the hosted product names (api/events/overview). */
+  static parseInstanceState(envelope: any): string {
+    if (envelope.event !== 'instance.state') throw new Error(`unexpected event ${envelope.event}`);
+    const states = ['disconnected', 'connecting', 'qr_ready', 'connected', 'logged_out', 'temp_banned'];
+    if (!states.includes(envelope.data?.state)) throw new Error(`unknown state ${envelope.data?.state}`);
+    return envelope.data.state as string;
   }
 }
 
@@ -129,11 +149,20 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
     for (const parsed of [fromHook, fromSocket]) {
       expect(parsed).to.deep.include({
         id: inbound.messageId,
+        direction: 'incoming',
+        type: 'text',
         from: '5511966660000@s.whatsapp.net',
+        chat: { jid: '5511966660000@s.whatsapp.net', isCommunity: false },
         text: 'pedido 42',
+        mediaType: null,
       });
       expect(Math.abs(parsed.at.getTime() - Date.now())).to.be.below(10_000);
     }
+
+    const states = receiver.received
+      .filter((r) => r.body.event === 'instance.state')
+      .map((r) => HostedProductClient.parseInstanceState(r.body));
+    expect(states).to.include.members(['qr_ready', 'connected']);
 
     const sent = await client.call('POST', '/api/message/text/legacy', {
       number: '5511966660000',
@@ -143,34 +172,71 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
     expect(sent.data.messageId).to.be.a('string');
   });
 
+  it('parses a voice note (ptt), an edit (message_edit, isEdit) and a revocation (message_revoke)', async () => {
+    await client.call('POST', '/api/instance/new', { name: 'kinds', webhookEnabled: true, webhookURL: receiver.url });
+    await client.call('GET', '/api/instance/connect/kinds');
+    await client.call('POST', '/api/sandbox/link/kinds', { number: '5511977771111' });
+    const from = '5511966661111';
+    const inbound = (body: object) => client.call('POST', '/api/sandbox/inbound/kinds', { from, ...body });
+    const voice = await inbound({ media: { kind: 'audio', mimetype: 'audio/ogg; codecs=opus', ptt: true } });
+    const round = await inbound({ media: { kind: 'video', mimetype: 'video/mp4', ptv: true } });
+    const edit = await inbound({ edit: { messageId: voice.messageId, text: 'fixed' } });
+    const revoke = await inbound({ revoked: { messageId: round.messageId } });
+    const parsedOf = async (id: string) => {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const hit = receiver.received.find((r) => r.body.event === 'message.exchange' && r.body.data.id === id);
+        if (hit) return HostedProductClient.parseMessageExchange(hit.body);
+        if (Date.now() > deadline) throw new Error(`no message.exchange for ${id}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    expect(await parsedOf(voice.messageId)).to.include({ type: 'audio', mediaType: 'ptt' });
+    expect(await parsedOf(round.messageId)).to.include({ type: 'video', mediaType: 'ptv' });
+    expect(await parsedOf(edit.messageId)).to.include({ type: 'message_edit', text: 'fixed' });
+    expect(await parsedOf(revoke.messageId)).to.include({ type: 'message_revoke', text: '' });
+  });
+
   it('looks numbers up and reports where a message got to', async () => {
     const lookupFor = async (number: string) =>
       (await client.call('GET', `/api/chat/contacts/legacy?number=${number}`)).contact;
-    expect(await lookupFor('5511977770000')).to.deep.equal({
+    const noNames = { first_name: null, full_name: null, push_name: null, business_name: null };
+    expect(await lookupFor('5511977770000')).to.deep.include({
       found: true,
       jid: '5511977770000@s.whatsapp.net',
       lid: null,
+      ...noNames,
     });
-    expect(await lookupFor('5511900000000')).to.deep.equal({ found: false, jid: null, lid: null });
+    expect(await lookupFor('5511900000000')).to.deep.equal({
+      found: false,
+      jid: null,
+      lid: null,
+      inAddressBook: false,
+      ...noNames,
+    });
 
     const sent = await client.call('POST', '/api/message/text/legacy', { number: '5511966660000', text: 'status?' });
     const status = await client.call('GET', `/api/chat/status/legacy?messageId=${sent.data.messageId}`);
     expect(status).to.deep.include({
       message_id: sent.data.messageId,
-      direction: 'outgoing',
+      direction: 'sent',
       chat_jid: '5511966660000@s.whatsapp.net',
     });
     expect(status.status).to.equal('sent');
-    expect(status.status_code).to.equal(2);
+    expect(status.status_code).to.equal(1);
     expect(status.timestamp).to.match(RFC3339);
     const own = await client.call('GET', '/api/profile/getAccount/legacy');
     expect(own.profile).to.deep.equal({
       jid: '5511977770000@s.whatsapp.net',
+      lid: null,
       name: null,
       about: null,
       pictureUrl: null,
-      profilePicture: null,
       isBusiness: false,
+      profilePicture: null,
+      profileName: null,
+      profileStatus: null,
+      phoneNumber: '5511977770000',
     });
     await client.call('POST', '/api/profile/account/legacy', { profileName: 'Loja', profileStatus: 'Aberto' });
     expect((await client.call('GET', '/api/profile/getAccount/legacy')).profile).to.deep.include({
@@ -214,7 +280,7 @@ describe('compatibility: a client of the hosted product, unchanged', function ()
     });
     expect(unlink.status).to.equal(404);
     expect(((await unlink.json()) as { error: { message: string } }).error.message).to.equal(
-      'Helpdesk integration not found',
+      'no chatwoot integration to delete',
     );
   });
 });

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { ADMIN_TOKEN, startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
-import { TestClient, rawUpgrade, until } from '../helpers/ws-harness.js';
+import { TestClient, rawUpgrade } from '../helpers/ws-harness.js';
 import type { RawUpgradeResponse } from '../helpers/ws-harness.js';
 import { NO_RATE_LIMITS } from './support.js';
+import { until } from '../helpers/until.js';
 
 /** GET /console/stream: the operator console's account-wide WebSocket (http/ws/console-stream.ts). */
 
@@ -123,11 +124,11 @@ describe('console stream: every instance of an account on one WebSocket', functi
     const states = client
       .events('instance.state')
       .map((e) => `${e.instanceData.instance}:${(e.data as { state: string }).state}`);
-    expect(states).to.include.members(['alpha:qr', 'alpha:connected', 'beta:qr', 'beta:connected']);
+    expect(states).to.include.members(['alpha:qr_ready', 'alpha:connected', 'beta:qr_ready', 'beta:connected']);
     expect(client.envelopes.some((e) => e.instanceData?.instance === 'foreign')).to.equal(false);
     const message = client.events('message.exchange')[0]!;
     expect(message.instanceData).to.deep.equal({ instance: 'beta', baseUrl: node.url });
-    expect((message.data as { message: { content: string } }).message.content).to.equal('to beta');
+    expect((message.data as { message: { content: { text: string } } }).message.content.text).to.equal('to beta');
     expect(client.raw.join('\n')).to.not.include(beta).and.not.include(alpha);
   });
 

@@ -7,14 +7,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { expectOk } from './support.js';
 import { startNetworkNode } from './network-support.js';
 import type { NetworkNode } from './network-support.js';
-
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { until } from '../helpers/until.js';
 
 describe('events accepted from the network are kept through a store outage', () => {
   let n: NetworkNode;
@@ -55,9 +48,9 @@ describe('events accepted from the network are kept through a store outage', () 
       expectOk(
         await n.node.api.post('/api/sandbox/inbound/durable', { from: '5511900000202', text: 'kept' }, { token }),
       );
-      await until(() => receiver.events('message.exchange').length > 0, 'the webhook');
+      await until(() => receiver.events('message.exchange').length > 0, 'the webhook', 10_000);
       await new Promise((r) => setTimeout(r, 200));
-      const texts = receiver.events('message.exchange').map((r) => r.body.data.message.content);
+      const texts = receiver.events('message.exchange').map((r) => r.body.data.message.content.text);
       expect(texts).to.deep.equal(['kept']);
       expect(refused).to.equal(3);
     } finally {
@@ -130,9 +123,9 @@ describe('a store outage: the SQLite file locked by another process past the bus
     expect(receiver.events('message.exchange')).to.have.length(0);
     unlock();
     for (const res of await Promise.all(sent)) expectOk(res);
-    await until(() => receiver.events('message.exchange').length >= 2, 'the webhooks');
+    await until(() => receiver.events('message.exchange').length >= 2, 'the webhooks', 10_000);
     await new Promise((r) => setTimeout(r, 200));
-    const texts = receiver.events('message.exchange').map((r) => r.body.data.message.content);
+    const texts = receiver.events('message.exchange').map((r) => r.body.data.message.content.text);
     expect(texts).to.deep.equal(['held 1', 'held 2']);
   });
 
@@ -161,6 +154,7 @@ describe('a store outage: the SQLite file locked by another process past the bus
           .slice(seen)
           .some((r) => r.body.data.state === 'connected'),
       'the instance.state webhooks',
+      10000,
     );
     const states = receiver
       .events('instance.state')

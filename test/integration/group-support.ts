@@ -1,7 +1,7 @@
-import { expect } from 'chai';
 import type { EventEnvelope, GroupFlowData } from '../../src/events/instance-events.js';
 import type { ApiResponse } from '../helpers/test-node.js';
 import type { NetworkNode } from './network-support.js';
+import { until } from '../helpers/until.js';
 
 /** Linked sandbox instances of the group suites, by name (not a test file itself). */
 
@@ -31,12 +31,6 @@ export function groupGet(n: NetworkNode, op: string, phone: Phone, groupJid: str
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until `check` holds (events travel between phones asynchronously). */
-export async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 250 && !check(); i++) await sleep(20);
-  expect(check(), what).to.equal(true);
-}
 
 /** The `group.flow` events a phone has received about a group, in order. */
 export function flows(phone: Phone, groupJid: string): GroupFlowData[] {

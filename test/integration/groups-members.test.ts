@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { expectError, expectOk } from './support.js';
 import { startNetworkNode } from './network-support.js';
 import type { NetworkNode } from './network-support.js';
-import { flowOn, flows, groupGet, groupPost, jidsOf, linkPhone, until } from './group-support.js';
+import { flowOn, flows, groupGet, groupPost, jidsOf, linkPhone } from './group-support.js';
 import type { Phone } from './group-support.js';
+import { until } from '../helpers/until.js';
 
 const NOT_CONNECTED = 'Instance is not connected to WhatsApp';
 const NOBODY = '5511740009999';
@@ -70,7 +71,7 @@ describe('groups: participants, invite links, join and leave (sandbox, HTTP)', f
       expect(jidsOf(flow)).to.deep.equal([carol.jid]);
     }
     const invitation = () =>
-      dave.events.find((e) => e.event === 'message.exchange' && (e.data as any).message.content.includes(LINK))
+      dave.events.find((e) => e.event === 'message.exchange' && (e.data as any).message.content.text.includes(LINK))
         ?.data as any;
     await until(() => invitation() !== undefined, 'the invitation to dave');
     expect(invitation().sender.jid).to.equal(alice.jid);

@@ -3,8 +3,9 @@ import { pngImage } from '../helpers/media-fixtures.js';
 import { expectError, expectOk } from './support.js';
 import { startNetworkNode } from './network-support.js';
 import type { NetworkNode } from './network-support.js';
-import { flowOn, flows, groupGet, groupPost, jidsOf, linkPhone, until } from './group-support.js';
+import { flowOn, flows, groupGet, groupPost, jidsOf, linkPhone } from './group-support.js';
 import type { Phone } from './group-support.js';
+import { until } from '../helpers/until.js';
 
 const NOT_CONNECTED = 'Instance is not connected to WhatsApp';
 /** A number no sandbox instance has linked. */
@@ -64,7 +65,7 @@ describe('groups: create, read, change, members, invite links, join and leave (s
         subject: 'Team',
         description: 'the team',
         owner: alice.jid,
-        settings: { announce: false, locked: false },
+        settings: { announce: false, locked: false, memberAdd: false, joinApproval: false },
         memberCount: 3,
         communityJid: null,
       });
@@ -82,7 +83,10 @@ describe('groups: create, read, change, members, invite links, join and leave (s
         expect(jidsOf(flow)).to.deep.equal([alice.jid, bob.jid, carol.jid]);
       }
       expect(flows(dave, team)).to.deep.equal([]);
-      await until(() => messages(dave).some((m) => m.message.content.includes('https://chat.whatsapp.com/')), 'invite');
+      await until(
+        () => messages(dave).some((m) => m.message.content.text.includes('https://chat.whatsapp.com/')),
+        'invite',
+      );
 
       const outbox = await n.outbox(alice.name, alice.token);
       const created = outbox.find((e) => e.to === team && e.operation?.name === 'create');
@@ -231,7 +235,7 @@ describe('groups: create, read, change, members, invite links, join and leave (s
       expect(res.body.group).to.deep.include({
         subject: 'Team 2',
         description: 'renamed',
-        settings: { announce: true, locked: true },
+        settings: { announce: true, locked: true, memberAdd: false, joinApproval: false },
       });
       const members = [alice, bob, carol];
       for (const flow of await flowOn(members, team, 'name')) {
@@ -243,7 +247,10 @@ describe('groups: create, read, change, members, invite links, join and leave (s
         'settings',
       );
       const info = await groupGet(n, 'info', carol, team);
-      expect(info.body.group).to.deep.include({ subject: 'Team 2', settings: { announce: true, locked: true } });
+      expect(info.body.group).to.deep.include({
+        subject: 'Team 2',
+        settings: { announce: true, locked: true, memberAdd: false, joinApproval: false },
+      });
       const outbox = await n.outbox(alice.name, alice.token, team);
       const updates = outbox.filter((e) => e.operation?.name === 'update').map((e) => e.operation);
       expect(updates[0].picture.bytes).to.be.greaterThan(0);

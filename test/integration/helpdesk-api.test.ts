@@ -219,12 +219,40 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
     const name = fresh('alias');
     const token = await rig.net.idle(name);
     const set = await rig.set(name, token, settings({ inboxName: 'Alias inbox' }), '/api/chatwoot');
-    expectOk(set);
+    // The hosted product's answer: 201, flat fields.
+    expectOk(set, 201);
+    expect(set.body).to.deep.include({ instance: name, status: 'active', message: 'chatwoot integration activated' });
+    expect(set.body.bridge_integration_id).to.be.a('string');
     const list = await api().get(`/api/chatwoot/list/${name}`, { token });
     expectOk(list);
     expect(list.body.helpdesk).to.include({ inboxName: 'Alias inbox', apiToken: rig.fake.token, status: 'active' });
-    expectOk(await api().delete(`/api/chatwoot/delete/${name}`, { token }));
+    expect(list.body).to.deep.include({
+      instance_name: name,
+      status: 'active',
+      chatwoot_api_token: rig.fake.token,
+      chatwoot_inbox_name: 'Alias inbox',
+      last_error: null,
+      sign_messages: list.body.helpdesk.signMessages,
+    });
+    expect(list.body).to.include.keys(
+      'bridge_integration_id',
+      'chatwoot_base_url',
+      'chatwoot_account_id',
+      'chatwoot_inbox_id',
+      'created_at',
+      'ignore_groups',
+      'start_as_pending',
+      'reopen_resolved',
+    );
+    const removed = await api().delete(`/api/chatwoot/delete/${name}`, { token });
+    expectOk(removed);
+    expect(removed.body.message).to.equal('chatwoot integration deactivated');
     expectError(await api().get(`/api/chatwoot/list/${name}`, { token }), 404, 'Helpdesk integration not found');
+    expectError(
+      await api().delete(`/api/chatwoot/delete/${name}`, { token }),
+      404,
+      'no chatwoot integration to delete',
+    );
   });
 
   it('refuses a webhook whose secret or instance is wrong with a plain 404', async () => {

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { pngImage } from '../helpers/media-fixtures.js';
-import { eventually, expectOnce, freshNumber, sentTo, startHelpdeskRig } from './helpdesk-support.js';
+import { expectOnce, freshNumber, sentTo, startHelpdeskRig } from './helpdesk-support.js';
 import type { HelpdeskRig } from './helpdesk-support.js';
 import { expectOk } from './support.js';
+import { until } from '../helpers/until.js';
 
 const jidOf = (number: string) => `${number}@s.whatsapp.net`;
 
@@ -60,8 +61,10 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       });
       // Its message_created echo is ours (WAID:…): not sent again. An agent reply, queued after it, shows it was handled.
       await rig.fake.agentReply(conversation!.id, { content: 'agent reply' });
-      await eventually('the agent reply', async () =>
-        (await sentTo(rig, name, token, jidOf(to))).some((e) => e.text === 'agent reply'),
+      await until(
+        async () => (await sentTo(rig, name, token, jidOf(to))).some((e) => e.text === 'agent reply'),
+        'the agent reply',
+        8000,
       );
       expect((await sentTo(rig, name, token, jidOf(to))).map((e) => e.text)).to.deep.equal([
         'sent from the API',
@@ -174,17 +177,21 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
         content: 'We are on it, **promise**',
       });
       expect(webhookStatus).to.equal(200);
-      const sent = await eventually('the reply in the outbox', async () => {
-        const out = await sentTo(rig, name, token, jid);
-        return out.length > 0 ? out : undefined;
-      });
+      const sent = await until(
+        async () => {
+          const out = await sentTo(rig, name, token, jid);
+          return out.length > 0 ? out : undefined;
+        },
+        'the reply in the outbox',
+        8000,
+      );
       expect(sent.map((e) => [e.type, e.text])).to.deep.equal([['text', 'We are on it, *promise*']]);
       // A redelivered webhook (same Chatwoot message) is not sent again.
       const delivery = rig.fake.webhooks.find((w) => w.body.id === message.id && w.body.event === 'message_created')!;
       expect(await rig.fake.redeliver(delivery)).to.equal(200);
       // Something later in the same queue shows the redelivery was handled.
       await rig.fake.agentReply(conversation.id, { content: 'second reply' });
-      await eventually('the second reply', async () => (await sentTo(rig, name, token, jid)).length === 2);
+      await until(async () => (await sentTo(rig, name, token, jid)).length === 2, 'the second reply', 8000);
       const all = await sentTo(rig, name, token, jid);
       expect(all.map((e) => e.text)).to.deep.equal(['We are on it, *promise*', 'second reply']);
       // The echoes of our sends (fromMe) did not come back to Chatwoot as new messages.
@@ -199,10 +206,14 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
     it('signs with the agent name when signMessages', async () => {
       const { name, token, jid, conversation } = await conversationWith({ signMessages: true });
       await rig.fake.agentReply(conversation.id, { content: 'Your order shipped', agent: 'Joana Lima' });
-      const [sent] = await eventually('the signed reply', async () => {
-        const out = await sentTo(rig, name, token, jid);
-        return out.length > 0 ? out : undefined;
-      });
+      const [sent] = await until(
+        async () => {
+          const out = await sentTo(rig, name, token, jid);
+          return out.length > 0 ? out : undefined;
+        },
+        'the signed reply',
+        8000,
+      );
       expect(sent.text).to.equal('*Joana Lima:*\nYour order shipped');
     });
 
@@ -210,10 +221,14 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       const { name, token, jid, conversation } = await conversationWith();
       await rig.fake.agentReply(conversation.id, { content: 'internal note', private: true });
       await rig.fake.agentReply(conversation.id, { content: 'public answer' });
-      const out = await eventually('the public answer', async () => {
-        const list = await sentTo(rig, name, token, jid);
-        return list.length > 0 ? list : undefined;
-      });
+      const out = await until(
+        async () => {
+          const list = await sentTo(rig, name, token, jid);
+          return list.length > 0 ? list : undefined;
+        },
+        'the public answer',
+        8000,
+      );
       expect(out.map((e) => e.text)).to.deep.equal(['public answer']);
       // The incoming message we posted came back as message_created and was ignored.
       expect(
@@ -228,10 +243,14 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
         content: 'the invoice',
         attachments: [{ contentType: 'image/png', data: png, fileName: 'invoice.png' }],
       });
-      const [sent] = await eventually('the attachment', async () => {
-        const out = await sentTo(rig, name, token, jid);
-        return out.length > 0 ? out : undefined;
-      });
+      const [sent] = await until(
+        async () => {
+          const out = await sentTo(rig, name, token, jid);
+          return out.length > 0 ? out : undefined;
+        },
+        'the attachment',
+        8000,
+      );
       expect(sent.type).to.equal('media');
       expect(sent.media).to.include({ kind: 'image', mimetype: 'image/jpeg', caption: 'the invoice' });
     });
@@ -240,8 +259,10 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       const { name, token, jid, conversation } = await conversationWith();
       await rig.net.fault(name, token, 'sendText', 'recipient unreachable');
       await rig.fake.agentReply(conversation.id, { content: 'will not arrive' });
-      const note = await eventually('the private note', () =>
-        rig.fake.messagesOf(conversation.id).find((m) => m.private),
+      const note = await until(
+        () => rig.fake.messagesOf(conversation.id).find((m) => m.private),
+        'the private note',
+        8000,
       );
       expect(note).to.include({
         content: 'Message not delivered to WhatsApp: recipient unreachable',
@@ -263,14 +284,18 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
       rig.fake.fail({ status: 500 });
       await rig.inbound(name, token, from, 'during 1');
       await rig.inbound(name, token, from, 'during 2');
-      const broken = await eventually('status error', async () => {
-        const h = await rig.list(name, token);
-        return h.status === 'error' ? h : undefined;
-      });
+      const broken = await until(
+        async () => {
+          const h = await rig.list(name, token);
+          return h.status === 'error' ? h : undefined;
+        },
+        'status error',
+        8000,
+      );
       expect(broken.last_error).to.match(/^Chatwoot .*HTTP 500/);
 
       rig.fake.recover();
-      await eventually('status active', async () => (await rig.list(name, token)).status === 'active');
+      await until(async () => (await rig.list(name, token)).status === 'active', 'status active', 8000);
       const messages = await rig.messages(conversation!.id, 3);
       await rig.inbound(name, token, from, 'after');
       await rig.messages(conversation!.id, 4);
@@ -293,13 +318,15 @@ describe('helpdesk bridge: WhatsApp ↔ Chatwoot through a sandbox node', () => 
 
       rig.fake.fail({ delayMs: 1_000 });
       const id = await rig.inbound(name, token, from, 'slow answer');
-      await eventually('the post to reach Chatwoot', () => rig.fake.messagesOf(conversation!.id).length === 2);
+      await until(() => rig.fake.messagesOf(conversation!.id).length === 2, 'the post to reach Chatwoot', 8000);
       const seen = rig.fake.requests.length;
-      await eventually('another attempt', () => rig.fake.requests.length > seen);
+      await until(() => rig.fake.requests.length > seen, 'another attempt', 8000);
       rig.fake.recover();
       await rig.inbound(name, token, from, 'next');
-      await eventually('the next message', () =>
-        rig.fake.messagesOf(conversation!.id).some((m) => m.content === 'next'),
+      await until(
+        () => rig.fake.messagesOf(conversation!.id).some((m) => m.content === 'next'),
+        'the next message',
+        8000,
       );
       expectOnce(rig.fake.messagesOf(conversation!.id), (m) => m.source_id === `WAID:${id}`, 'the slow message');
       expect(rig.fake.messagesOf(conversation!.id).map((m) => m.content)).to.deep.equal([

@@ -4,6 +4,7 @@ import type { FakeContact, FakeConversation, FakeMessage } from '../helpers/fake
 import { startNetworkNode } from './network-support.js';
 import type { NetworkNode } from './network-support.js';
 import { expectOk } from './support.js';
+import { until } from '../helpers/until.js';
 
 /** Shared set-up of the helpdesk suites (not a test file itself). */
 
@@ -18,21 +19,6 @@ export const HELPDESK_ENV = {
   HELPDESK_ERROR_AFTER: '2',
   HELPDESK_RETRY_INTERVAL_MS: '150',
 };
-
-/** Polls `probe` until it returns something other than undefined/false. */
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 8000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let numbers = 0;
 /** A fresh contact number for each use (contacts are account-wide in Chatwoot). */
@@ -92,17 +78,25 @@ export async function startHelpdeskRig(env: Record<string, string> = {}): Promis
       expectOk(res);
       return res.body.messageId as string;
     },
-    contact: (jid) => eventually(`a Chatwoot contact for ${jid}`, () => fake.contactByIdentifier(jid)),
+    contact: (jid) => until(() => fake.contactByIdentifier(jid), `a Chatwoot contact for ${jid}`, 8000),
     conversations: (contact, count = 1) =>
-      eventually(`${count} conversation(s) of contact ${contact.id}`, () => {
-        const list = fake.conversationsOf(contact.id);
-        return list.length >= count ? list : undefined;
-      }),
+      until(
+        () => {
+          const list = fake.conversationsOf(contact.id);
+          return list.length >= count ? list : undefined;
+        },
+        `${count} conversation(s) of contact ${contact.id}`,
+        8000,
+      ),
     messages: (conversationId, count) =>
-      eventually(`${count} message(s) in conversation ${conversationId}`, () => {
-        const list = fake.messagesOf(conversationId);
-        return list.length >= count ? list : undefined;
-      }),
+      until(
+        () => {
+          const list = fake.messagesOf(conversationId);
+          return list.length >= count ? list : undefined;
+        },
+        `${count} message(s) in conversation ${conversationId}`,
+        8000,
+      ),
     async stop() {
       await net.stop();
       await fake.stop();

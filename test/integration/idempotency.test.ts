@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { IDEMPOTENCY_NAMESPACE } from '../../src/actors/idempotency-records.js';
 import { hashToken } from '../../src/security/tokens.js';
 import { expectError, expectOk } from './support.js';
 import { startNetworkNode } from './network-support.js';
@@ -72,7 +73,7 @@ describe('Idempotency-Key on sends (the same request twice acts once)', () => {
     expect(await sentTo()).to.equal(before + 2);
   });
 
-  it('answers 409 to the same key while the first request is still running, and sends once', async () => {
+  it('the same key sent again while the first request runs: one send, both get its answer', async () => {
     const before = await sentTo();
     const slow = n.node.api.post(
       '/api/message/text/idem',
@@ -85,8 +86,40 @@ describe('Idempotency-Key on sends (the same request twice acts once)', () => {
       { number: PEER, text: 'typing first', delayMs: 400 },
       { token, headers: { 'idempotency-key': 'order-1005' } },
     );
-    expect(concurrent.status, concurrent.text).to.equal(409);
-    expectOk(await slow);
+    const first = await slow;
+    expectOk(first);
+    expectOk(concurrent);
+    // The owner runs keyed calls one turn at a time: the second meets the first's recorded outcome.
+    expect(concurrent.headers.get('idempotent-replayed')).to.equal('true');
+    expect(concurrent.body.data.messageId).to.equal(first.body.data.messageId);
+    expect(await sentTo()).to.equal(before + 1);
+  });
+
+  it('answers 409 to a key whose call was cut off with an unknown outcome, and sends nothing', async () => {
+    const before = await sentTo();
+    // What an owner leaves when it dies between recording the call and recording its outcome.
+    const instanceId = (await n.node.store.instances.findByTokenHash(hashToken(token)))!.id;
+    const epoch = (await n.node.store.instances.findById(instanceId))!.ownerEpoch;
+    const fingerprintOf = async () => {
+      const probe = await sendText('cut off', 'order-probe');
+      expectOk(probe);
+      const raw = await n.node.store.ownedState.get(instanceId, IDEMPOTENCY_NAMESPACE, 'order-probe#0');
+      return (JSON.parse(raw!) as { fingerprint: string }).fingerprint;
+    };
+    const fingerprint = await fingerprintOf();
+    await n.node.store.ownedState.write(instanceId, epoch, [
+      {
+        namespace: IDEMPOTENCY_NAMESPACE,
+        key: 'order-cut#0',
+        value: JSON.stringify({ fingerprint, state: 'started', at: Date.now() }),
+      },
+    ]);
+    const res = await sendText('cut off', 'order-cut');
+    expectError(
+      res,
+      409,
+      'A request with this Idempotency-Key is still running, or was cut off with an unknown outcome',
+    );
     expect(await sentTo()).to.equal(before + 1);
   });
 

@@ -439,7 +439,8 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       await node.createInstance(token, { name: 'list-b' });
       await node.createInstance(token, { name: 'list-c' });
       expect(await message()).to.equal('3 Instances found');
-      expect(await message('?instanceName=nope')).to.equal('0 Instances found');
+      expectError(await node.api.get('/api/instance/list?instanceName=nope', { token }), 404, 'Instance not found');
+      expect(await message('?instanceName=nope,list-a')).to.equal('1 Instance found');
     });
 
     it('filters by several names with instanceName=a,b', async () => {

@@ -177,7 +177,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expect(out.media).to.deep.include({ kind: 'image', mimetype: 'image/jpeg' });
     expect(await exchanged(bobEvents, res.body.data.messageId)).to.deep.include({
       type: 'interactive',
-      content: 'Accept?',
+      content: { text: 'Accept?' },
     });
 
     const copy = await send('buttons', {
@@ -244,7 +244,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     const received = await exchanged(aliceEvents, chosen.body.messageId);
     expect(received).to.deep.include({
       type: 'list_response',
-      content: 'Calabresa',
+      content: { text: 'Calabresa' },
       interactive: { selectedButtonId: null, selectedRowId: 'p2' },
     });
 
@@ -336,11 +336,11 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expectOk(await send('poll', { number: BOB, name: 'Tea?', values: ['Yes', 'No'] }));
     expect((await lastOut()).poll).to.deep.equal({ question: 'Tea?', options: ['Yes', 'No'], maxAnswer: 1 });
 
-    expectError(
-      await send('poll', { number: BOB, question: 'q', options: ['a', 'b'], maxAnswer: 3 }),
-      400,
-      'Invalid request body: maxAnswer must not exceed the number of options',
-    );
+    // maxAnswer is normalised as in the hosted product: above the options → their number, below 1 → 1.
+    expectOk(await send('poll', { number: BOB, question: 'q', options: ['a', 'b'], maxAnswer: 3 }));
+    expect((await lastOut()).poll.maxAnswer).to.equal(2);
+    expectOk(await send('poll', { number: BOB, question: 'q', options: ['a', 'b'], maxAnswer: 0 }));
+    expect((await lastOut()).poll.maxAnswer).to.equal(1);
     expectError(
       await send('poll', { number: BOB, question: 'q', options: ['a'] }),
       400,
@@ -366,7 +366,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     const res = await send('event', body);
     expectOk(res);
     const received = await exchanged(bobEvents, res.body.data.messageId);
-    expect(received).to.deep.include({ type: 'event', content: 'Launch party' });
+    expect(received).to.deep.include({ type: 'event', content: { text: 'Launch party' } });
     expect(received.event).to.deep.equal({
       name: 'Launch party',
       description: null,
@@ -409,7 +409,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
       expectError(
         await send('reaction', { messageId: hello.body.messageId, reaction }),
         400,
-        'Invalid request body: reaction is one emoji (or empty to remove it)',
+        "Invalid request body: reaction is one emoji (or 'remove', or empty, to remove it)",
       );
     }
     expectError(
@@ -435,8 +435,9 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expectOk(res);
     expect(await lastOut()).to.deep.include({ type: 'edit', edit: { messageId: id, text: 'see you at 8' } });
     expect(await exchanged(bobEvents, res.body.data.messageId)).to.deep.include({
-      type: 'edit',
-      content: 'see you at 8',
+      type: 'message_edit',
+      isEdit: true,
+      content: { text: 'see you at 8' },
       edit: { messageId: id, text: 'see you at 8' },
     });
     const history = await n.node.api.get(`/api/chat/history/alice?chat=${BOB}`, { token: alice });
@@ -446,7 +447,11 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     const theirs = await inbound({ from: BOB, text: 'typo' });
     await exchanged(aliceEvents, theirs.body.messageId);
     const edit = await inbound({ from: BOB, edit: { messageId: theirs.body.messageId, text: 'fixed' } });
-    expect(await exchanged(aliceEvents, edit.body.messageId)).to.deep.include({ type: 'edit', content: 'fixed' });
+    expect(await exchanged(aliceEvents, edit.body.messageId)).to.deep.include({
+      type: 'message_edit',
+      isEdit: true,
+      content: { text: 'fixed' },
+    });
     const after = await n.node.api.get(`/api/chat/history/alice?chat=${BOB}`, { token: alice });
     expect(after.body.messages.find((m: any) => m.id === theirs.body.messageId).text).to.equal('fixed');
 
@@ -489,7 +494,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expectOk(again);
     expect(await exchanged(carolEvents, again.body.data.messageId)).to.deep.include({
       type: 'text',
-      content: 'pass it on',
+      content: { text: 'pass it on' },
       forwarded: true,
     });
 
@@ -557,9 +562,9 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expect(byId.get(plain.body.data.messageId)).to.equal(null);
   });
 
-  it('delay: "typing…" first (or "recording…" before a voice note), in milliseconds up to 30 s', async () => {
+  it('delay: "typing…" first (or "recording…" before a voice note), in seconds up to 30 s (delayMs in ms)', async () => {
     const started = Date.now();
-    expectOk(await send('poll', { number: BOB, question: 'q?', options: ['a', 'b'], delay: 300 }));
+    expectOk(await send('poll', { number: BOB, question: 'q?', options: ['a', 'b'], delay: 0.3 }));
     expect(Date.now() - started).to.be.at.least(300);
     const [presence, poll] = (await n.outbox('alice', alice, BOB)).slice(-2);
     expect(presence).to.deep.include({ type: 'presence', presence: 'composing' });
@@ -569,7 +574,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expectOk(
       await n.node.api.post(
         '/api/message/media/alice',
-        { number: BOB, mediaType: 'audio', mediaUrl: server.url('/tone.wav'), isVoice: true, delay: 50 },
+        { number: BOB, mediaType: 'audio', mediaUrl: server.url('/tone.wav'), isVoice: true, delayMs: 50 },
         { token: alice },
       ),
     );
@@ -577,9 +582,14 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     expect(recording).to.deep.include({ type: 'presence', presence: 'recording' });
 
     expectError(
-      await send('poll', { number: BOB, question: 'q', options: ['a', 'b'], delay: 30_001 }),
+      await send('poll', { number: BOB, question: 'q', options: ['a', 'b'], delay: 31 }),
       400,
-      'Invalid request body: delay must be from 0 to 30000',
+      'Invalid request body: delay must be from 0 to 30 seconds',
+    );
+    expectError(
+      await send('poll', { number: BOB, question: 'q', options: ['a', 'b'], delayMs: 30_001 }),
+      400,
+      'Invalid request body: delayMs must be from 0 to 30000',
     );
     expectError(
       await send('text', { number: BOB, text: 'x', delay: 10, delayMs: 10 }),
@@ -623,7 +633,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
 
   it('the sandbox inbound takes every kind, one at a time', async () => {
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
-      [{ contacts: [{ fullName: 'Zé', phone: '+5511900000009' }] }, { type: 'contact', content: 'Zé' }],
+      [{ contacts: [{ fullName: 'Zé', phone: '+5511900000009' }] }, { type: 'contact', content: { text: 'Zé' } }],
       [
         { reaction: { messageId: 'M1', emoji: '❤️' } },
         { type: 'reaction', reaction: { messageId: 'M1', emoji: '❤️' } },
@@ -632,7 +642,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
         { poll: { question: 'Q?', options: ['a', 'b'] } },
         { type: 'poll', poll: { question: 'Q?', options: ['a', 'b'], maxAnswer: 1 } },
       ],
-      [{ revoked: { messageId: 'M2' } }, { type: 'revoked', revoked: { messageId: 'M2' } }],
+      [{ revoked: { messageId: 'M2' } }, { type: 'message_revoke', revoked: { messageId: 'M2' } }],
       [
         { text: 'fwd', forwarded: true },
         { type: 'text', forwarded: true },

@@ -6,25 +6,14 @@ import { ADMIN_TOKEN, startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { expectError, expectOk } from './support.js';
+import { until } from '../helpers/until.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function scrape(node: TestNode): Promise<Sample[]> {
   const res = await node.api.get('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   expect(res.status, res.text).to.equal(200);
   return parseSamples(res.text);
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 describe('GET /metrics (Prometheus)', function () {
@@ -71,12 +60,16 @@ describe('GET /metrics (Prometheus)', function () {
       'switchboard_mailbox_depth',
       'switchboard_webhook_queue_depth',
       'switchboard_websocket_clients',
+      'switchboard_whatsapp_connected',
+      'switchboard_whatsapp_logins_waiting',
+      'switchboard_whatsapp_logins_refused_total',
     ]) {
       expect(
         samples.some((s) => s.name === name && s.labels.node === node.nodeId),
         name,
       ).to.equal(true);
     }
+    expect(sampleSum(samples, 'switchboard_store_operations_total', { repository: 'accounts' })).to.be.above(0);
     // The process-wide metrics follow the node's own.
     expect(samples.some((s) => s.name === 'process_resident_memory_bytes')).to.equal(true);
   });
@@ -114,18 +107,24 @@ describe('GET /metrics (Prometheus)', function () {
     const socket = new WebSocket(`${node.url.replace('http', 'ws')}/ws/m1`, { headers: { token } });
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
     try {
-      await until('the refused message.exchange delivery', async () =>
-        receiver.received.some((r) => r.body?.event === 'message.exchange') ? true : undefined,
+      await until(
+        async () => (receiver.received.some((r) => r.body?.event === 'message.exchange') ? true : undefined),
+        'the refused message.exchange delivery',
+        10000,
       );
       const answered = (status: number) => receiver.received.filter((r) => r.status === status).length;
-      const after = await until('a lease renewal, and every answered delivery attempt counted', async () => {
-        const s = await scrape(node);
-        const renewals = sampleSum(s, 'switchboard_lease_renew_duration_seconds_count');
-        const attempts = sampleSum(s, 'switchboard_webhook_delivery_duration_seconds_count');
-        return renewals > 0 && attempts === receiver.received.filter((r) => r.status !== undefined).length
-          ? s
-          : undefined;
-      });
+      const after = await until(
+        async () => {
+          const s = await scrape(node);
+          const renewals = sampleSum(s, 'switchboard_lease_renew_duration_seconds_count');
+          const attempts = sampleSum(s, 'switchboard_webhook_delivery_duration_seconds_count');
+          return renewals > 0 && attempts === receiver.received.filter((r) => r.status !== undefined).length
+            ? s
+            : undefined;
+        },
+        'a lease renewal, and every answered delivery attempt counted',
+        10000,
+      );
       const moved = (name: string, labels: Record<string, string> = {}) =>
         sampleSum(after, name, labels) - sampleSum(before, name, labels);
 
@@ -160,8 +159,10 @@ describe('GET /metrics (Prometheus)', function () {
     } finally {
       socket.close();
     }
-    await until('the WebSocket client to be gone', async () =>
-      sampleSum(await scrape(node), 'switchboard_websocket_clients') === 0 ? true : undefined,
+    await until(
+      async () => (sampleSum(await scrape(node), 'switchboard_websocket_clients') === 0 ? true : undefined),
+      'the WebSocket client to be gone',
+      10000,
     );
   });
 

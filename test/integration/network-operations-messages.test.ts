@@ -99,7 +99,11 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
         address: 'São Paulo',
       });
       expectOk(res);
-      expect(res.body.data).to.deep.include({ messageType: 'location', content: 'Praça da Sé' });
+      // The hosted product's text rendering of a place.
+      expect(res.body.data).to.deep.include({
+        messageType: 'location',
+        content: '📍 Praça da Sé\nSão Paulo\nLat: -23.5505, Long: -46.6333',
+      });
       const place = { latitude: -23.5505, longitude: -46.6333, name: 'Praça da Sé', address: 'São Paulo' };
       expect((await n.outbox('alice', alice, BOB)).at(-1)).to.deep.include({ type: 'location', location: place });
       const received = () =>
@@ -107,7 +111,7 @@ describe('network operations: messages, deletion and history (sandbox, HTTP)', f
       for (let i = 0; i < 100 && !received(); i++) await new Promise((r) => setTimeout(r, 20));
       expect((received()!.data as any).message).to.deep.include({
         type: 'location',
-        content: 'Praça da Sé',
+        content: { text: 'Praça da Sé' },
         location: place,
       });
       const recorded = (await history(`?chat=${BOB}`)).messages.find((m: any) => m.id === res.body.data.messageId);

@@ -194,7 +194,7 @@ describe('operator console at /console, in headless Chromium', function () {
     );
     expect(await page.locator('#event-list img, #event-list b, #event-list script').count()).to.equal(0);
     await event.locator('summary').click();
-    expect(await event.locator('pre').textContent()).to.include('"content": "Hello <img src=x> & <b>welcome</b>"');
+    expect(await event.locator('pre').textContent()).to.include('"text": "Hello <img src=x> & <b>welcome</b>"');
 
     // The filter keeps the selected instance's events only.
     await page.getByLabel('selected instance only').check();

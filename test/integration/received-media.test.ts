@@ -8,14 +8,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { startNetworkNode } from './network-support.js';
 import type { NetworkNode } from './network-support.js';
 import { expectError, expectOk } from './support.js';
-
-const until = async (cond: () => boolean, what: string, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+import { until } from '../helpers/until.js';
 
 const CONTACT = '5511955554444';
 let seq = 0;
@@ -128,7 +121,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
     expect(object.body.equals(image)).to.equal(true);
     expect(object.contentType).to.equal('image/png');
 
-    await until(() => !!exchange(withBase64, messageId) && !!exchange(plain, messageId), 'both webhooks');
+    await until(() => !!exchange(withBase64, messageId) && !!exchange(plain, messageId), 'both webhooks', 10_000);
     const full = exchange(withBase64, messageId)!.body.data.message.media;
     expect(full).to.include({
       type: 'image',
@@ -148,7 +141,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
     expect(fetched.status).to.equal(200);
     expect(Buffer.from(await fetched.arrayBuffer()).equals(image)).to.equal(true);
 
-    await until(() => socket.frames.some((f) => f.data?.id === messageId), 'the WebSocket frame');
+    await until(() => socket.frames.some((f) => f.data?.id === messageId), 'the WebSocket frame', 10_000);
     expect(socket.frames.find((f) => f.data?.id === messageId).data.message.media.base64).to.equal(
       image.toString('base64'),
     );
@@ -188,6 +181,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
           withBase64.events('message.exchange').filter((e) => e.body.data.id === messageId && e.status === 400)
             .length === 2,
         'two refusals',
+        10000,
       );
       let dead = await n.node.store.deliveries.listDead(id);
       for (let i = 0; dead.length < 2 && i < 500; i++) {
@@ -217,7 +211,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
     });
     const before = n.node.mediaCounters.snapshot();
     const messageId = await sendImage(name, token);
-    await until(() => !!exchange(plain, messageId), 'the event');
+    await until(() => !!exchange(plain, messageId), 'the event', 10_000);
     const media = exchange(plain, messageId)!.body.data.message.media;
     expect(media).to.include({ url: null, s3Url: null, base64: null, type: 'image' });
     expect(media.error).to.equal('storage failed: bucket "no-such-bucket" does not exist (NoSuchBucket)');
@@ -239,7 +233,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
       webhookEvents: ['message.exchange'],
     });
     const messageId = await sendImage(name, token);
-    await until(() => !!exchange(plain, messageId), 'the event');
+    await until(() => !!exchange(plain, messageId), 'the event', 10_000);
     expect(exchange(plain, messageId)!.body.data.message.media.error).to.equal(
       `storage failed: cannot reach 127.0.0.1:${closed}: connection refused`,
     );
@@ -256,7 +250,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
     await n.fault(name, token, 'downloadMedia', 'media server unreachable');
     const before = n.node.mediaCounters.snapshot();
     const messageId = await sendImage(name, token);
-    await until(() => !!exchange(plain, messageId), 'the event');
+    await until(() => !!exchange(plain, messageId), 'the event', 10_000);
     expect(exchange(plain, messageId)!.body.data.message.media).to.include({
       s3Url: null,
       error: 'download failed: media server unreachable',
@@ -273,9 +267,10 @@ describe('received media: object storage, base64 in events, storage and proxy en
     });
     const before = n.node.mediaCounters.snapshot();
     const messageId = await sendImage(name, token);
-    await until(() => !!exchange(plain, messageId), 'the event');
+    await until(() => !!exchange(plain, messageId), 'the event', 10_000);
     expect(exchange(plain, messageId)!.body.data.message.media).to.deep.equal({
       type: 'image',
+      kind: 'image',
       url: null,
       s3Url: null,
       base64: null,
@@ -400,7 +395,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
       expect(again.body.proxy).to.include({ port: '1080', hasPassword: true, host: 'proxy.example.com' });
       const states = () =>
         events.filter((e) => e.event === 'instance.state').map((e) => (e.data as any).state as string);
-      await until(() => states().includes('connected'), 'the reconnect');
+      await until(() => states().includes('connected'), 'the reconnect', 10_000);
       expect(states()).to.deep.equal(['disconnected', 'connecting', 'connected']);
 
       const cleared = await api().post(`/api/instance/proxy/${name}`, { password: '' }, { token });
@@ -448,6 +443,20 @@ describe('received media: object storage, base64 in events, storage and proxy en
       expectOk(json);
       expect(json.body.media).to.include({ messageId, type: 'image', mimetype: 'image/png', source: 'storage' });
       expect(json.body.media.url).to.include(`/media/inbound/`);
+    });
+
+    it('GET /api/chat/base64 reads a stored file back from the bucket', async () => {
+      const name = fresh('base64-s3');
+      const { token } = await linked(name, storageBody());
+      const messageId = await sendImage(name, token);
+      const res = await api().get(`/api/chat/base64/${name}?messageId=${messageId}`, { token });
+      expectOk(res);
+      expect(res.body).to.deep.include({
+        message_id: messageId,
+        mime_type: 'image/png',
+        media_type: 'image',
+        base64: image.toString('base64'),
+      });
     });
 
     it('gives the kept copy as base64, else downloads it again from the session', async () => {

@@ -2,14 +2,7 @@ import { expect } from 'chai';
 import type { EventEnvelope } from '../../src/events/instance-events.js';
 import { startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
-
-const until = async (cond: () => boolean, what: string, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+import { until } from '../helpers/until.js';
 
 /** Collects every envelope published for an instance, the way WebSocket fan-out receives them. */
 async function record(node: TestNode, name: string, token: string) {
@@ -65,11 +58,13 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     expect(again.body.error.message).to.equal('Instance is not waiting for a link');
 
     const list = await node.api.get('/api/instance/list?instanceName=sales', { token: account });
-    expect(list.body.instances[0].connection).to.deep.equal({
+    expect(list.body.instances[0].connection).to.deep.include({
       state: 'connected',
       numberJid: linkedRes.body.numberJid,
       lastError: null,
     });
+    expect(list.body).to.deep.include({ status: 'connected' });
+    expect(list.body.instances[0]).to.deep.include({ token, status: 'connected' });
     const connected = await node.api.get('/api/instance/connect/sales', { token });
     expect(connected.body).to.include({ status: 'connected', numberJid: linkedRes.body.numberJid });
 
@@ -83,6 +78,12 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     await until(() => events.some((e) => e.event === 'message.exchange'), 'message event');
     expect(
       events.filter((e) => e.event === 'instance.state').map((e) => (e.data as { state: string }).state),
+    ).to.deep.equal(['qr_ready', 'connecting', 'connected']);
+    // Our own names stay beside the hosted ones.
+    expect(
+      events
+        .filter((e) => e.event === 'instance.state')
+        .map((e) => (e.data as { connectionState: string }).connectionState),
     ).to.deep.equal(['qr', 'connecting', 'connected']);
     const state = events.find((e) => e.event === 'instance.state')!;
     expect(state.instanceData).to.deep.equal({ instance: 'sales', token, baseUrl: node.url });
@@ -94,14 +95,24 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     });
     expect(Date.parse(message.timestamp)).to.be.a('number').and.not.NaN;
     expect(message.timestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/);
-    expect(message.chat).to.deep.equal({
-      jid: '5511912345678@s.whatsapp.net',
-      lid: null,
-      name: 'Ana',
-      type: 'private',
+    const chat = { jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana', type: 'private', isCommunity: false };
+    const sender = { jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana' };
+    expect(message.chat).to.deep.equal(chat);
+    expect(message.sender).to.deep.equal(sender);
+    // The hosted layout in `message`: the same id, direction, time and parties, the text in `content.text`.
+    expect(message.message).to.deep.include({
+      id: inbound.body.messageId,
+      direction: 'incoming',
+      timestamp: message.timestamp,
+      chat,
+      sender,
+      type: 'text',
+      content: { text: 'hello there' },
+      text: 'hello there',
+      isEdit: false,
+      media: null,
+      interactive: null,
     });
-    expect(message.sender).to.deep.equal({ jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana' });
-    expect(message.message).to.deep.include({ type: 'text', content: 'hello there', media: null, interactive: null });
   });
 
   it('pairing code: connect with ?number= and link with that number', async () => {
@@ -129,16 +140,16 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     await until(() => b.events.some((e) => e.event === 'message.exchange'), "bob's message");
     const got = b.events.find((e) => e.event === 'message.exchange')!.data as Record<string, any>;
     expect(got).to.deep.include({ id, direction: 'incoming' });
-    expect(got.message.content).to.equal('hi bob');
+    expect(got.message.content).to.deep.equal({ text: 'hi bob' });
 
     const statuses = () =>
       a.events.filter((e) => e.event === 'message.status').map((e) => (e.data as { status: string }).status);
     await until(() => statuses().includes('read'), 'read receipt (bob auto-reads)');
     expect(statuses()).to.deep.equal(['sent', 'delivered', 'read']);
     const stored = await node.api.get(`/api/chat/status/alice?messageId=${id}`, { token: a.token });
-    expect(stored.body).to.deep.include({ status: 'read', status_code: 4, direction: 'outgoing' });
+    expect(stored.body).to.deep.include({ status: 'read', status_code: 4, direction: 'sent' });
     const theirs = await node.api.get(`/api/chat/status/bob?messageId=${id}`, { token: b.token });
-    expect(theirs.body).to.deep.include({ status: 'read', direction: 'incoming' });
+    expect(theirs.body).to.deep.include({ status: 'read', direction: 'received' });
     const outgoing = a.events.find((e) => e.event === 'message.exchange')!.data as Record<string, any>;
     expect(outgoing).to.deep.include({ id, direction: 'outgoing' });
 
@@ -170,7 +181,9 @@ describe('sandbox messaging end to end (one embedded node)', function () {
     const call = await node.api.post('/api/sandbox/call/carol', { from: '5511999990000' }, { token: c.token });
     expect(call.status).to.equal(200);
     await until(() => c.events.filter((e) => e.event === 'call.update').length >= 2, 'call offer and rejection');
-    const texts = c.events.filter((e) => e.event === 'message.exchange').map((e) => (e.data as any).message.content);
+    const texts = c.events
+      .filter((e) => e.event === 'message.exchange')
+      .map((e) => (e.data as any).message.content.text);
     expect(texts).to.include('direct').and.not.include('in a group');
     expect(
       c.events.filter((e) => e.event === 'call.update').map((e) => (e.data as { status: string }).status),
@@ -191,7 +204,7 @@ describe('sandbox messaging end to end (one embedded node)', function () {
       { token: c.token },
     );
     await until(
-      () => c.events.some((e) => (e.data as any).message?.content === 'group again'),
+      () => c.events.some((e) => (e.data as any).message?.content.text === 'group again'),
       'group message after the change',
     );
   });
@@ -228,9 +241,13 @@ describe('sandbox messaging end to end (one embedded node)', function () {
   it('logout unlinks (state loggedout, no number); reconnect then needs a new link; sends need a connection', async () => {
     const e = await linked('erin', '5511000000005');
     const out = await node.api.post('/api/instance/logout/erin', undefined, { token: e.token });
-    expect(out.body).to.deep.include({ success: true, instance: { name: 'erin', state: 'loggedout' } });
+    expect(out.body).to.deep.include({
+      success: true,
+      instance: { name: 'erin', state: 'loggedout', status: 'loggedout' },
+    });
     const list = await node.api.get('/api/instance/list?instanceName=erin', { token: account });
-    expect(list.body.instances[0].connection).to.deep.equal({ state: 'loggedout', numberJid: null, lastError: null });
+    expect(list.body.instances[0].connection).to.deep.include({ state: 'loggedout', numberJid: null, lastError: null });
+    expect(list.body.instances[0].status).to.equal('loggedout');
     const send = await node.api.post(
       '/api/message/text/erin',
       { number: '5511000000001', text: 'x' },

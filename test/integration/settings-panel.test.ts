@@ -8,18 +8,9 @@ import { launchChromium } from '../helpers/chromium.js';
 import { startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { until } from '../helpers/until.js';
 
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
   let node: TestNode;
@@ -114,7 +105,7 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
     await until(async () => {
       const value = await secretField.inputValue();
       return value.startsWith('whsec_') && value !== first ? value : undefined;
-    });
+    }, 'the page');
     const rotated = await secretField.inputValue();
     expect(rotated).to.not.equal(first);
     const masked = (await node.api.get('/api/account/webhook', { token })).body.secretMasked as string;
@@ -126,7 +117,10 @@ describe('settings panel at /settings (spec 4.9), in headless Chromium', () => {
       .locator('#test-result')
       .filter({ hasText: /queued/i })
       .waitFor();
-    const got = await until(() => receiver.events('enterprise.webhook.test').find((r) => r.path === '/panel'));
+    const got = await until(
+      () => receiver.events('enterprise.webhook.test').find((r) => r.path === '/panel'),
+      'the page',
+    );
     expect(got.body).to.include({ event: 'enterprise.webhook.test', account: 'panel' });
     expect(verifySignature(got, rotated)).to.equal(true);
     expect(verifySignature(got, first)).to.equal(false);

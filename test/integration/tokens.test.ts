@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import { AUTH_NAMESPACE } from '../../src/store/namespaces.js';
 import { ADMIN_TOKEN, startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
-import { TestClient, until } from '../helpers/ws-harness.js';
+import { TestClient } from '../helpers/ws-harness.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { NO_RATE_LIMITS, expectOk } from './support.js';
+import { until } from '../helpers/until.js';
 
 /**
  * Spec section 5, "a token can be revoked": rotation of TokenInstance and TokenAccount, and the operator's

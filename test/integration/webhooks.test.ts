@@ -2,14 +2,7 @@ import { expect } from 'chai';
 import { startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-
-const until = async (cond: () => boolean, what: string, ms = 8000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+import { until } from '../helpers/until.js';
 
 describe('webhooks (embedded mode: the store outbox)', function () {
   this.timeout(30_000);
@@ -144,7 +137,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     );
     await node.api.post('/api/message/text/all-events', { number: '5511933330000', text: 'out' }, { token });
     const types = ['instance.state', 'message.exchange', 'message.status', 'call.update', 'group.flow', 'label.update'];
-    await until(() => types.every((t) => receiver.events(t).length > 0), 'one delivery of each event type');
+    await until(() => types.every((t) => receiver.events(t).length > 0), 'one delivery of each event type', 8000);
     for (const r of receiver.received) {
       expect(r.headers.authorization).to.equal('Bearer hook-secret');
       expect(r.headers['content-type']).to.equal('application/json');
@@ -155,8 +148,13 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     expect(receiver.events('call.update')[0]!.body.data).to.include({
       from: '5511933330000@s.whatsapp.net',
       status: 'offer',
+      reason: null,
       isVideo: false,
     });
+    // The hosted product's state names, ours beside them.
+    expect(
+      receiver.events('instance.state').map((r) => [r.body.data.state, r.body.data.connectionState]),
+    ).to.deep.include(['qr_ready', 'qr']);
     expect(receiver.events('label.update')[0]!.body.data).to.deep.include({
       labels: [{ id: '2', name: 'Lead' }],
       action: 'add',
@@ -171,7 +169,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       { token },
     );
     await node.api.post('/api/sandbox/call/filtered', { from: '5511933330001' }, { token });
-    await until(() => receiver.events('call.update').length === 1, 'the call');
+    await until(() => receiver.events('call.update').length === 1, 'the call', 8000);
     await new Promise((r) => setTimeout(r, 200));
     expect(receiver.received.map((r) => r.body.event)).to.deep.equal(['call.update']);
   });
@@ -185,7 +183,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       { from: '5511933330002', text: 'retry me' },
       { token },
     );
-    await until(() => receiver.received.length === 3, 'three attempts');
+    await until(() => receiver.received.length === 3, 'three attempts', 8000);
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received).to.have.length(3);
     expect(new Set(receiver.received.map((r) => r.body.data.id))).to.deep.equal(new Set([sent.body.messageId]));
@@ -201,7 +199,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       { from: '5511933330003', text: 'bad' },
       { token },
     );
-    await until(() => receiver.received.length === 1, 'one attempt');
+    await until(() => receiver.received.length === 1, 'one attempt', 8000);
     let dead: any[] = [];
     for (let i = 0; i < 50 && dead.length === 0; i++) {
       dead = (await node.api.get('/api/events/deadLetters/rejecting', { token })).body.deadLetters;
@@ -221,7 +219,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     receiver.respond = () => ({ status: 200 });
     const replay = await node.api.post('/api/events/redeliver/rejecting', {}, { token });
     expect(replay.body).to.deep.include({ success: true, redelivered: 1 });
-    await until(() => receiver.received.length === 2, 'the replay');
+    await until(() => receiver.received.length === 2, 'the replay', 8000);
     expect(receiver.received[1]!.body.data.id).to.equal(sent.body.messageId);
     expect((await node.api.get('/api/events/deadLetters/rejecting', { token })).body.deadLetters).to.deep.equal([]);
   });
@@ -230,7 +228,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     const { token } = await instance('down', { webhookEvents: ['message.exchange'] });
     receiver.respond = () => ({ status: 503 });
     await node.api.post('/api/sandbox/inbound/down', { from: '5511933330004', text: 'x' }, { token });
-    await until(() => receiver.received.length === 4, 'four attempts (WEBHOOK_MAX_ATTEMPTS)');
+    await until(() => receiver.received.length === 4, 'four attempts (WEBHOOK_MAX_ATTEMPTS)', 8000);
     let dead: any[] = [];
     for (let i = 0; i < 100 && dead.length === 0; i++) {
       dead = (await node.api.get('/api/events/deadLetters/down', { token })).body.deadLetters;

@@ -3,9 +3,10 @@ import type { ClientOptions } from 'ws';
 import type { EventEnvelope } from '../../src/events/instance-events.js';
 import { startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
-import { TestClient, gatewayFor, sleep, until } from '../helpers/ws-harness.js';
+import { TestClient, gatewayFor, sleep } from '../helpers/ws-harness.js';
 import type { GatewayHarness } from '../helpers/ws-harness.js';
 import { NO_RATE_LIMITS } from './support.js';
+import { until } from '../helpers/until.js';
 
 /** After the upgrade: delivery, the per-instance filter, limits, heartbeat and closes (spec 4.10, 6, 7, 8). */
 
@@ -70,7 +71,9 @@ describe('WebSocket: events after the upgrade', function () {
   }
 
   const texts = (c: TestClient) =>
-    c.events('message.exchange').map((e) => (e.data as { message: { content: string } }).message.content);
+    c
+      .events('message.exchange')
+      .map((e) => (e.data as { message: { content: { text: string } } }).message.content.text);
 
   it('delivers each event as one text frame with the documented envelope', async () => {
     const token = await linked('sales');
@@ -82,9 +85,18 @@ describe('WebSocket: events after the upgrade', function () {
     expect(envelope.instanceData).to.deep.equal({ instance: 'sales', token, baseUrl: node.url });
     const data = envelope.data as Record<string, any>;
     expect(data).to.deep.include({ id, direction: 'incoming', recipient: '5511912345678@s.whatsapp.net' });
-    expect(data.chat).to.deep.equal({ jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana', type: 'private' });
+    const chat = { jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana', type: 'private', isCommunity: false };
+    expect(data.chat).to.deep.equal(chat);
     expect(data.sender).to.deep.equal({ jid: '5511912345678@s.whatsapp.net', lid: null, name: 'Ana' });
-    expect(data.message).to.deep.include({ type: 'text', content: 'hello there', media: null, interactive: null });
+    expect(data.message).to.deep.include({
+      id,
+      direction: 'incoming',
+      chat,
+      type: 'text',
+      content: { text: 'hello there' },
+      media: null,
+      interactive: null,
+    });
     expect(data.timestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     // A text frame whose bytes are exactly the JSON envelope.
     expect(JSON.parse(client.raw.at(-1)!)).to.deep.equal(envelope);

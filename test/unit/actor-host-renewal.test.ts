@@ -1,144 +1,225 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { ActorHost } from '../../src/cluster/actor-host.js';
-import { LocalLeaseManager } from '../../src/cluster/lease-manager.js';
-import type { Lease, LeaseManager, RenewOutcome } from '../../src/cluster/lease-manager.js';
+import { LocalLeaseManager, nodeResource } from '../../src/cluster/lease-manager.js';
+import type { HolderState, Lease, LeaseManager, RenewOutcome } from '../../src/cluster/lease-manager.js';
+import { LocalOwnerDirectory } from '../../src/cluster/owner-directory.js';
 import type { StopReason } from '../../src/actors/instance-actor.js';
+import type { InstanceOwnership, OwnerHolder } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 const log = pino({ level: 'silent' });
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Leases of one process whose renewals can be made undecided (Redis unreachable) or refused. */
+/** Leases of one process whose renewals can be made undecided (Redis unreachable) or whose judgement unknown. */
 class FlakyLeases implements LeaseManager {
   readonly inner: LocalLeaseManager;
   /** While true, renew() learns nothing (every master failed). */
   unreachable = false;
+  /** While set, holderState() cannot tell (a young Redis incarnation): ask again after this. */
+  youngFor: number | undefined;
   renewals = 0;
 
-  constructor(readonly ttlMs: number) {
-    this.inner = new LocalLeaseManager('node-a', ttlMs);
+  constructor(
+    readonly ttlMs: number,
+    readonly clock: ManualClock,
+  ) {
+    this.inner = new LocalLeaseManager(ttlMs, clock);
   }
   acquire(resource: string) {
     return this.inner.acquire(resource);
   }
-  async renew(leases: Lease[]): Promise<RenewOutcome> {
+  async renew(lease: Lease): Promise<RenewOutcome> {
     this.renewals++;
-    if (this.unreachable) return { renewed: [], lost: [] };
-    return this.inner.renew(leases);
+    if (this.unreachable) return { kind: 'undecided' };
+    return this.inner.renew(lease);
   }
-  release(leases: Lease[]) {
-    return this.inner.release(leases);
+  release(lease: Lease) {
+    return this.inner.release(lease);
   }
-  owners(resources: string[]) {
-    return this.inner.owners(resources);
-  }
-  expiresIn(resources: string[]) {
-    return this.inner.expiresIn(resources);
+  async holderState(resource: string, token: string): Promise<HolderState> {
+    if (this.youngFor !== undefined) return { kind: 'unknown', retryInMs: this.youngFor };
+    return this.inner.holderState(resource, token);
   }
   close() {
     return this.inner.close();
   }
 }
 
-function host(leases: LeaseManager, stops: StopReason[]): ActorHost {
-  let epoch = 0;
-  const store = { instances: { claim: async () => ++epoch } } as unknown as Store;
+/** The store's ownership records, in memory; `slow` delays every claim (a paused process, a slow store). */
+class Ownership {
+  readonly rows = new Map<string, InstanceOwnership>();
+  slow: (() => Promise<void>) | undefined;
+
+  asStore(): Store {
+    const instances = {
+      ownership: async (ids: string[]) =>
+        new Map(ids.flatMap((id) => (this.rows.has(id) ? [[id, this.rows.get(id)!]] : []))),
+      claimFrom: async (claims: { id: string; epoch: number }[], holder: OwnerHolder) => {
+        await this.slow?.();
+        const taken = new Map<string, number>();
+        for (const c of claims) {
+          const row = this.rows.get(c.id);
+          if (row?.epoch !== c.epoch) continue;
+          this.rows.set(c.id, { epoch: c.epoch + 1, holder });
+          taken.set(c.id, c.epoch + 1);
+        }
+        return taken;
+      },
+      release: async (id: string, epoch: number) => {
+        const row = this.rows.get(id);
+        if (row?.epoch === epoch) this.rows.set(id, { epoch });
+      },
+    };
+    return { instances } as unknown as Store;
+  }
+
+  add(...ids: string[]): this {
+    for (const id of ids) this.rows.set(id, { epoch: 0 });
+    return this;
+  }
+}
+
+async function host(leases: FlakyLeases, stops: StopReason[], ownership = new Ownership().add('inst-1', 'inst-2')) {
+  const directory = new LocalOwnerDirectory();
   const h = new ActorHost({
     nodeId: 'node-a',
-    store,
+    store: ownership.asStore(),
     leases,
+    directory,
     behavior: () => ({ handlers: {}, onStop: async (_ctx, reason) => void stops.push(reason) }),
     log,
     maxQueue: 10,
     safetyMarginMs: 50,
     drainTimeoutMs: 1000,
+    clock: leases.clock,
   });
-  h.start();
-  return h;
+  await h.start();
+  return { h, ownership, directory };
 }
 
-describe('ActorHost lease renewal', () => {
+describe('ActorHost: one node lease for every actor', () => {
   it('a renewal that learns nothing (a Redis blip) stops no actor; the retry renews it', async () => {
-    const leases = new FlakyLeases(900);
+    const leases = new FlakyLeases(900, new ManualClock());
     const stops: StopReason[] = [];
-    const h = host(leases, stops);
+    const { h } = await host(leases, stops);
     expect(await h.activate('inst-1')).to.not.equal(undefined);
     leases.unreachable = true;
     // Longer than one renewal period (300 ms), shorter than the lease's validity.
-    await sleep(450);
+    await leases.clock.advance(450);
     expect(stops, 'stopped during the blip').to.deep.equal([]);
-    expect(h.get('inst-1')?.state).to.equal('active');
+    expect(h.leaseState).to.equal('undecided');
     const duringBlip = leases.renewals;
     leases.unreachable = false;
-    await sleep(200);
+    await leases.clock.advance(100);
     expect(leases.renewals, 'retried sooner than the next period').to.be.greaterThan(duringBlip);
-    // Well past the first lease's validity: renewed, still running.
-    await sleep(900);
+    await leases.clock.advance(1000);
     expect(stops).to.deep.equal([]);
     expect(h.get('inst-1')?.state).to.equal('active');
     await h.stopAll('shutdown');
   });
 
-  it('an undecided lease still stops once its validity has run out on the monotonic clock', async () => {
-    const leases = new FlakyLeases(600);
+  it('an undecided node lease still stops every actor once its validity has run out', async () => {
+    const leases = new FlakyLeases(600, new ManualClock());
     const stops: StopReason[] = [];
-    const h = host(leases, stops);
+    const { h } = await host(leases, stops);
+    expect(await h.activate('inst-1')).to.not.equal(undefined);
     expect(await h.activate('inst-2')).to.not.equal(undefined);
     leases.unreachable = true;
-    await sleep(900);
-    expect(stops).to.deep.equal(['lease-lost']);
-    expect(h.get('inst-2')).to.equal(undefined);
+    // Valid for 592 ms (the TTL less the drift allowance), less the 50 ms safety margin.
+    await leases.clock.advance(500);
+    expect(stops).to.deep.equal([]);
+    await leases.clock.advance(100);
+    expect(stops).to.deep.equal(['lease-lost', 'lease-lost']);
+    expect(h.size).to.equal(0);
     await h.stopAll('shutdown');
   });
 
-  it('a lease a majority refuses stops its actor at once', async () => {
-    const leases = new FlakyLeases(3000);
+  it('a node lease refused at renewal stops every actor at once; the next lease takes them back', async () => {
+    const leases = new FlakyLeases(3000, new ManualClock());
     const stops: StopReason[] = [];
-    const h = host(leases, stops);
-    expect(await h.activate('inst-3')).to.not.equal(undefined);
-    // Someone else's now: the next renewal (within TTL/3 = 1 s) finds it lost, long before it would lapse.
+    const { h, ownership } = await host(leases, stops);
+    expect(await h.activate('inst-1')).to.not.equal(undefined);
+    const before = ownership.rows.get('inst-1')!;
+    // Gone behind the node's back: the next renewal (within TTL/3 = 1 s) is refused.
     await leases.inner.close();
-    await sleep(1200);
+    await leases.clock.advance(1000);
     expect(stops).to.deep.equal(['lease-lost']);
+    expect(h.leaseState).to.equal('lost');
+    // The next period takes a new node lease; the old token's holder record is judged gone.
+    await leases.clock.advance(1000);
+    expect(h.leaseState).to.equal('held');
+    expect(await h.activate('inst-1')).to.not.equal(undefined);
+    const after = ownership.rows.get('inst-1')!;
+    expect(after.epoch).to.equal(before.epoch + 1);
+    expect(after.holder?.token).to.not.equal(before.holder?.token);
     await h.stopAll('shutdown');
   });
 });
 
-describe('ActorHost activation', () => {
-  it('a claim that outlasts the lease activates nothing and releases the lease', async () => {
-    const leases = new FlakyLeases(400);
+describe('ActorHost: taking instances over', () => {
+  it("never takes an instance whose holder's lease is alive; takes it once that lease is gone", async () => {
+    const clock = new ManualClock();
+    const leases = new FlakyLeases(1500, clock);
+    const other = (await leases.inner.acquire(nodeResource('node-b')))!;
+    const ownership = new Ownership();
+    ownership.rows.set('inst-1', { epoch: 4, holder: { node: 'node-b', token: other.token } });
+    const { h } = await host(leases, [], ownership);
+    const report = await h.activateMany(['inst-1']);
+    expect(h.get('inst-1')).to.equal(undefined);
+    expect(report.busy).to.have.length(1);
+    expect(report.busy[0]).to.deep.include({ instanceId: 'inst-1', node: 'node-b' });
+    expect(report.busy[0]!.expiresInMs).to.be.within(1, 1500);
+    expect(ownership.rows.get('inst-1')!.epoch, 'no claim while the holder may act').to.equal(4);
+    await leases.inner.release(other);
+    expect(await h.activate('inst-1')).to.not.equal(undefined);
+    expect(ownership.rows.get('inst-1')).to.deep.include({ epoch: 5 });
+    await h.stopAll('shutdown');
+  });
+
+  it('a holder that cannot be judged yet (a young Redis incarnation) is waited for, not taken over', async () => {
+    const clock = new ManualClock();
+    const leases = new FlakyLeases(1500, clock);
+    const ownership = new Ownership();
+    // Its lease is nowhere: with an old incarnation that means "gone"; with a young one, maybe forgotten.
+    ownership.rows.set('inst-1', { epoch: 2, holder: { node: 'node-b', token: 'tb' } });
+    const { h } = await host(leases, [], ownership);
+    leases.youngFor = 1200;
+    const report = await h.activateMany(['inst-1']);
+    expect(report.retryInMs).to.equal(1200);
+    expect(h.get('inst-1')).to.equal(undefined);
+    expect(ownership.rows.get('inst-1')!.epoch).to.equal(2);
+    leases.youngFor = undefined;
+    expect(await h.activate('inst-1')).to.not.equal(undefined);
+    await h.stopAll('shutdown');
+  });
+
+  it('letting an instance go clears the holder and the hint, so the next node need not wait', async () => {
+    const leases = new FlakyLeases(1500, new ManualClock());
+    const { h, ownership, directory } = await host(leases, []);
+    await h.activate('inst-1');
+    expect(ownership.rows.get('inst-1')?.holder?.node).to.equal('node-a');
+    expect(await directory.lookup(['inst-1'])).to.deep.equal(['node-a']);
+    await h.deactivate('inst-1', 'handoff');
+    expect(ownership.rows.get('inst-1')).to.deep.equal({ epoch: 1 });
+    expect(await directory.lookup(['inst-1'])).to.deep.equal([undefined]);
+    await h.stopAll('shutdown');
+  });
+
+  it('claims that outlast the node lease activate nothing and are let go', async () => {
+    const clock = new ManualClock();
+    const leases = new FlakyLeases(400, clock);
     const stops: StopReason[] = [];
-    let activations = 0;
-    // The store answers the claim after the lease has run out (a paused process, a slow store).
-    const store = {
-      instances: {
-        claim: async () => {
-          await sleep(500);
-          return 1;
-        },
-      },
-    } as unknown as Store;
-    const h = new ActorHost({
-      nodeId: 'node-a',
-      store,
-      leases,
-      behavior: () => ({
-        handlers: {},
-        onActivate: async () => void activations++,
-        onStop: async (_ctx, reason) => void stops.push(reason),
-      }),
-      log,
-      maxQueue: 10,
-      safetyMarginMs: 50,
-      drainTimeoutMs: 1000,
-    });
-    h.start();
-    expect(await h.activate('inst-slow')).to.equal(undefined);
-    expect(activations).to.equal(0);
+    const ownership = new Ownership().add('inst-slow');
+    ownership.slow = () => clock.wait(500);
+    leases.unreachable = true;
+    const { h } = await host(leases, stops, ownership);
+    const activation = h.activate('inst-slow');
+    await clock.advance(500);
+    expect(await activation).to.equal(undefined);
     expect(h.size).to.equal(0);
-    // Released: another node (here, this one again) can take it at once.
-    expect(await leases.inner.acquire('inst-slow')).to.not.equal(undefined);
+    // Taken in the store, then let go: another node can take it at once.
+    expect(ownership.rows.get('inst-slow')).to.deep.equal({ epoch: 1 });
     await h.stopAll('shutdown');
   });
 });

@@ -48,6 +48,17 @@ describe('loadConfig', () => {
     );
   });
 
+  it('CONNECT_RATE_PER_SECOND: 5 by default, decimals allowed, 0 and words refused', () => {
+    expect(loadConfig({}).connectRatePerSecond).to.equal(5);
+    expect(loadConfig({ CONNECT_RATE_PER_SECOND: '2.5' }).connectRatePerSecond).to.equal(2.5);
+    for (const bad of ['0', 'fast', '5000']) {
+      expect(() => loadConfig({ CONNECT_RATE_PER_SECOND: bad })).to.throw(
+        ConfigError,
+        /^CONNECT_RATE_PER_SECOND must be a number from 0.1 to 1000/,
+      );
+    }
+  });
+
   it('gives the received-media options: kept-copy TTL, object URL expiry or public URLs, storage deadline', () => {
     expect(loadConfig({}).receivedMedia).to.deep.equal({
       blobTtlMs: 3_600_000,
@@ -80,6 +91,18 @@ describe('loadConfig', () => {
     expect(c.embedded).to.equal(false);
     expect(c.host).to.equal('0.0.0.0');
     expect(c.redisUrls).to.deep.equal(['redis://r1:6379', 'redis://r2:6379']);
+  });
+
+  it('reads REDIS_MODE (single by default) and the sentinel master name, each only where it means something', () => {
+    const base = { REDIS_URL: 'redis://s1:26379,redis://s2:26379', ENCRYPTION_KEY: KEY_HEX };
+    expect(loadConfig(base)).to.include({ redisMode: 'single', redisSentinelMaster: undefined });
+    expect(loadConfig({ ...base, REDIS_MODE: 'cluster' }).redisMode).to.equal('cluster');
+    const sentinel = loadConfig({ ...base, REDIS_MODE: 'sentinel', REDIS_SENTINEL_MASTER: 'main' });
+    expect(sentinel).to.include({ redisMode: 'sentinel', redisSentinelMaster: 'main' });
+    expect(() => loadConfig({ ...base, REDIS_MODE: 'sentinel' })).to.throw(ConfigError, /REDIS_SENTINEL_MASTER/);
+    expect(() => loadConfig({ ...base, REDIS_SENTINEL_MASTER: 'main' })).to.throw(ConfigError, /REDIS_SENTINEL_MASTER/);
+    expect(() => loadConfig({ REDIS_MODE: 'cluster' })).to.throw(ConfigError, /^REDIS_MODE=cluster needs REDIS_URL/);
+    expect(() => loadConfig({ ...base, REDIS_MODE: 'ring' })).to.throw(ConfigError, /^REDIS_MODE/);
   });
 
   it('accepts the key as hex or base64 (32 bytes)', () => {

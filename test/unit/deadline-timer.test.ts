@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { DeadlineTimer } from '../../src/cluster/deadline-timer.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { ManualClock } from '../helpers/manual-clock.js';
 
 /** Deadlines kept the way the Router keeps its pending calls: a map swept by the one timer. */
 function deadlines() {
+  const clock = new ManualClock();
   const pending = new Map<string, number>();
   const expired: string[] = [];
   const timer = new DeadlineTimer((now) => {
@@ -16,13 +16,13 @@ function deadlines() {
       } else if (at < next) next = at;
     }
     return next;
-  });
+  }, clock);
   const add = (id: string, inMs: number) => {
-    const at = performance.now() + inMs;
+    const at = clock.now() + inMs;
     pending.set(id, at);
     timer.add(at);
   };
-  return { pending, expired, timer, add };
+  return { clock, pending, expired, timer, add };
 }
 
 describe('DeadlineTimer: one timer for many deadlines', () => {
@@ -31,18 +31,19 @@ describe('DeadlineTimer: one timer for many deadlines', () => {
     d.add('late', 120);
     d.add('later', 160);
     d.add('early', 30);
-    await sleep(80);
+    await d.clock.advance(80);
     expect(d.expired).to.deep.equal(['early']);
-    await sleep(120);
+    await d.clock.advance(120);
     expect(d.expired).to.deep.equal(['early', 'late', 'later']);
   });
 
   it('never ends a deadline before it has passed', async () => {
     const d = deadlines();
-    const started = performance.now();
     d.add('a', 50);
-    while (d.expired.length === 0) await sleep(1);
-    expect(performance.now() - started).to.be.at.least(49);
+    await d.clock.advance(49);
+    expect(d.expired).to.deep.equal([]);
+    await d.clock.advance(1);
+    expect(d.expired).to.deep.equal(['a']);
   });
 
   it('ends nothing for a call answered in time, and stop() disarms it', async () => {
@@ -51,7 +52,8 @@ describe('DeadlineTimer: one timer for many deadlines', () => {
     d.pending.delete('answered');
     d.add('pending', 40);
     d.timer.stop();
-    await sleep(70);
+    await d.clock.advance(70);
     expect(d.expired).to.deep.equal([]);
+    expect(d.clock.pending).to.equal(0);
   });
 });

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import {
   AppError,
+  DisconnectedError,
+  ERROR_CODES,
   ErrorCode,
   FencedError,
   InternalError,
@@ -47,5 +49,27 @@ describe('errors', () => {
   it("every error class's name is its own", () => {
     expect(new FencedError('i1', 2).name).to.equal('FencedError');
     expect(new ConfigError('bad').name).to.equal('ConfigError');
+  });
+
+  it('every error code has every column of its row: HTTP status, wire rebuild, idempotency treatment', () => {
+    const columns = ['status', 'fromWire', 'idempotency'];
+    expect(Object.keys(ERROR_CODES).sort()).to.deep.equal(Object.values(ErrorCode).sort());
+    for (const code of Object.values(ErrorCode)) {
+      const row = ERROR_CODES[code] as unknown as Record<string, unknown>;
+      expect(Object.keys(row).sort(), code).to.deep.equal([...columns].sort());
+      for (const column of columns) expect(row[column], `${code}.${column}`).to.not.equal(undefined);
+      expect(row.status, code).to.be.within(400, 599);
+      expect(['forget', 'keep'], code).to.include(row.idempotency);
+      // A class rebuilt from the wire keeps the code it crossed with.
+      const rebuilt = ERROR_CODES[code].fromWire?.('m', 'i1');
+      if (rebuilt) expect(rebuilt.code, code).to.equal(code);
+    }
+  });
+
+  it('"not connected" has one status, 400; the endpoints whose spec gives 503 answer `disconnected`', () => {
+    expect(ERROR_CODES[ErrorCode.NotConnected].status).to.equal(400);
+    expect(ERROR_CODES[ErrorCode.Disconnected].status).to.equal(503);
+    expect(new DisconnectedError().message).to.equal(new NotConnectedError().message);
+    expect(errorFromWire(ErrorCode.Disconnected, 'x', 'i1')).to.be.instanceOf(DisconnectedError);
   });
 });

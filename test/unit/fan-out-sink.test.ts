@@ -52,4 +52,41 @@ describe('FanOutSink: one failing consumer starves no other, and the durable one
     expect(caught).to.be.instanceOf(NotOwnerError);
     expect(queue.calls).to.equal(3);
   });
+
+  it('queues durably first, and a hung publish (a stalled Redis) holds nothing behind it', async () => {
+    const order: string[] = [];
+    const bus: InstanceEventSink = {
+      emit: () => {
+        order.push('bus');
+        return new Promise(() => undefined);
+      },
+    };
+    const queue: InstanceEventSink = {
+      async emit() {
+        order.push('queue');
+      },
+    };
+    const fan = new FanOutSink({ bestEffort: [bus], durable: queue, log });
+    await fan.emit(instance, event);
+    await fan.emit(instance, event);
+    expect(order).to.deep.equal(['queue', 'bus', 'queue', 'bus']);
+  });
+
+  it('publishes nothing once the instance was lost while the event was being queued', async () => {
+    const bus = sink(0);
+    let owner = true;
+    const queue: InstanceEventSink = {
+      async emit() {
+        owner = false;
+      },
+    };
+    const stillOwner = () => {
+      if (!owner) throw new NotOwnerError('inst-1');
+    };
+    const fan = new FanOutSink({ bestEffort: [bus], durable: queue, log });
+    let caught: unknown;
+    await fan.emit(instance, event, undefined, stillOwner).catch((err: unknown) => (caught = err));
+    expect(caught).to.be.instanceOf(NotOwnerError);
+    expect(bus.calls).to.equal(0);
+  });
 });

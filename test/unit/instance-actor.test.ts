@@ -3,12 +3,19 @@ import { pino } from 'pino';
 import type { ActorDescription } from '../../src/actors/actor-calls.js';
 import { InstanceActor } from '../../src/actors/instance-actor.js';
 import type { ActorBehavior, ActorContext, StopReason } from '../../src/actors/instance-actor.js';
-import { AppError, FencedError, NotOwnerError, TimeoutError, UnavailableError } from '../../src/errors.js';
+import {
+  AppError,
+  FencedError,
+  NotOwnerError,
+  OutcomeUnknownError,
+  TimeoutError,
+  UnavailableError,
+} from '../../src/errors.js';
 import type { ConnectionInfo, OwnedStateOp } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
+import { ManualClock, settle } from '../helpers/manual-clock.js';
 
 const log = pino({ level: 'silent' });
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A promise opened from outside. */
 function gate() {
@@ -26,7 +33,7 @@ class FakeStore {
 
   readonly ownedState = {
     write: async (instanceId: string, epoch: number, ops: OwnedStateOp[]) => {
-      await sleep(1);
+      await settle();
       if (this.failure) throw this.failure;
       if (this.fenced) throw new FencedError(instanceId, epoch);
       this.writes.push({ instanceId, epoch, ops });
@@ -35,7 +42,7 @@ class FakeStore {
 
   readonly instances = {
     setConnection: async (id: string, epoch: number, connection: ConnectionInfo) => {
-      await sleep(1);
+      await settle();
       if (this.fenced) throw new FencedError(id, epoch);
       this.connections.push(connection);
     },
@@ -51,7 +58,9 @@ type Turn = (ctx: ActorContext, n: number) => Promise<unknown>;
 interface Harness {
   actor: InstanceActor;
   store: FakeStore;
-  /** Monotonic time until which the lease is ours; tests move it. */
+  /** The actor's clock: deadlines, drains and the lease run on it, and only the test moves it. */
+  clock: ManualClock;
+  /** The clock's time until which the lease is ours; tests move it. */
   lease: { validUntil: number };
   selfStops: StopReason[];
   stops: StopReason[];
@@ -71,7 +80,8 @@ const CONNECTED: ConnectionInfo = {
 
 function harness(options: { turn?: Turn; maxQueue?: number; onActivate?: () => Promise<void> } = {}): Harness {
   const store = new FakeStore();
-  const lease = { validUntil: performance.now() + 60_000 };
+  const clock = new ManualClock();
+  const lease = { validUntil: clock.now() + 60_000 };
   const selfStops: StopReason[] = [];
   const stops: StopReason[] = [];
   const events: string[] = [];
@@ -106,6 +116,7 @@ function harness(options: { turn?: Turn; maxQueue?: number; onActivate?: () => P
     behavior,
     log,
     leaseValidUntil: () => lease.validUntil,
+    clock,
     safetyMarginMs: 250,
     maxQueue: options.maxQueue ?? 1000,
     onSelfStop: (reason) => selfStops.push(reason),
@@ -113,6 +124,7 @@ function harness(options: { turn?: Turn; maxQueue?: number; onActivate?: () => P
   return {
     actor,
     store,
+    clock,
     lease,
     selfStops,
     stops,
@@ -133,18 +145,27 @@ async function rejection(p: Promise<unknown>): Promise<AppError> {
   throw new Error('expected a rejection');
 }
 
-/** Lets pending timers and promise callbacks run. */
-const tick = () => sleep(5);
+/** Whether a promise has settled by now (without waiting for it). */
+function tracked(p: Promise<unknown>): () => boolean {
+  let settled = false;
+  p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return () => settled;
+}
 
 describe('InstanceActor', () => {
   it('runs calls one at a time, in the order they arrived', async () => {
     const delays = [40, 0, 25, 5, 10, 0];
-    const h = harness({ turn: (_ctx, n) => sleep(delays[n]!) });
+    const h = harness({ turn: (_ctx, n) => h.clock.wait(delays[n]!) });
     await h.actor.activate();
     const resolved: number[] = [];
     const calls = delays.map((_, i) => h.describe().then((r) => (resolved.push(i), r)));
     expect(h.actor.queueLength).to.equal(delays.length);
-    const results = await Promise.all(calls);
+    const all = Promise.all(calls);
+    await h.clock.advance(delays.reduce((a, b) => a + b));
+    const results = await all;
     expect(resolved).to.deep.equal([0, 1, 2, 3, 4, 5]);
     expect(h.events).to.deep.equal(['activate', ...delays.flatMap((_, i) => [`start ${i}`, `end ${i}`])]);
     expect(results[0]).to.deep.equal({ instanceId: 'inst-1', nodeId: 'node-a', epoch: 7, state: 'active' });
@@ -179,9 +200,12 @@ describe('InstanceActor', () => {
     const late = h.describe(50);
     const after = h.describe(5000);
     expect(h.actor.queueLength).to.equal(3);
-    const started = performance.now();
-    const err = await rejection(late);
-    expect(performance.now() - started).to.be.within(30, 1000);
+    const failed = rejection(late);
+    const lateSettled = tracked(late);
+    await h.clock.advance(49);
+    expect(lateSettled(), 'not before its deadline').to.equal(false);
+    await h.clock.advance(1);
+    const err = await failed;
     expect(err).to.be.instanceOf(TimeoutError);
     expect(err.code).to.equal('timeout');
     expect(h.actor.queueLength).to.equal(2);
@@ -199,7 +223,7 @@ describe('InstanceActor', () => {
     expect(h.actor.state).to.equal('activating');
     const call = h.describe();
     const activated = h.actor.activate();
-    await sleep(40);
+    await h.clock.advance(40);
     expect(h.turns()).to.equal(0);
     expect(h.actor.state).to.equal('activating');
     expect(h.actor.queueLength).to.equal(1);
@@ -214,17 +238,19 @@ describe('InstanceActor', () => {
     // src/actors/instance-actor.ts: a draining actor keeps accepting calls (a caller refused while the
     // lease is still ours would retry and fail); refusals with NotOwnerError begin once it is stopped.
     const g = gate();
-    const h = harness({ turn: (_ctx, n) => (n === 0 ? g.opened : sleep(5)) });
+    const h = harness({ turn: (_ctx, n) => (n === 0 ? g.opened : h.clock.wait(5)) });
     await h.actor.activate();
     const calls = [h.describe(), h.describe(), h.describe()];
     let drained = false;
     const draining = h.actor.drain(5000).then(() => (drained = true));
     expect(h.actor.state).to.equal('draining');
     const late = h.describe();
-    await tick();
+    await settle();
     expect(drained).to.equal(false);
     g.open();
-    const results = await Promise.all([...calls, late]);
+    const all = Promise.all([...calls, late]);
+    await h.clock.advance(15);
+    const results = await all;
     await draining;
     expect(results.map((r) => r.state)).to.deep.equal(['draining', 'draining', 'draining', 'draining']);
     expect(h.turns()).to.equal(4);
@@ -244,9 +270,12 @@ describe('InstanceActor', () => {
     await h.actor.activate();
     const running = h.describe();
     const queued = h.describe();
-    const started = performance.now();
-    await h.actor.drain(80);
-    expect(performance.now() - started).to.be.within(60, 1000);
+    const draining = h.actor.drain(80);
+    const drained = tracked(draining);
+    await h.clock.advance(79);
+    expect(drained(), 'not before its timeout').to.equal(false);
+    await h.clock.advance(1);
+    await draining;
     expect(h.actor.queueLength).to.equal(2);
     await h.actor.stop('shutdown');
     expect(await rejection(queued)).to.be.instanceOf(NotOwnerError);
@@ -258,9 +287,10 @@ describe('InstanceActor', () => {
   it('drain() of an idle actor resolves at once', async () => {
     const h = harness();
     await h.actor.activate();
-    const started = performance.now();
+    const timers = h.clock.pending;
+    // The clock does not move: a drain that waited for its timeout would never resolve.
     await h.actor.drain(5000);
-    expect(performance.now() - started).to.be.lessThan(50);
+    expect(h.clock.pending, 'no drain timer was armed').to.equal(timers);
     expect(h.actor.state).to.equal('draining');
   });
 
@@ -269,19 +299,19 @@ describe('InstanceActor', () => {
     const h = harness({ onActivate: () => g.opened });
     const call = h.describe(1200);
     const activated = h.actor.activate();
-    const started = performance.now();
     const draining = h.actor.drain(800);
+    const drained = tracked(draining);
     g.open();
     await activated;
     const outcome = await call.then(
       (r) => `ran in state ${r.state}`,
       (err: unknown) => `failed: ${(err as Error).name}`,
     );
-    await draining;
+    await settle();
     // "Finishes queued calls": the call queued before the drain must run, and the drain must not wait for
-    // its whole timeout with work still queued.
+    // its whole timeout with work still queued (the clock has not moved).
     expect(outcome).to.equal('ran in state draining');
-    expect(performance.now() - started).to.be.lessThan(500);
+    expect(drained()).to.equal(true);
   });
 
   it('stop() rejects queued calls with NotOwnerError and lets the running one finish', async () => {
@@ -290,15 +320,17 @@ describe('InstanceActor', () => {
     await h.actor.activate();
     const running = h.describe();
     const queued = [h.describe(), h.describe()];
-    await tick();
+    await settle();
     const stopped = h.actor.stop('shutdown');
-    expect(h.actor.state).to.equal('stopped');
+    // A graceful stop refuses calls at once and finishes what the network handed over before `stopped`.
+    expect(h.actor.state).to.equal('stopping');
     for (const q of queued) {
       const err = await rejection(q);
       expect(err).to.be.instanceOf(NotOwnerError);
       expect(err.code).to.equal('not_owner');
     }
     await stopped;
+    expect(h.actor.state).to.equal('stopped');
     expect(h.stops).to.deep.equal(['shutdown']);
     g.open();
     expect((await running).state).to.equal('stopped');
@@ -314,24 +346,26 @@ describe('InstanceActor', () => {
   it('refuses a call once the lease is within the safety margin of its end, and stops itself', async () => {
     const h = harness();
     await h.actor.activate();
-    // Valid for about 100 ms more (350 ms less the 250 ms margin).
-    h.lease.validUntil = performance.now() + 350;
+    // Valid for 100 ms more (350 ms less the 250 ms margin).
+    h.lease.validUntil = h.clock.now() + 350;
     await h.describe();
     expect(h.turns()).to.equal(1);
-    await sleep(150);
+    await h.clock.advance(99);
+    expect(h.actor.leaseValid()).to.equal(true);
+    await h.clock.advance(1);
     expect(h.actor.leaseValid()).to.equal(false);
     const err = await rejection(h.describe());
     expect(err).to.be.instanceOf(NotOwnerError);
     expect(h.turns(), 'the handler never ran').to.equal(1);
     expect(h.actor.state).to.equal('stopped');
     expect(h.selfStops).to.deep.equal(['lease-lost']);
-    await tick();
+    await settle();
     expect(h.stops).to.deep.equal(['lease-lost']);
   });
 
   it('refuses every queued call when the lease is already past (minus the margin)', async () => {
     const h = harness();
-    h.lease.validUntil = performance.now() + 100; // inside the 250 ms margin from the start
+    h.lease.validUntil = h.clock.now() + 100; // inside the 250 ms margin from the start
     const calls = [h.describe(), h.describe(), h.describe()];
     await h.actor.activate();
     for (const c of calls) expect(await rejection(c)).to.be.instanceOf(NotOwnerError);
@@ -343,18 +377,19 @@ describe('InstanceActor', () => {
   it('checks the lease before an owned write made late in a turn', async () => {
     const h = harness({
       turn: async (ctx) => {
-        h.lease.validUntil = performance.now() - 1; // the lease ran out while the turn worked
+        h.lease.validUntil = h.clock.now() - 1; // the lease ran out while the turn worked
         await ctx.writeOwned([WRITE_OP]);
       },
     });
     await h.actor.activate();
-    expect(await rejection(h.describe())).to.be.instanceOf(NotOwnerError);
+    // The turn ran (it may have acted on the network): the caller must not run it again elsewhere.
+    expect(await rejection(h.describe())).to.be.instanceOf(OutcomeUnknownError);
     expect(h.store.writes).to.deep.equal([]);
     expect(h.actor.state).to.equal('stopped');
     expect(h.selfStops).to.deep.equal(['lease-lost']);
   });
 
-  it('stops at once when the store refuses an owned write as fenced, failing the call with NotOwnerError', async () => {
+  it("stops at once when the store refuses an owned write as fenced: the running call's outcome is unknown, the queued one did not run", async () => {
     const h = harness({ turn: (ctx) => ctx.writeOwned([WRITE_OP]) });
     await h.actor.activate();
     await h.describe();
@@ -363,13 +398,13 @@ describe('InstanceActor', () => {
     const fencedCall = h.describe();
     const queued = h.describe();
     const err = await rejection(fencedCall);
-    expect(err).to.be.instanceOf(NotOwnerError);
-    expect(err.code).to.equal('not_owner');
+    expect(err).to.be.instanceOf(OutcomeUnknownError);
+    expect(err.code).to.equal('outcome_unknown');
     expect(h.actor.state).to.equal('stopped');
     expect(h.selfStops).to.deep.equal(['fenced']);
     expect(await rejection(queued)).to.be.instanceOf(NotOwnerError);
     expect(h.turns()).to.equal(2);
-    await tick();
+    await settle();
     expect(h.stops).to.deep.equal(['fenced']);
     expect(h.store.writes).to.have.length(1);
   });
@@ -380,7 +415,7 @@ describe('InstanceActor', () => {
     });
     await h.actor.activate();
     h.store.fenced = true;
-    expect(await rejection(h.describe())).to.be.instanceOf(NotOwnerError);
+    expect(await rejection(h.describe())).to.be.instanceOf(OutcomeUnknownError);
     expect(h.selfStops).to.deep.equal(['fenced']);
     expect(h.store.connections).to.deep.equal([]);
   });
@@ -427,7 +462,7 @@ describe('InstanceActor: the lines a call logs carry the request it serves', () 
         handlers: {
           describe: async (ctx) => {
             ctx.log.info('before the turn yields');
-            await sleep(1);
+            await settle();
             ctx.log.info('after it');
             return { instanceId: ctx.instanceId, nodeId: ctx.nodeId, epoch: ctx.epoch, state: 'active' };
           },

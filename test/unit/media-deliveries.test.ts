@@ -14,6 +14,7 @@ import { SecretBox, SecretPurpose } from '../../src/security/secret-box.js';
 import { DEFAULT_SETTINGS } from '../../src/store/records.js';
 import type { InstanceRecord, WebhookRecord } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
+import { until } from '../helpers/until.js';
 
 const secrets = new SecretBox(Buffer.alloc(32, 7));
 const FILE = Buffer.from('the received file');
@@ -150,10 +151,7 @@ describe('base64 webhook deliveries: one kept copy, resolved when sent', () => {
       },
     ]);
     worker.start();
-    const deadline = Date.now() + 2000;
-    while (queue.completed.length + queue.retried.length === 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until(() => queue.completed.length + queue.retried.length > 0, 'the delivery to be settled', 2000, 5);
     await worker.stop();
     return { queue, posted: posted.map((p) => JSON.parse(p)), counters };
   }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startMessagePruning } from '../../src/store/message-retention.js';
 import type { MessageRepository } from '../../src/store/store.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 describe('message retention', () => {
   const recorder = () => {
@@ -11,20 +12,25 @@ describe('message retention', () => {
 
   it('prunes what is older than the retention, first after a pause, then on every tick, until stopped', async () => {
     const { cutoffs, repo } = recorder();
-    const stop = startMessagePruning(repo, 30, { firstAfterMs: 20, everyMs: 50 });
-    await new Promise((r) => setTimeout(r, 130));
+    const clock = new ManualClock();
+    const stop = startMessagePruning(repo, 30, { firstAfterMs: 20, everyMs: 50 }, clock);
+    await clock.advance(19);
+    expect(cutoffs).to.have.length(0);
+    await clock.advance(1);
+    expect(cutoffs).to.have.length(1);
+    await clock.advance(110);
     stop();
-    const seen = cutoffs.length;
-    expect(seen).to.be.within(2, 4);
+    expect(cutoffs).to.have.length(3);
     for (const c of cutoffs) expect(Date.now() - c).to.be.closeTo(30 * 86_400_000, 1000);
-    await new Promise((r) => setTimeout(r, 80));
-    expect(cutoffs).to.have.length(seen);
+    await clock.advance(80);
+    expect(cutoffs).to.have.length(3);
   });
 
   it('keeps everything when the retention is 0', async () => {
     const { cutoffs, repo } = recorder();
-    const stop = startMessagePruning(repo, 0, { firstAfterMs: 1, everyMs: 5 });
-    await new Promise((r) => setTimeout(r, 30));
+    const clock = new ManualClock();
+    const stop = startMessagePruning(repo, 0, { firstAfterMs: 1, everyMs: 5 }, clock);
+    await clock.advance(30);
     stop();
     expect(cutoffs).to.deep.equal([]);
   });

@@ -61,9 +61,10 @@ describe('an actor stopped while its session is opening', () => {
       secrets: new SecretBox(Buffer.alloc(32, 1)),
       sink: { emit: async () => undefined },
     }).create('i1');
-    const activating = behavior.onActivate!(ctx);
+    const scope = behavior.scope(ctx);
+    const activating = behavior.onActivate(scope);
     // The stop comes first: there is no session yet for onStop to close.
-    await behavior.onStop!(ctx, 'lease-lost');
+    await behavior.onStop(scope, 'lease-lost');
     finish();
     let failure: unknown;
     await activating.catch((err: unknown) => (failure = err));

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { FallbackRateLimiter, MemoryRateLimiter } from '../../src/cluster/rate-limiter.js';
 import type { RateLimiter } from '../../src/cluster/rate-limiter.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 describe('MemoryRateLimiter', () => {
   it('counts per bucket in fixed windows and reports the reset time', async () => {
@@ -47,15 +48,17 @@ describe('FallbackRateLimiter', () => {
     const record = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', record);
     try {
+      const clock = new ManualClock();
       // Answers only after the timeout, with a failure (the connection finally drops).
       const hung: RateLimiter = {
-        hit: () => new Promise((_, reject) => setTimeout(() => reject(new Error('Connection is closed.')), 40)),
+        hit: () => clock.wait(40).then(() => Promise.reject(new Error('Connection is closed.'))),
         close: async () => undefined,
       };
-      const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 10);
-      const result = await limiter.hit('t', 5, 60_000);
-      expect(result).to.include({ allowed: true, remaining: 4 });
-      await new Promise((r) => setTimeout(r, 80));
+      const limiter = new FallbackRateLimiter(hung, new MemoryRateLimiter(), pino({ level: 'silent' }), 10, clock);
+      const answered = limiter.hit('t', 5, 60_000);
+      await clock.advance(10);
+      expect(await answered).to.include({ allowed: true, remaining: 4 });
+      await clock.advance(70);
       expect(unhandled).to.deep.equal([]);
       await limiter.close();
     } finally {

@@ -1,24 +1,32 @@
+import { OutcomeUnknownError } from '../../src/errors.js';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import type { ActorHost } from '../../src/cluster/actor-host.js';
-import type { LeaseManager } from '../../src/cluster/lease-manager.js';
 import type { Membership, NodeInfo } from '../../src/cluster/membership.js';
 import { Router } from '../../src/cluster/router.js';
 import type { Transport } from '../../src/transport/transport.js';
+import { ManualClock, settle } from '../helpers/manual-clock.js';
 
 const node = (nodeId: string) => ({ nodeId }) as NodeInfo;
 
 /** A router on node `nodeId`, for which node `b` owns every instance. */
-function routerOn(nodeId: string, host: { get: () => unknown }, membership: Membership, transport: Transport) {
+function routerOn(
+  nodeId: string,
+  host: { get: () => unknown },
+  membership: Membership,
+  transport: Transport,
+  clock = new ManualClock(),
+) {
   return new Router({
     nodeId,
     host: host as unknown as ActorHost,
-    leases: { owners: async () => ['b'] } as unknown as LeaseManager,
+    directory: { lookup: async () => ['b'], record: async () => undefined, forget: async () => undefined },
     membership,
     transport,
     log: pino({ level: 'silent' }),
     ownerCacheMs: 1000,
     retryDelayMs: 1,
+    clock,
   });
 }
 
@@ -38,8 +46,14 @@ function routerToB(publish: (channel: string, message: string) => Promise<number
       return async () => undefined;
     },
   } as unknown as Transport;
-  const router = routerOn('a', { get: () => undefined }, membership, transport);
-  return { router, leave: (nodes: NodeInfo[]) => changed?.(nodes), reply: (raw: string) => replies?.(raw) };
+  const clock = new ManualClock();
+  const router = routerOn('a', { get: () => undefined }, membership, transport, clock);
+  return {
+    router,
+    clock,
+    leave: (nodes: NodeInfo[]) => changed?.(nodes),
+    reply: (raw: string) => replies?.(raw),
+  };
 }
 
 describe('Router: calls that may have run are never sent twice', () => {
@@ -51,10 +65,10 @@ describe('Router: calls that may have run are never sent twice', () => {
     });
     await r.router.start();
     const call = r.router.call('inst-1', 'describe', {}, 2000);
-    while (sent.length === 0) await new Promise((res) => setImmediate(res));
+    while (sent.length === 0) await settle();
     // SIGTERM on b: it announces that it leaves, then drains what it accepted and replies.
     r.leave([node('a')]);
-    await new Promise((res) => setTimeout(res, 30));
+    await r.clock.advance(30);
     r.reply(JSON.stringify({ t: 'reply', id: sent[0]!.id, ok: true, result: { epoch: 3 } }));
     expect(await call).to.deep.equal({ epoch: 3 });
     expect(sent, 'publishes').to.have.length(1);
@@ -71,10 +85,58 @@ describe('Router: calls that may have run are never sent twice', () => {
       () => 'answered',
       (err: Error) => err.name,
     );
-    await new Promise((res) => setTimeout(res, 20));
+    await r.clock.advance(20);
     r.leave([node('a')]);
+    let ended = false;
+    void call.then(() => (ended = true));
+    await r.clock.advance(129);
+    expect(ended, 'not before its deadline').to.equal(false);
+    await r.clock.advance(1);
     expect(await call).to.equal('TimeoutError');
     expect(sent).to.equal(1);
+  });
+
+  it('a publish that fails may still have been delivered: the outcome is unknown, and nothing is resent', async () => {
+    let sent = 0;
+    const r = routerToB(async () => {
+      sent++;
+      throw new Error('Connection is closed.');
+    });
+    await r.router.start();
+    const err = await r.router.call('inst-1', 'describe', {}, 2000).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err).to.be.instanceOf(OutcomeUnknownError);
+    expect(sent).to.equal(1);
+  });
+
+  it('an owner answering "outcome unknown" (ownership lost mid-turn) is not retried; "not owner" is, once', async () => {
+    const sent: { id: string }[] = [];
+    const r = routerToB(async (_channel, message) => {
+      sent.push(JSON.parse(message) as { id: string });
+      return 1;
+    });
+    await r.router.start();
+    const lost = r.router.call('inst-1', 'describe', {}, 2000).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    while (sent.length === 0) await settle();
+    r.reply(JSON.stringify({ t: 'reply', id: sent[0]!.id, ok: false, code: 'outcome_unknown', message: 'moved' }));
+    expect(await lost).to.be.instanceOf(OutcomeUnknownError);
+    await r.clock.advance(200);
+    expect(sent, 'publishes').to.have.length(1);
+
+    const refused = r.router.call('inst-1', 'describe', {}, 2000);
+    while (sent.length === 1) await settle();
+    r.reply(JSON.stringify({ t: 'reply', id: sent[1]!.id, ok: false, code: 'not_owner', message: 'moving' }));
+    while (sent.length === 2) {
+      await r.clock.advance(10);
+      await settle();
+    }
+    r.reply(JSON.stringify({ t: 'reply', id: sent[2]!.id, ok: true, result: { epoch: 4 } }));
+    expect(await refused).to.deep.equal({ epoch: 4 });
   });
 
   it('a deadline that passes while the publish is still awaited is no unhandled rejection', async () => {
@@ -91,11 +153,11 @@ describe('Router: calls that may have run are never sent twice', () => {
         () => 'answered',
         (err: Error) => err.name,
       );
-      while (publishes.length === 0) await new Promise((res) => setImmediate(res));
-      await new Promise((res) => setTimeout(res, 100));
+      while (publishes.length === 0) await settle();
+      await r.clock.advance(100);
       publishes.splice(0).forEach((release) => release());
       expect(await call).to.equal('TimeoutError');
-      await new Promise((res) => setTimeout(res, 20));
+      await settle();
       expect(unhandled).to.deep.equal([]);
     } finally {
       process.removeListener('unhandledRejection', onUnhandled);
@@ -110,10 +172,13 @@ describe('Router: calls that may have run are never sent twice', () => {
       return 0;
     });
     await r.router.start();
-    const outcome = await r.router.call('inst-1', 'describe', {}, 500).then(
+    const called = r.router.call('inst-1', 'describe', {}, 500).then(
       () => 'answered',
       (err: Error & { code?: string }) => err.code,
     );
+    // The pause before the one retry (retryDelayMs).
+    await r.clock.advance(1);
+    const outcome = await called;
     expect(outcome).to.equal('not_owner');
     expect(sent).to.equal(2);
   });
@@ -154,7 +219,7 @@ describe('Router: the owner side', () => {
   it('answers a result that cannot be encoded as an internal error instead of throwing', async () => {
     const owner = await ownerServing({ call: async () => ({ count: 1n }) });
     owner.deliver(call);
-    while (owner.published.length === 0) await new Promise((res) => setImmediate(res));
+    while (owner.published.length === 0) await settle();
     expect(JSON.parse(owner.published[0]!.message)).to.deep.equal({
       t: 'reply',
       id: 'front:1',
@@ -175,7 +240,7 @@ describe('Router: the owner side', () => {
     owner.deliver(call);
     owner.deliver(call);
     owner.deliver({ ...call, id: 'front:2' });
-    await new Promise((res) => setTimeout(res, 20));
+    await settle();
     expect(runs).to.equal(2);
     expect(owner.published.map((p) => (JSON.parse(p.message) as { id: string }).id)).to.deep.equal([
       'front:1',

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { TickBatcher } from '../../src/util/tick-batcher.js';
+import { settle } from '../helpers/manual-clock.js';
 
 class Refused extends Error {}
 
@@ -51,8 +52,9 @@ describe('TickBatcher', () => {
 
   it('drain writes what is gathered at once and waits for the writes begun', async () => {
     const writes: number[][] = [];
+    // A write that takes a few turns of the event loop (I/O), as a store's does.
     const batcher = new TickBatcher<number>(async (items) => {
-      await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 3; i++) await settle();
       writes.push(items);
     });
     const added = batcher.add(1);

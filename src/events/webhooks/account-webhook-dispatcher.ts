@@ -11,6 +11,13 @@ export interface AccountEvent {
   event: string;
   description: string;
   data: Record<string, unknown>;
+  /**
+   * The delivery's id, when the producer may queue the same event again (after a crash): the queue keeps
+   * one delivery per id, and receivers deduplicate on it. A new one otherwise.
+   */
+  id?: string;
+  /** When the event happened (ISO 8601), so that a delivery queued again carries the same body. Now otherwise. */
+  timestamp?: string;
 }
 
 /**
@@ -55,11 +62,11 @@ export class AccountWebhookDispatcher {
       account: account.name,
       description: e.description,
       data: e.data,
-      timestamp: new Date().toISOString(),
+      timestamp: e.timestamp ?? new Date().toISOString(),
     };
     await this.queue.enqueue([
       {
-        id: randomUUID(),
+        id: e.id ?? randomUUID(),
         instanceId: queueKey(e.accountId),
         label: 'account',
         event: e.event,

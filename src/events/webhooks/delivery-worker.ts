@@ -6,11 +6,16 @@ import { SecretPurpose } from '../../security/secret-box.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import { signatureHeader } from './account-signature.js';
 import type { AccountSecretSource } from './account-signature.js';
-import type { Delivery, DeliveryQueue } from './delivery.js';
+import type { BrokerTransport, Delivery, DeliveryQueue } from './delivery.js';
+import type { BrokerPublisher } from '../brokers/broker-publisher.js';
 import { withMediaBase64 } from './media-attachment.js';
+import { standardHeaders } from './webhook-signature.js';
+import type { WebhookSecretSource } from './webhook-signature.js';
 import { nextDelayMs } from './retry-policy.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { SendResult, WebhookSender } from './webhook-sender.js';
+
+type SendFailure = Extract<SendResult, { ok: false }>;
 
 export interface DeliveryWorkerOptions {
   queue: DeliveryQueue;
@@ -22,10 +27,20 @@ export interface DeliveryWorkerOptions {
   concurrency: number;
   /** A taken delivery not settled within this is taken again by another node. @default 30000 */
   leaseMs: number;
-  /** Sleep between polls of an empty queue. @default 100 */
+  /** Sleep between polls while the queue gives work. @default 100 */
   pollMs: number;
+  /**
+   * The longest sleep between polls of a queue found empty (doubling from `pollMs`): due retries and a dead
+   * node's deliveries wait at most this long, and an idle node costs the store a query per period.
+   * @default pollMs
+   */
+  idlePollMs?: number;
   /** Where account deliveries find their account's current signing secret. */
   accountSecrets?: AccountSecretSource;
+  /** The brokers this node publishes to, by transport. */
+  publishers?: Partial<Record<BrokerTransport, BrokerPublisher>>;
+  /** Where instance deliveries find their webhook's signing secrets. */
+  webhookSecrets?: WebhookSecretSource;
   /** Where base64 deliveries find the kept copy of their received file (`Delivery.mediaBlob`). */
   mediaBlobs?: MediaBlobStore;
   /** Counts base64 deliveries whose copy had expired. */
@@ -58,12 +73,15 @@ export class DeliveryWorker {
   /** The queue may hold deliveries not taken yet: the last take was full, or something was queued since. */
   #more = false;
   readonly #refillAt: number;
+  /** The current sleep between polls: `pollMs` after a take that found work, doubling up to `idlePollMs`. */
+  #pollMs: number;
   readonly #listeners: Partial<DeliveryListener>[] = [];
   readonly #pending = new Set<Promise<void>>();
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     // Slots are refilled in batches: a take per finished POST would cost the queue a query each.
     this.#refillAt = Math.ceil(options.concurrency / 8);
+    this.#pollMs = options.pollMs;
   }
 
   on(listener: Partial<DeliveryListener>): void {
@@ -72,6 +90,7 @@ export class DeliveryWorker {
 
   start(): void {
     this.#running = true;
+    for (const p of Object.values(this.options.publishers ?? {})) p.start();
     this.#loop = this.#run();
   }
 
@@ -96,7 +115,7 @@ export class DeliveryWorker {
         this.#wake = undefined;
         resolve();
       };
-      const timer = setTimeout(wake, this.options.pollMs);
+      const timer = setTimeout(wake, this.#pollMs);
       this.#wake = wake;
       if (this.#due) this.#soon = setImmediate(wake);
     });
@@ -111,9 +130,11 @@ export class DeliveryWorker {
           const taken = await this.options.queue.take(room, this.options.leaseMs);
           // A short take emptied the queue: until something is queued, finished POSTs need not refill.
           this.#more = taken.length === room;
+          const idle = this.options.idlePollMs ?? this.options.pollMs;
+          this.#pollMs = taken.length > 0 ? this.options.pollMs : Math.min(idle, this.#pollMs * 2);
           for (const d of taken) this.#start(d);
         } catch (err) {
-          this.options.log.warn({ err }, 'could not take webhook deliveries; retrying');
+          if (this.#running) this.options.log.warn({ err }, 'could not take webhook deliveries; retrying');
         }
       }
       if (this.#running) await this.#sleep();
@@ -130,7 +151,8 @@ export class DeliveryWorker {
     this.#pending.add(p);
   }
 
-  async #headers(d: Delivery): Promise<Record<string, string> | string> {
+  /** The headers of one attempt, or why it cannot be made (`retry`: later; `bury`: never). */
+  async #headers(d: Delivery, body: string): Promise<{ headers: Record<string, string> } | SendFailure> {
     const headers: Record<string, string> = { 'x-switchboard-event': d.event, 'x-switchboard-delivery': d.id };
     if (d.authorizationSealed) {
       headers.authorization = this.options.secrets.open(d.authorizationSealed, SecretPurpose.WebhookAuthorization);
@@ -138,10 +160,22 @@ export class DeliveryWorker {
     if (d.signAccountId !== undefined) {
       // Read at every attempt, so a rotation also re-signs retries.
       const secret = await this.options.accountSecrets?.secretFor(d.signAccountId);
-      if (secret === undefined) return 'no signing secret for the account';
+      if (secret === undefined) return { ok: false, retryable: true, error: 'no signing secret for the account' };
       headers['x-service-signature'] = signatureHeader(secret, d.body);
     }
-    return headers;
+    if (d.signed) {
+      // Read at every attempt: a rotation signs retries with both secrets, and then with the new one only.
+      const secrets = await this.options.webhookSecrets?.secretsFor(d.instanceId, d.label);
+      if (!secrets?.length) {
+        return {
+          ok: false,
+          retryable: false,
+          error: 'the webhook was deleted or lost its secret: nothing to sign with',
+        };
+      }
+      Object.assign(headers, standardHeaders(secrets, d.eventId ?? d.id, body));
+    }
+    return { headers };
   }
 
   /** The body to POST: a base64 delivery gets its file from the kept copy, read at every attempt. */
@@ -157,16 +191,29 @@ export class DeliveryWorker {
     return withMediaBase64(d.body, file);
   }
 
+  /** A webhook's POST, or a broker's publish (started at once, so one take's publishes keep their order). */
+  async #send(d: Delivery): Promise<SendResult> {
+    if (d.transport !== undefined) {
+      const publisher = this.options.publishers?.[d.transport];
+      return publisher
+        ? publisher.publish(d)
+        : { ok: false, retryable: true, error: `${d.transport} is not configured on this node` };
+    }
+    const body = await this.#body(d).catch((err: unknown) => err as Error);
+    const prepared: { headers: Record<string, string> } | SendFailure =
+      body instanceof Error
+        ? { ok: false, retryable: true, error: body.message }
+        : await this.#headers(d, body).catch((err: unknown) => ({
+            ok: false as const,
+            retryable: true,
+            error: `could not sign: ${(err as Error).message}`,
+          }));
+    return 'headers' in prepared ? this.options.sender.send(d.url, body as string, prepared.headers) : prepared;
+  }
+
   async #attempt(d: Delivery): Promise<void> {
     const started = performance.now();
-    const headers = await this.#headers(d).catch((err: unknown) => `could not sign: ${(err as Error).message}`);
-    const body = typeof headers === 'string' ? undefined : await this.#body(d).catch((err: unknown) => err as Error);
-    const result: SendResult =
-      typeof headers === 'string'
-        ? { ok: false, retryable: true, error: headers }
-        : body instanceof Error || body === undefined
-          ? { ok: false, retryable: true, error: body?.message ?? 'no body' }
-          : await this.options.sender.send(d.url, body, headers);
+    const result = await this.#send(d);
     const attempted: Delivery = { ...d, attempts: d.attempts + 1 };
     try {
       const seconds = (performance.now() - started) / 1000;
@@ -184,7 +231,7 @@ export class DeliveryWorker {
         await this.options.queue.bury({ ...attempted, lastError: result.error });
         this.options.log.warn(
           { instanceId: d.instanceId, label: d.label, event: d.event, error: result.error },
-          'webhook delivery given up',
+          d.transport ? 'broker delivery given up' : 'webhook delivery given up',
         );
         for (const l of this.#listeners) l.buried?.(attempted, result.error);
       }
@@ -194,11 +241,12 @@ export class DeliveryWorker {
     }
   }
 
-  /** Stops taking work and waits for the POSTs in flight to settle. */
+  /** Stops taking work, waits for the POSTs and publishes in flight to settle, then closes the brokers. */
   async stop(): Promise<void> {
     this.#running = false;
     this.#wake?.();
     await this.#loop;
     await Promise.allSettled([...this.#pending]);
+    await Promise.all(Object.values(this.options.publishers ?? {}).map((p) => p.close()));
   }
 }

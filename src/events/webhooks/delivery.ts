@@ -1,6 +1,14 @@
+/** The brokers events can be published to. */
+export type BrokerTransport = 'rabbitmq' | 'nats';
+
 /** One webhook POST to make: an event for one webhook of one instance. */
 export interface Delivery {
   id: string;
+  /**
+   * The event's id, one for all of an event's deliveries and the same on every attempt: the `webhook-id`
+   * header and the brokers' message id. Absent on deliveries queued before events had one (`id` stands in).
+   */
+  eventId?: string;
   instanceId: string;
   /** The webhook's label (several webhooks per instance). */
   label: string;
@@ -11,6 +19,12 @@ export interface Delivery {
   authorizationSealed: string | undefined;
   /** Account webhooks: the account whose current secret signs the body at each attempt. */
   signAccountId?: string;
+  /** Instance webhooks: signed at each attempt with the webhook's current secrets (Standard Webhooks). */
+  signed?: boolean;
+  /** Set for a broker's delivery (published, not POSTed); absent for a webhook. */
+  transport?: BrokerTransport;
+  /** A broker's delivery: `<account>.<instance>.<event>`, each name escaped (`brokerTopic`). */
+  topic?: string;
   /** The JSON envelope, as it is POSTed (with the file's bytes added when `mediaBlob` is set). */
   body: string;
   /**

@@ -1,3 +1,5 @@
+import { backoffDelay } from '../../util/backoff.js';
+
 export interface RetryPolicy {
   /** Attempts in all, the first included. @default 8 */
   maxAttempts: number;
@@ -17,7 +19,7 @@ export function nextDelayMs(
   retryAfterMs?: number,
   random = Math.random,
 ): number {
-  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
-  const jittered = exp / 2 + random() * (exp / 2);
+  const backoff = { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, jitter: 'equal' } as const;
+  const jittered = backoffDelay(Math.max(0, attempts - 1), backoff, random);
   return Math.min(policy.maxDelayMs, Math.max(jittered, retryAfterMs ?? 0));
 }

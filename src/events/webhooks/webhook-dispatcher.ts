@@ -5,10 +5,9 @@ import type { Store } from '../../store/store.js';
 import type { EnvelopeBuilder } from '../envelope-builder.js';
 import { wantsEvent } from '../event-filter.js';
 import type { EventAttachments, InstanceEvent } from '../instance-events.js';
-import type { Delivery, DeliveryQueue } from './delivery.js';
-
-/** How long a node trusts its copy of an instance's webhooks; changes made on this node apply at once. */
-const WEBHOOK_CACHE_MS = 2000;
+import type { BrokerTransport, Delivery, DeliveryQueue } from './delivery.js';
+import { brokerTopic } from '../brokers/broker-topic.js';
+import { BoundedMap } from '../../util/bounded-map.js';
 
 /** The URL of one delivery: with `byEvents`, the event name is appended as a last path segment. */
 export function deliveryUrl(webhook: Pick<WebhookRecord, 'url' | 'byEvents'>, event: string): string {
@@ -25,16 +24,20 @@ export function matches(webhook: WebhookRecord, event: string): boolean {
 
 /**
  * Turns each event into one delivery per matching webhook and appends them to the durable queue before
- * the event counts as emitted (an error here fails the emit, and the actor logs it).
+ * the event counts as emitted (an error here fails the emit, and the actor logs it). The webhooks are read
+ * from the store for every event, never from a copy: a change acknowledged on any node applies to every
+ * event emitted after its answer, on every node.
  */
 export class WebhookDispatcher implements InstanceEventSink {
-  readonly #cache = new Map<string, { at: number; webhooks: WebhookRecord[] }>();
+  readonly #accounts = new BoundedMap<string, string>(10_000);
   #afterEnqueue: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly queue: DeliveryQueue,
     private readonly envelopes: EnvelopeBuilder,
+    /** The brokers this node publishes to (their URL configured). */
+    private readonly brokers: readonly BrokerTransport[] = [],
   ) {}
 
   /** Called after deliveries were queued (the local worker polls at once). */
@@ -42,38 +45,70 @@ export class WebhookDispatcher implements InstanceEventSink {
     this.#afterEnqueue = fn;
   }
 
-  /** Forgets this node's copy of an instance's webhooks (after a change). */
-  invalidate(instanceId: string): void {
-    this.#cache.delete(instanceId);
+  /** The instance's webhooks as the store holds them now. */
+  webhooks(instanceId: string): Promise<WebhookRecord[]> {
+    return this.store.webhooks.list(instanceId);
   }
 
-  /** The instance's webhooks as this node last read them (at most 2 s old). */
-  async webhooks(instanceId: string): Promise<WebhookRecord[]> {
-    const cached = this.#cache.get(instanceId);
-    if (cached && performance.now() - cached.at < WEBHOOK_CACHE_MS) return cached.webhooks;
-    const webhooks = await this.store.webhooks.list(instanceId);
-    this.#cache.set(instanceId, { at: performance.now(), webhooks });
-    return webhooks;
+  /** The account's name, for brokers' routing keys (names do not change; kept for the node's life). */
+  async #accountName(accountId: string): Promise<string> {
+    let name = this.#accounts.get(accountId);
+    if (name === undefined) {
+      name = (await this.store.accounts.findById(accountId))?.name ?? accountId;
+      this.#accounts.set(accountId, name);
+    }
+    return name;
+  }
+
+  /** The brokers this event goes to: those on for the node, enabled for the instance and wanting the event. */
+  async #brokers(instanceId: string, event: string): Promise<BrokerTransport[]> {
+    if (this.brokers.length === 0) return [];
+    // Read from the store, as the webhooks are: the actor's copy of the instance may be older than a change.
+    const config = (await this.store.instances.findById(instanceId))?.config;
+    return this.brokers.filter((b) => {
+      const block = config?.[b];
+      return block?.enabled === true && wantsEvent(block.events, event);
+    });
   }
 
   async emit(instance: InstanceRecord, event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
     const targets = (await this.webhooks(instance.id)).filter((w) => matches(w, event.event));
-    if (targets.length === 0) return;
+    const brokers = await this.#brokers(instance.id, event.event);
+    if (targets.length === 0 && brokers.length === 0) return;
     const body = JSON.stringify(this.envelopes.build(instance, event));
     const createdAt = new Date().toISOString();
+    const eventId = randomUUID();
+    const topic =
+      brokers.length > 0 ? brokerTopic(await this.#accountName(instance.accountId), instance.name, event.event) : '';
+    const published: Delivery[] = brokers.map((b) => ({
+      id: randomUUID(),
+      eventId,
+      instanceId: instance.id,
+      label: b,
+      event: event.event,
+      url: `${b}:${topic}`,
+      authorizationSealed: undefined,
+      transport: b,
+      topic,
+      body,
+      attempts: 0,
+      createdAt,
+    }));
     const deliveries: Delivery[] = targets.map((w) => ({
       id: randomUUID(),
+      eventId,
       instanceId: instance.id,
       label: w.label,
       event: event.event,
       url: deliveryUrl(w, event.event),
       authorizationSealed: w.authorizationSealed,
+      ...(w.secretSealed !== undefined ? { signed: true } : {}),
       body,
       ...(w.base64 && attachments?.webhookMediaBlob !== undefined ? { mediaBlob: attachments.webhookMediaBlob } : {}),
       attempts: 0,
       createdAt,
     }));
-    await this.queue.enqueue(deliveries);
+    await this.queue.enqueue([...published, ...deliveries]);
     this.#afterEnqueue?.();
   }
 }

@@ -10,7 +10,7 @@ import type { Access } from '../auth.js';
  * that validate the requests; nothing here is written by hand but the words about tokens and errors.
  */
 
-type JsonSchema = Record<string, unknown>;
+export type JsonSchema = Record<string, unknown>;
 
 interface Operation {
   operationId: string;
@@ -32,7 +32,7 @@ export interface OpenApiDocument {
 }
 
 /** The package's version (package.json sits three levels up from both src/ and dist/ builds of this file). */
-function packageVersion(): string {
+export function packageVersion(): string {
   try {
     const file = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'package.json');
     return (JSON.parse(readFileSync(file, 'utf8')) as { version?: string }).version ?? '0.0.0';
@@ -82,7 +82,7 @@ const SECURITY_SCHEMES: Record<string, JsonSchema> = {
 };
 
 /** A zod schema as JSON Schema 2020-12 (what OpenAPI 3.1 embeds), as clients send it. */
-function jsonSchema(schema: z.ZodType): JsonSchema {
+export function jsonSchema(schema: z.ZodType): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
     io: 'input',
     target: 'draft-2020-12',
@@ -202,11 +202,18 @@ function operation(route: DeclaredRoute): Operation {
 export function openApiDocument(routes: readonly DeclaredRoute[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   const tags: string[] = [];
+  const ids = new Set<string>();
   for (const route of routes) {
     const path = openApiPath(route.fullPath);
     const item = (paths[path] ??= {});
     if (item[route.spec.method]) continue;
-    item[route.spec.method] = operation(route);
+    const op = operation(route);
+    // Two spellings of one path (`reset-link`, `resetLink`) make one id: the later gets a suffix.
+    for (let n = 2; ids.has(op.operationId); n++) {
+      op.operationId = `${operationId(route.spec.method, route.fullPath)}${n}`;
+    }
+    ids.add(op.operationId);
+    item[route.spec.method] = op;
     if (!tags.includes(route.tag)) tags.push(route.tag);
   }
   return {

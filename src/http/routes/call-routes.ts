@@ -1,9 +1,12 @@
 import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
+import { prepareAudio } from '../../media/audio.js';
+import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
+import type { LoadedMedia } from '../../media/media-source.js';
 import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { nameRequired, toRecipient } from '../route-helpers.js';
+import { assertConnected, nameRequired, toRecipient } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -46,6 +49,30 @@ const scheduleBody = z.strictObject({
     .describe('Reminder this many seconds before the start'),
 });
 
+const audioBody = z.strictObject({
+  number,
+  mediaUrl: z
+    .string()
+    .trim()
+    .optional()
+    .describe('The audio: an http(s) URL, a data: URI or base64 (exactly one of mediaUrl and mediaBase64)'),
+  mediaBase64: z.string().trim().optional().describe('The audio as base64 or a data: URI'),
+});
+
+/** An audio call's file as the client gives it: a URL through the address policy, or inline base64. */
+function audioSource(b: z.infer<typeof audioBody>, media: Deps['media']): Promise<LoadedMedia> | LoadedMedia {
+  const given = [b.mediaUrl, b.mediaBase64].filter((v) => v !== undefined && v !== '');
+  if (given.length !== 1) {
+    throw new ValidationError('Invalid request body: send exactly one of mediaUrl or mediaBase64');
+  }
+  if (b.mediaUrl) {
+    return /^https?:\/\//i.test(b.mediaUrl)
+      ? downloadMedia(b.mediaUrl, media)
+      : decodeBase64Media(b.mediaUrl, 'mediaUrl', media.maxBytes);
+  }
+  return decodeBase64Media(b.mediaBase64!, 'mediaBase64', media.maxBytes);
+}
+
 /** A call goes to a person: a number or a user JID, never a group. */
 function callee(number: string): string {
   const jid = toRecipient(number);
@@ -56,11 +83,12 @@ function callee(number: string): string {
 /** Ring-and-drop calls and scheduled calls (spec 4.6); their own bodies, and `instance not found` in lower case. */
 export function callRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/call', tag: 'Calls', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.actors);
+  const idempotent = idempotency();
   const guard = requireInstance(deps.store, deps.auth, { notFound: 'instance not found' });
   const { actors } = deps;
   nameRequired(api, 'post', '/fake', deps.auth);
   nameRequired(api, 'post', '/schedule', deps.auth);
+  nameRequired(api, 'post', '/audio', deps.auth);
 
   api.route(
     {
@@ -89,6 +117,39 @@ export function callRoutes(deps: Deps) {
         number: b.number,
         duration,
       };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/audio/:instance',
+      idempotency: idempotent,
+      summary: 'Call a number and play an audio file if answered',
+      description:
+        'The file is made Ogg/Opus with ffmpeg, then the call rings; answered, the file plays and the call hangs up; unanswered, it stops ringing. The baileys driver answers 501: WhatsApp Web cannot place a voice call.',
+      auth: guard,
+      body: audioBody,
+      responses: {
+        200: 'Call placed: `{callId, number}`',
+        400: 'Number is required; send exactly one of mediaUrl or mediaBase64; not playable audio',
+        501: 'Audio calls are not supported by the baileys driver',
+      },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.number) throw new ValidationError('Number is required');
+      const to = callee(b.number);
+      // Refused before the file is fetched and converted, which a disconnected instance could not use.
+      assertConnected(ctx.state.instance!);
+      const source = await audioSource(b, deps.media);
+      const audio = await prepareAudio(source.bytes, { opus: true, maxBytes: deps.media.maxBytes });
+      const { callId } = await actors.for(ctx).call(ctx.state.instance!.id, 'call.audio', {
+        to,
+        audio: audio.data.toString('base64'),
+        mimetype: audio.mimetype,
+        seconds: audio.seconds,
+      });
+      ctx.body = { success: true, message: 'Audio call placed', callId, number: b.number };
     },
   );
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NO_CHAT_STATE } from '../../actors/chat-calls.js';
 import type { ChatState } from '../../actors/chat-calls.js';
-import { ValidationError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { CHATS_NAMESPACE } from '../../store/namespaces.js';
 import type { ChatCursor } from '../../store/records.js';
 import { ApiRouter, queryParam } from '../api-router.js';
@@ -21,6 +21,21 @@ export const CHAT_LIST_MAX_LIMIT = 200;
 export const MAX_NUMBER_CHECKS = 50;
 /** WhatsApp's "always" mute. */
 export const MUTED_ALWAYS = -1;
+/** The longest timed presence in seconds (the hosted product's `duration`; more is cut to this). */
+export const MAX_PRESENCE_SECONDS = 60;
+
+/** The hosted product's presence states (any case) and ours, as the network's states. */
+const PRESENCE_STATES: Record<string, 'composing' | 'recording' | 'paused' | 'available'> = {
+  typing: 'composing',
+  composing: 'composing',
+  recording: 'recording',
+  pause: 'paused',
+  paused: 'paused',
+  available: 'available',
+};
+/** The network's states under the hosted product's names (what its clients compare with). */
+const HOSTED_STATE = { composing: 'typing', recording: 'recording', paused: 'pause', available: 'available' } as const;
+const STATE_HINT = "Use 'typing', 'recording', or 'pause'";
 
 const number = z
   .string()
@@ -43,6 +58,20 @@ const bodies = {
       .max(MAX_DELAY_MS)
       .optional()
       .describe(`composing or recording: shown this long (up to ${MAX_DELAY_MS} ms), then paused`),
+    // The hosted product's names: `state` (typing, recording, pause or paused, any case), `duration` in seconds.
+    state: z
+      .string()
+      .trim()
+      .max(32)
+      .optional()
+      .describe("typing, recording or pause (the hosted product's name of 'presence'; any case)"),
+    duration: z
+      .number()
+      .min(0)
+      .optional()
+      .describe(
+        `typing or recording: shown this many seconds (more than ${MAX_PRESENCE_SECONDS} counts as ${MAX_PRESENCE_SECONDS}), then paused; ignored for pause`,
+      ),
   }),
   read: z.strictObject({
     number,
@@ -52,6 +81,16 @@ const bodies = {
       .max(1000)
       .optional()
       .describe('Only these messages; default: every received message not read yet'),
+  }),
+  markRead: z.strictObject({
+    number,
+    messageId: z.string().trim().max(128).optional().describe('The message to mark read (required)'),
+    sender: z
+      .string()
+      .trim()
+      .max(128)
+      .optional()
+      .describe("Its author's number or JID (groups, when the history does not hold the message)"),
   }),
   archive: z.strictObject({
     number,
@@ -68,9 +107,40 @@ const bodies = {
       .max(366 * 24 * 3600)
       .optional()
       .describe('How long (default: always)'),
+    duration: z
+      .string()
+      .max(32)
+      .optional()
+      .describe(
+        "The hosted product's form: '8h' or '8 hours', '1w', '7d' or '1 week', 'always', 'forever', 'permanent' or '' (no end); ignored with mute: false",
+      ),
   }),
   block: z.strictObject({ number, block: z.boolean().optional().describe('true blocks, false unblocks (required)') }),
   clear: z.strictObject({ number }),
+  deleteChat: z.strictObject({
+    number,
+    deleteMedia: z
+      .boolean()
+      .optional()
+      .describe("Accepted; files already in the instance's bucket stay (delete them there)"),
+  }),
+  favorite: z.strictObject({
+    number: number.describe('The chat (a chat favourite), or the chat of messageId when it is not in the history'),
+    messageId: z.string().trim().max(128).optional().describe('A message to favourite (star); wins over number'),
+    favorite: z.boolean().optional().describe('true (default) favourites, false removes it'),
+  }),
+  markChatRead: z.strictObject({
+    number,
+    read: z.boolean().optional().describe('true (default) marks the chat read; false marks it unread'),
+  }),
+  deleteMessage: z.strictObject({
+    messageId: z.string().trim().max(128).optional().describe('The message (required)'),
+    number: number.describe('Its chat, when the message is not in the history'),
+    deleteForEveryone: z
+      .boolean()
+      .optional()
+      .describe('true revokes it for everyone; false (default) deletes it on this device only'),
+  }),
   numbers: z.strictObject({
     numbers: z
       .array(z.string().trim().min(1).max(128))
@@ -126,23 +196,43 @@ function required<T>(value: T | undefined, field: string): T {
  */
 export function chatRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.actors);
+  const idempotent = idempotency();
   const guard = requireInstance(deps.store, deps.auth);
   const { actors, store } = deps;
-  for (const op of ['presence', 'read', 'archive', 'pin', 'mute', 'block', 'whatsappNumbers']) {
+  for (const op of ['presence', 'read', 'markRead', 'archive', 'pin', 'mute', 'block', 'whatsappNumbers']) {
     nameRequired(api, 'post', `/${op}`, deps.auth);
   }
-  nameRequired(api, 'delete', '/clear', deps.auth);
+  for (const op of ['clear', 'deleteChat', 'delete']) nameRequired(api, 'delete', `/${op}`, deps.auth);
+  nameRequired(api, 'post', '/markChatRead', deps.auth);
+  nameRequired(api, 'post', '/favorite', deps.auth);
   for (const op of ['messages', 'list']) nameRequired(api, 'get', `/${op}`, deps.auth);
 
-  /** The chat of a body, checked, on a connected instance (the network does every chat operation). */
+  /**
+   * The chat of a body, checked, on a connected instance (the network does every chat operation). Not
+   * connected is 503 on the chat routes, as the hosted product's chat pages answer it.
+   */
   const chatOf = (ctx: RouteContext, raw: string | undefined) => {
     const jid = toRecipient(required(raw || undefined, 'Number'));
-    assertConnected(ctx.state.instance!);
+    assertConnected(ctx.state.instance!, 'disconnected');
     return jid;
   };
-  const answer = (ctx: RouteContext, message: string, chat: string, state: ChatState) => {
-    ctx.body = { success: true, message, chat, ...stateView(state) };
+  /** The chat's state after an operation: ours (`chat` and the state) and the hosted product's `chat_jid`. */
+  const answer = (
+    ctx: RouteContext,
+    message: string,
+    chat: string,
+    state: ChatState,
+    extra: Record<string, unknown> = {},
+  ) => {
+    ctx.body = { success: true, message, chat, chat_jid: chat, ...stateView(state), ...extra };
+  };
+  /** How many contacts the instance has blocked, from the chat states its owner keeps. */
+  const blockedCount = async (instanceId: string) => {
+    let count = 0;
+    for (const raw of (await store.ownedState.list(instanceId, CHATS_NAMESPACE)).values()) {
+      if ((JSON.parse(raw) as Partial<ChatState>).blocked) count++;
+    }
+    return count;
   };
 
   api.route(
@@ -152,17 +242,37 @@ export function chatRoutes(deps: Deps) {
       summary: 'Show "typing…", "recording…", paused or online in a chat',
       auth: guard,
       body: bodies.presence,
-      responses: { 200: '`{chat, presence, durationMs}`' },
+      responses: { 200: '`{chat, chat_jid, presence, state, durationMs, duration}`' },
     },
     async (ctx, { body: b }) => {
-      const presence = required(b.presence, 'presence');
-      if (b.durationMs !== undefined && presence !== 'composing' && presence !== 'recording') {
+      if (b.presence !== undefined && b.state !== undefined) {
+        throw new ValidationError("Invalid request body: send 'presence' or 'state', not both");
+      }
+      if (b.durationMs !== undefined && b.duration !== undefined) {
+        throw new ValidationError("Invalid request body: send 'durationMs' or 'duration', not both");
+      }
+      let presence: 'composing' | 'recording' | 'paused' | 'available';
+      if (b.presence !== undefined) presence = b.presence;
+      else if (b.state === undefined || b.state === '') throw new ValidationError(`State is required. ${STATE_HINT}`);
+      else {
+        const mapped = PRESENCE_STATES[b.state.toLowerCase()];
+        if (!mapped) throw new ValidationError(`Invalid state. ${STATE_HINT}`);
+        presence = mapped;
+      }
+      const timed = presence === 'composing' || presence === 'recording';
+      if (b.durationMs !== undefined && !timed) {
         throw new ValidationError('Invalid request body: durationMs is for composing and recording only');
       }
+      // The hosted `duration`: seconds, cut to 60, ignored for a pause (WhatsApp then ends "typing…" itself).
+      const durationMs =
+        b.durationMs ??
+        (b.duration !== undefined && b.duration > 0 && timed
+          ? Math.round(Math.min(b.duration, MAX_PRESENCE_SECONDS) * 1000)
+          : undefined);
       const chat = chatOf(ctx, b.number);
       const instanceId = ctx.state.instance!.id;
       await actors.for(ctx).call(instanceId, 'msgnet.presence', { to: chat, state: presence });
-      if (b.durationMs !== undefined) {
+      if (durationMs !== undefined) {
         // WhatsApp clears "typing…" by itself after a while: a pause lost with this node harms nobody.
         const log = ctx.state.log;
         setTimeout(() => {
@@ -172,14 +282,17 @@ export function chatRoutes(deps: Deps) {
             .catch((err: unknown) => {
               log.debug({ err, chat }, 'could not end a timed chat presence');
             });
-        }, b.durationMs).unref();
+        }, durationMs).unref();
       }
       ctx.body = {
         success: true,
         message: 'Presence sent',
         chat,
+        chat_jid: chat,
         presence,
-        durationMs: b.durationMs ?? null,
+        state: HOSTED_STATE[presence],
+        durationMs: durationMs ?? null,
+        duration: durationMs === undefined ? 0 : durationMs / 1000,
       };
     },
   );
@@ -204,6 +317,43 @@ export function chatRoutes(deps: Deps) {
     },
   );
 
+  api.route(
+    {
+      method: 'post',
+      path: '/markRead/:instance',
+      idempotency: idempotent,
+      summary: "Mark one message read (the hosted product's route)",
+      description: 'In a group, `sender` (the author) is needed unless the history holds the message.',
+      auth: guard,
+      body: bodies.markRead,
+      responses: {
+        200: '`{message_id, chat_jid}`',
+        400: '`messageId is required`, `Number is required`, `sender is required for group messages`',
+      },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.messageId) throw new ValidationError('messageId is required');
+      const chat = chatOf(ctx, b.number);
+      const sender = b.sender ? toRecipient(b.sender, 'sender') : undefined;
+      const instanceId = ctx.state.instance!.id;
+      if (chat.endsWith('@g.us') && sender === undefined) {
+        const known = await store.messages.find(instanceId, b.messageId);
+        if (!known || known.chatJid !== chat) throw new ValidationError('sender is required for group messages');
+      }
+      await actors.for(ctx).call(instanceId, 'chats.read', {
+        chatJid: chat,
+        messageIds: [b.messageId],
+        ...(sender ? { sender } : {}),
+      });
+      ctx.body = {
+        success: true,
+        message: 'Message marked as read successfully',
+        message_id: b.messageId,
+        chat_jid: chat,
+      };
+    },
+  );
+
   /** archive, pin and block: one boolean field, the network first, then the chat's state as it is after. */
   const toggle = (
     field: 'archive' | 'pin' | 'block',
@@ -211,6 +361,7 @@ export function chatRoutes(deps: Deps) {
     [on, off]: [string, string],
     apply: (request: ActorCaller, instanceId: string, chat: string, value: boolean) => Promise<ChatState>,
     check: (chat: string) => void = () => undefined,
+    extra: (instanceId: string, chat: string) => Promise<Record<string, unknown>> = async () => ({}),
   ) =>
     api.route(
       {
@@ -226,29 +377,35 @@ export function chatRoutes(deps: Deps) {
         const value = required((b as Partial<Record<typeof field, boolean>>)[field], field);
         const chat = chatOf(ctx, b.number);
         check(chat);
-        answer(ctx, value ? on : off, chat, await apply(actors.for(ctx), ctx.state.instance!.id, chat, value));
+        const instanceId = ctx.state.instance!.id;
+        const state = await apply(actors.for(ctx), instanceId, chat, value);
+        answer(ctx, value ? on : off, chat, state, await extra(instanceId, chat));
       },
     );
 
   toggle(
     'archive',
     'Archive or unarchive a chat',
-    ['Chat archived', 'Chat unarchived'],
+    ['Chat archived successfully', 'Chat unarchived successfully'],
     (request, id, chatJid, archive) => request.call(id, 'chats.archive', { chatJid, archive }),
   );
-  toggle('pin', 'Pin or unpin a chat', ['Chat pinned', 'Chat unpinned'], (request, id, chatJid, pin) =>
-    request.call(id, 'chats.pin', { chatJid, pin }),
+  toggle(
+    'pin',
+    'Pin or unpin a chat',
+    ['Chat pinned successfully', 'Chat unpinned successfully'],
+    (request, id, chatJid, pin) => request.call(id, 'chats.pin', { chatJid, pin }),
   );
   toggle(
     'block',
     'Block or unblock a contact',
-    ['Contact blocked', 'Contact unblocked'],
+    ['Contact blocked successfully', 'Contact unblocked successfully'],
     (request, id, jid, block) => request.call(id, 'chats.block', { jid, block }),
     (chat) => {
       if (chat.endsWith('@g.us')) {
         throw new ValidationError('Invalid request body: groups cannot be blocked; leave them');
       }
     },
+    async (instanceId, chat) => ({ contact_jid: chat, blocked_count: await blockedCount(instanceId) }),
   );
 
   api.route(
@@ -259,17 +416,25 @@ export function chatRoutes(deps: Deps) {
       summary: 'Mute a chat for a while or always, or unmute it',
       auth: guard,
       body: bodies.mute,
-      responses: { 200: "`{chat, archived, pinned, muted, mutedUntil (RFC 3339 or 'always'), blocked}`" },
+      responses: {
+        200: "`{chat, chat_jid, archived, pinned, muted, mutedUntil (RFC 3339 or 'always'), blocked, duration (seconds; 0: always or unmuted)}`",
+        400: 'Invalid duration: <value>',
+      },
     },
     async (ctx, { body: b }) => {
       const mute = required(b.mute, 'mute');
       if (!mute && b.durationSeconds !== undefined) {
         throw new ValidationError('Invalid request body: durationSeconds is for mute: true only');
       }
+      if (b.durationSeconds !== undefined && b.duration !== undefined) {
+        throw new ValidationError("Invalid request body: send 'durationSeconds' or 'duration', not both");
+      }
+      // The hosted `duration` is ignored when unmuting, as there.
+      const seconds = b.durationSeconds ?? (mute && b.duration !== undefined ? muteSeconds(b.duration) : 0);
       const chat = chatOf(ctx, b.number);
-      const until = !mute ? null : b.durationSeconds ? Date.now() + b.durationSeconds * 1000 : MUTED_ALWAYS;
+      const until = !mute ? null : seconds ? Date.now() + seconds * 1000 : MUTED_ALWAYS;
       const state = await actors.for(ctx).call(ctx.state.instance!.id, 'chats.mute', { chatJid: chat, until });
-      answer(ctx, mute ? 'Chat muted' : 'Chat unmuted', chat, state);
+      answer(ctx, muteMessage(mute, seconds), chat, state, { duration: mute ? seconds : 0 });
     },
   );
 
@@ -292,6 +457,149 @@ export function chatRoutes(deps: Deps) {
 
   api.route(
     {
+      method: 'delete',
+      path: '/deleteChat/:instance',
+      idempotency: idempotent,
+      summary: "Delete a chat on this device (the hosted product's path; others keep their history)",
+      auth: guard,
+      body: bodies.deleteChat,
+      responses: { 200: '`{chat_jid, delete_media, deletedMessages}`' },
+    },
+    async (ctx, { body: b }) => {
+      const chat = chatOf(ctx, b.number);
+      const { deletedMessages } = await actors.for(ctx).call(ctx.state.instance!.id, 'chats.clear', { chatJid: chat });
+      const deleteMedia = b.deleteMedia ?? false;
+      ctx.body = {
+        success: true,
+        message: deleteMedia ? 'Chat deleted successfully (including media)' : 'Chat deleted successfully',
+        chat_jid: chat,
+        delete_media: deleteMedia,
+        deletedMessages,
+      };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/favorite/:instance',
+      idempotency: idempotent,
+      summary: "Favourite (star) a message, or remove it (the hosted product's route)",
+      description: 'No driver favourites a whole chat: a body with `number` and no `messageId` is refused.',
+      auth: guard,
+      body: bodies.favorite,
+      responses: {
+        200: '`{type: "message", chat_jid, message_id, favorite}`',
+        400: 'Either number or messageId is required',
+        404: 'Message not found',
+      },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.messageId && !b.number) throw new ValidationError('Either number or messageId is required');
+      if (!b.messageId) {
+        throw new ValidationError(
+          'Favoriting a whole chat is not supported by this service; favorite a message with messageId',
+        );
+      }
+      const instance = ctx.state.instance!;
+      const known = await store.messages.find(instance.id, b.messageId);
+      const chat = known?.chatJid ?? (b.number ? toRecipient(b.number) : undefined);
+      if (!chat) throw new NotFoundError('Message not found');
+      assertConnected(instance, 'disconnected');
+      const favorite = b.favorite ?? true;
+      await actors.for(ctx).call(instance.id, 'chats.star', {
+        chatJid: chat,
+        messageId: b.messageId,
+        fromMe: known?.fromMe ?? false,
+        star: favorite,
+      });
+      ctx.body = {
+        success: true,
+        message: favorite ? 'Message added to favorites successfully' : 'Message removed from favorites successfully',
+        type: 'message',
+        chat_jid: chat,
+        message_id: b.messageId,
+        favorite,
+      };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/markChatRead/:instance',
+      idempotency: idempotent,
+      summary: "Mark a chat read, or unread with read: false (the hosted product's route)",
+      auth: guard,
+      body: bodies.markChatRead,
+      responses: { 200: '`{chat_jid, read, messageIds}`' },
+    },
+    async (ctx, { body: b }) => {
+      const chat = chatOf(ctx, b.number);
+      const read = b.read ?? true;
+      const instanceId = ctx.state.instance!.id;
+      const messageIds = read
+        ? (await actors.for(ctx).call(instanceId, 'chats.read', { chatJid: chat })).messageIds
+        : (await actors.for(ctx).call(instanceId, 'chats.markUnread', { chatJid: chat }), []);
+      ctx.body = {
+        success: true,
+        message: read ? 'Chat marked as read successfully' : 'Chat marked as unread successfully',
+        chat_jid: chat,
+        read,
+        messageIds,
+      };
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/delete/:instance',
+      idempotency: idempotent,
+      summary: "Delete a message: for everyone (revoke) or on this device only (the hosted product's route)",
+      auth: guard,
+      body: bodies.deleteMessage,
+      responses: {
+        200: '`{messageId, chat_jid, delete_type: revoke | delete_for_me}`',
+        400: 'MessageID is required',
+        404: 'message not found',
+      },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.messageId) throw new ValidationError('MessageID is required');
+      const instance = ctx.state.instance!;
+      const known = await store.messages.find(instance.id, b.messageId);
+      const chatJid = known?.chatJid ?? (b.number ? toRecipient(b.number) : undefined);
+      if (!chatJid) throw new NotFoundError('message not found');
+      assertConnected(instance, 'disconnected');
+      const everyone = b.deleteForEveryone ?? false;
+      if (everyone) {
+        await actors.for(ctx).call(instance.id, 'msgnet.deleteMessage', {
+          chatJid,
+          messageId: b.messageId,
+          fromMe: known?.fromMe ?? true,
+        });
+      } else {
+        await actors.for(ctx).call(instance.id, 'chats.deleteForMe', {
+          chatJid,
+          messageId: b.messageId,
+          fromMe: known?.fromMe ?? true,
+          ...(known && !known.fromMe && chatJid.endsWith('@g.us') ? { participant: known.senderJid } : {}),
+          timestamp: known?.timestamp ?? Date.now(),
+        });
+      }
+      ctx.body = {
+        success: true,
+        message: everyone ? 'Message deleted for everyone successfully' : 'Message deleted for me successfully',
+        messageId: b.messageId,
+        chat_jid: chatJid,
+        delete_type: everyone ? 'revoke' : 'delete_for_me',
+      };
+    },
+  );
+
+  api.route(
+    {
       method: 'post',
       path: '/whatsappNumbers/:instance',
       summary: 'Which numbers have a WhatsApp account',
@@ -305,7 +613,7 @@ export function chatRoutes(deps: Deps) {
         throw new ValidationError(`Invalid request body: numbers takes 1 to ${MAX_NUMBER_CHECKS} items`);
       }
       numbers.forEach((n, i) => toRecipient(n, `numbers[${i}]`));
-      assertConnected(ctx.state.instance!);
+      assertConnected(ctx.state.instance!, 'disconnected');
       const checked = await actors.for(ctx).call(ctx.state.instance!.id, 'chats.check', { numbers });
       ctx.body = {
         success: true,
@@ -400,4 +708,51 @@ export function chatRoutes(deps: Deps) {
   };
 
   return api;
+}
+
+const MUTE_UNITS: Record<string, number> = {
+  m: 60,
+  min: 60,
+  minute: 60,
+  minutes: 60,
+  h: 3600,
+  hour: 3600,
+  hours: 3600,
+  d: 86_400,
+  day: 86_400,
+  days: 86_400,
+  w: 604_800,
+  week: 604_800,
+  weeks: 604_800,
+};
+
+/**
+ * The hosted product's mute `duration` in seconds: `8h`, `8 hours`, `1w`, `7d`, `1 week`…; `always`,
+ * `forever`, `permanent` or empty → 0 (no end). Anything else → 400 `Invalid duration: <value>`.
+ */
+export function muteSeconds(raw: string): number {
+  const value = raw.trim().toLowerCase();
+  if (value === '' || value === 'always' || value === 'forever' || value === 'permanent') return 0;
+  const match = /^(\d{1,6})\s*([a-z]+)$/.exec(value);
+  const unit = match ? MUTE_UNITS[match[2]!] : undefined;
+  const seconds = match && unit ? Number(match[1]) * unit : 0;
+  if (seconds <= 0 || seconds > 366 * 86_400) throw new ValidationError(`Invalid duration: ${raw}`);
+  return seconds;
+}
+
+/** The hosted product's messages: `Chat muted permanently`, `Chat muted for 8 hours`, `Chat muted for 1 week`… */
+function muteMessage(mute: boolean, seconds: number): string {
+  if (!mute) return 'Chat notifications unmuted successfully';
+  if (seconds === 0) return 'Chat muted permanently';
+  const [size, unit] =
+    seconds % 604_800 === 0
+      ? [seconds / 604_800, 'week']
+      : seconds % 86_400 === 0
+        ? [seconds / 86_400, 'day']
+        : seconds % 3600 === 0
+          ? [seconds / 3600, 'hour']
+          : seconds % 60 === 0
+            ? [seconds / 60, 'minute']
+            : [seconds, 'second'];
+  return `Chat muted for ${size} ${unit}${size === 1 ? '' : 's'}`;
 }

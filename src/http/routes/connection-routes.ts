@@ -1,5 +1,7 @@
 import QRCode from 'qrcode';
 import { z } from 'zod';
+import { ValidationError } from '../../errors.js';
+import { hostedStatus } from '../../instances/instance-summary.js';
 import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import type { ActorRouteDeps } from '../route-deps.js';
@@ -10,6 +12,9 @@ const connectQuery = z.object({
   number: queryParam
     .text('Phone number with country code: link with a pairing code instead of a QR code')
     .refine((v) => v === undefined || /^\+?\d{8,15}$/.test(v), 'number must be 8 to 15 digits with country code'),
+  history: queryParam
+    .text('Days of history to ask the phone for on the first link (a whole number, 0 or more; 0: none)')
+    .refine((v) => v === undefined || /^\d{1,5}$/.test(v), 'history must be a whole number of days, 0 or more'),
 });
 
 /** Connection lifecycle of an instance: connect (QR or pairing code), logout, reconnect. */
@@ -22,7 +27,7 @@ export function connectionRoutes(deps: Deps) {
     {
       method: 'get',
       path: '/connect/:instance',
-      summary: 'Connect: a QR code to scan, or a pairing code with ?number=',
+      summary: 'Connect: a QR code to scan, or a pairing code with ?number=; ?history= days of history to sync',
       auth: guard,
       query: connectQuery,
       responses: {
@@ -31,13 +36,12 @@ export function connectionRoutes(deps: Deps) {
       },
     },
     async (ctx, { query }) => {
-      const challenge = await actors
-        .for(ctx)
-        .call(
-          ctx.state.instance!.id,
-          'msgnet.connect',
-          query.number ? { method: 'pairing', phoneNumber: query.number.replace(/\D/g, '') } : { method: 'qr' },
-        );
+      const challenge = await actors.for(ctx).call(ctx.state.instance!.id, 'msgnet.connect', {
+        ...(query.number
+          ? { method: 'pairing' as const, phoneNumber: query.number.replace(/\D/g, '') }
+          : { method: 'qr' as const }),
+        ...(query.history !== undefined ? { historyDays: Number(query.history) } : {}),
+      });
       if (challenge.status === 'connected') {
         ctx.body = {
           success: true,
@@ -55,7 +59,7 @@ export function connectionRoutes(deps: Deps) {
       } else {
         ctx.body = {
           success: true,
-          message: 'Scan the QR code with WhatsApp',
+          message: 'QR code generated',
           status: 'qr',
           qrCode: challenge.qrCode,
           qrCodeBase64: await QRCode.toDataURL(challenge.qrCode, { errorCorrectionLevel: 'L', margin: 1, width: 264 }),
@@ -72,14 +76,14 @@ export function connectionRoutes(deps: Deps) {
         path: '/logout/:instance',
         summary: 'Unlink the device',
         auth: guard,
-        responses: { 200: 'Instance logged out: `{instance: {name, state}}`' },
+        responses: { 200: 'Instance logged out: `{instance: {name, state, status}}`' },
       },
       async (ctx) => {
         const { state } = await actors.for(ctx).call(ctx.state.instance!.id, 'msgnet.logout', {});
         ctx.body = {
           success: true,
           message: 'Instance logged out',
-          instance: { name: ctx.state.instance!.name, state },
+          instance: { name: ctx.state.instance!.name, state, status: hostedStatus(state) },
         };
       },
     );
@@ -91,13 +95,21 @@ export function connectionRoutes(deps: Deps) {
       path: '/reconnect/:instance',
       summary: 'Drop and reopen the connection',
       auth: guard,
-      responses: { 200: 'Instance reconnected: `{instance: {name, state}}`' },
+      responses: {
+        200: 'Reconnect initiated: `{status, instance: {name, state}}` (`status`: connecting, or connected once it is)',
+        400: 'Instance has no saved session — call /connect first',
+      },
     },
     async (ctx) => {
+      // A session to resume is a linked number the store knows (written by the owner); else connect first.
+      if (!ctx.state.instance!.connection.numberJid) {
+        throw new ValidationError('Instance has no saved session — call /connect first');
+      }
       const { state } = await actors.for(ctx).call(ctx.state.instance!.id, 'msgnet.reconnect', {});
       ctx.body = {
         success: true,
-        message: 'Instance reconnected',
+        message: 'Reconnect initiated',
+        status: state === 'connected' ? 'connected' : 'connecting',
         instance: { name: ctx.state.instance!.name, state },
       };
     },

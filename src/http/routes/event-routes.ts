@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { isEventName } from '../../events/event-names.js';
 import { deadLettersBody } from '../../events/webhooks/delivery.js';
 import type { DeliveryQueue } from '../../events/webhooks/delivery.js';
-import type { WebhookDispatcher } from '../../events/webhooks/webhook-dispatcher.js';
+import { newWebhookSecret, ROTATION_OVERLAP_MS } from '../../events/webhooks/webhook-signature.js';
 import { SecretPurpose } from '../../security/secret-box.js';
 import type { SecretBox } from '../../security/secret-box.js';
 import { checkUrlSyntax } from '../../security/url-policy.js';
@@ -19,7 +19,6 @@ interface Deps {
   auth: Authenticator;
   secrets: SecretBox;
   queue: DeliveryQueue;
-  dispatcher: WebhookDispatcher;
   maxBodyBytes: number;
   allowPrivateUrls: boolean;
 }
@@ -45,6 +44,22 @@ const webhookBody = z.strictObject({
   mediaBase64: z.boolean().optional().describe("Alias of 'base64'"),
 });
 
+const rotateBody = z.strictObject({
+  label: z.string().max(64).optional().describe('The webhook whose secret to rotate; default: "default"'),
+});
+
+/** The signing fields an update keeps as they were. */
+function secretFields(w: WebhookRecord | undefined): Partial<WebhookRecord> {
+  if (!w) return {};
+  const { secretSealed, previousSecretSealed, previousSecretUntil } = w;
+  return {
+    ...(secretSealed !== undefined ? { secretSealed } : {}),
+    ...(previousSecretSealed !== undefined && previousSecretUntil !== undefined
+      ? { previousSecretSealed, previousSecretUntil }
+      : {}),
+  };
+}
+
 const redeliverBody = z.strictObject({
   ids: z.array(z.string().max(64)).max(1000).optional().describe('Dead letters to queue again (absent: all)'),
 });
@@ -67,6 +82,11 @@ export function webhookView(w: WebhookRecord) {
     base64: w.base64,
     mediaBase64: w.base64,
     hasAuthorization: w.authorizationSealed !== undefined,
+    hasSecret: w.secretSealed !== undefined,
+    previousSecretValidUntil:
+      w.previousSecretUntil !== undefined && Date.parse(w.previousSecretUntil) > Date.now()
+        ? w.previousSecretUntil
+        : null,
     updatedAt: w.updatedAt,
   };
 }
@@ -96,6 +116,8 @@ export function eventRoutes(deps: Deps) {
     const unknown = (b.events ?? []).find((e) => !isEventName(e));
     if (unknown !== undefined) throw new ValidationError(`Invalid request body: unknown event '${unknown}'`);
     const now = new Date().toISOString();
+    // A new webhook gets its signing secret here, shown in this answer only.
+    const fresh = existing ? undefined : newWebhookSecret(deps.secrets);
     const webhook: WebhookRecord = {
       instanceId,
       label,
@@ -110,16 +132,17 @@ export function eventRoutes(deps: Deps) {
       byEvents: b.byEvents ?? existing?.byEvents ?? false,
       events: b.events ? [...new Set(b.events)] : (existing?.events ?? []),
       base64: b.base64 ?? b.mediaBase64 ?? existing?.base64 ?? false,
+      ...secretFields(existing),
+      ...(fresh ? { secretSealed: fresh.sealed } : {}),
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
     await deps.store.webhooks.upsert(webhook);
-    deps.dispatcher.invalidate(instanceId);
     ctx.status = existing ? 200 : 201;
     ctx.body = {
       success: true,
       message: existing ? 'Webhook updated' : 'Webhook created',
-      webhook: webhookView(webhook),
+      webhook: { ...webhookView(webhook), ...(fresh ? { secret: fresh.secret } : {}) },
     };
   }
 
@@ -204,8 +227,45 @@ export function eventRoutes(deps: Deps) {
       if (!(await deps.store.webhooks.delete(ctx.state.instance!.id, label))) {
         throw new NotFoundError('Webhook not found');
       }
-      deps.dispatcher.invalidate(ctx.state.instance!.id);
       ctx.body = { success: true, message: 'Webhook deleted', webhook: { label } };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/webhook/:instance/rotate-secret',
+      summary: 'Give a webhook a new signing secret (the old one still signs for 24 h)',
+      auth: guard,
+      body: rotateBody,
+      responses: { 200: '`{webhook, secret}`: the new `whsec_…` secret, shown only here', 404: 'Webhook not found' },
+    },
+    async (ctx, { body }) => {
+      const instanceId = ctx.state.instance!.id;
+      const label = body.label?.trim() || 'default';
+      const existing = (await deps.store.webhooks.list(instanceId)).find((w) => w.label === label);
+      if (!existing) throw new NotFoundError('Webhook not found');
+      const fresh = newWebhookSecret(deps.secrets);
+      const now = Date.now();
+      const { previousSecretSealed: _p, previousSecretUntil: _u, ...rest } = existing;
+      const webhook: WebhookRecord = {
+        ...rest,
+        secretSealed: fresh.sealed,
+        // A webhook made before signing had no secret: nothing to keep signing with.
+        ...(existing.secretSealed !== undefined
+          ? {
+              previousSecretSealed: existing.secretSealed,
+              previousSecretUntil: new Date(now + ROTATION_OVERLAP_MS).toISOString(),
+            }
+          : {}),
+        updatedAt: new Date(now).toISOString(),
+      };
+      await deps.store.webhooks.upsert(webhook);
+      ctx.body = {
+        success: true,
+        message: 'Webhook secret rotated',
+        webhook: { ...webhookView(webhook), secret: fresh.secret },
+      };
     },
   );
 
@@ -235,7 +295,6 @@ export function eventRoutes(deps: Deps) {
     },
     async (ctx, { body }) => {
       const count = await deps.queue.redeliver(ctx.state.instance!.id, body.ids);
-      deps.dispatcher.invalidate(ctx.state.instance!.id);
       ctx.body = {
         success: true,
         message: `${count} ${count === 1 ? 'delivery' : 'deliveries'} queued again`,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { BrokerStatus } from '../../events/brokers/broker-publisher.js';
 import { ApiRouter } from '../api-router.js';
 
 export interface HealthCheck {
@@ -41,6 +42,23 @@ export function sharedChecks(
   };
 }
 
+/** Each broker's state; `events` says where its events are while it is down. */
+function brokersView(brokers: Readonly<Record<string, BrokerStatus>> | undefined) {
+  if (!brokers || Object.keys(brokers).length === 0) return {};
+  return {
+    brokers: Object.fromEntries(
+      Object.entries(brokers).map(([name, b]) => [
+        name,
+        {
+          status: b.up ? 'up' : 'down',
+          since: b.since,
+          ...(b.up ? { events: 'published' } : { error: b.error ?? null, events: 'held in the delivery queue' }),
+        },
+      ]),
+    ),
+  };
+}
+
 /** GET /health: no auth, no rate limit; 503 when a dependency does not answer. */
 export function healthRoutes(deps: {
   nodeId: string;
@@ -48,6 +66,11 @@ export function healthRoutes(deps: {
   checks: HealthCheck[];
   /** Where a failing check is logged (once per round, for no request in particular). */
   log: Logger;
+  /**
+   * The event brokers this node publishes to. One that is down leaves the node healthy (its events wait
+   * in the durable queue, and taking every node out of the balancer would not bring it back): it is named.
+   */
+  brokers?: () => Readonly<Record<string, BrokerStatus>>;
 }) {
   const api = new ApiRouter({ tag: 'Operations' });
   const checks = sharedChecks(deps.checks);
@@ -58,7 +81,7 @@ export function healthRoutes(deps: {
       summary: `Liveness and dependencies (no auth, no rate limit; one round of checks serves ${HEALTH_REUSE_MS} ms)`,
       auth: 'public',
       responses: {
-        200: '`{status: "ok", node, mode, checks}`',
+        200: '`{status: "ok", node, mode, checks, brokers?}`: `brokers.<name>: {status: up | down, since, error?, events}`',
         503: '`{status: "degraded", …}`: a dependency does not answer',
       },
     },
@@ -76,6 +99,7 @@ export function healthRoutes(deps: {
         node: deps.nodeId,
         mode: deps.mode,
         checks: Object.fromEntries(results),
+        ...brokersView(deps.brokers?.()),
       };
     },
   );

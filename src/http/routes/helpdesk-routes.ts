@@ -1,4 +1,4 @@
-import { UnavailableError, MODULE_UNAVAILABLE } from '../../errors.js';
+import { NotFoundError, UnavailableError, MODULE_UNAVAILABLE } from '../../errors.js';
 import type { HelpdeskService } from '../../integrations/helpdesk/helpdesk-service.js';
 import { WEBHOOK_PATH, helpdeskPatchSchema, isHelpdeskAlias } from '../../integrations/helpdesk/helpdesk-settings.js';
 import type { Store } from '../../store/store.js';
@@ -39,6 +39,8 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
   const unavailable = { 503: '`integration gateway not configured` (HELPDESK_ENABLED is off)' };
 
   const routers = ['/api/helpdesk', '/api/chatwoot'].map((prefix) => {
+    // Under the hosted product's prefix the answers also carry its flat snake_case fields (and set is 201).
+    const hosted = prefix === '/api/chatwoot';
     const api = new ApiRouter({ prefix, tag: 'Helpdesk', maxBodyBytes: deps.maxBodyBytes });
     api.route(
       {
@@ -55,11 +57,18 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
         },
       },
       async (ctx, { body }) => {
-        const { view, warning } = await available().set(ctx.state.instance!, body, ctx);
-        let message = 'Helpdesk integration activated';
+        const instance = ctx.state.instance!;
+        const { view, warning } = await available().set(instance, body, ctx);
+        let message = hosted ? 'chatwoot integration activated' : 'Helpdesk integration activated';
         if (warning) message = `Helpdesk integration saved, but Chatwoot could not be reached: ${warning}`;
         else if (view.status === 'paused') message = 'Helpdesk integration saved and paused';
-        ctx.body = { success: true, message, helpdesk: view };
+        if (hosted) ctx.status = 201;
+        ctx.body = {
+          success: true,
+          message,
+          helpdesk: view,
+          ...(hosted ? { instance: instance.name, status: view.status, bridge_integration_id: instance.id } : {}),
+        };
       },
     );
     api.route(
@@ -75,10 +84,30 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
         },
       },
       async (ctx) => {
+        const instance = ctx.state.instance!;
+        const view = await available().list(instance);
         ctx.body = {
           success: true,
           message: 'Helpdesk integration retrieved',
-          helpdesk: await available().list(ctx.state.instance!),
+          helpdesk: view,
+          ...(hosted
+            ? {
+                instance_name: instance.name,
+                status: view.status,
+                bridge_integration_id: instance.id,
+                chatwoot_base_url: view.baseUrl,
+                chatwoot_account_id: view.accountId,
+                chatwoot_api_token: view.apiToken ?? '',
+                chatwoot_inbox_id: view.inboxId,
+                chatwoot_inbox_name: view.inboxName,
+                last_error: view.last_error,
+                created_at: instance.createdAt,
+                sign_messages: view.signMessages,
+                ignore_groups: view.ignoreGroups,
+                start_as_pending: view.startAsPending,
+                reopen_resolved: view.reopenResolved,
+              }
+            : {}),
         };
       },
     );
@@ -93,10 +122,18 @@ export function helpdeskRoutes(deps: Deps): ApiRouter[] {
           responses: { 200: '`{helpdesk: {inboxId}}`', 404: '`Helpdesk integration not found`', ...unavailable },
         },
         async (ctx) => {
-          const { inboxId } = await available().remove(ctx.state.instance!, ctx);
+          let inboxId: number | null;
+          try {
+            ({ inboxId } = await available().remove(ctx.state.instance!, ctx));
+          } catch (err) {
+            if (hosted && err instanceof NotFoundError) throw new NotFoundError('no chatwoot integration to delete');
+            throw err;
+          }
           ctx.body = {
             success: true,
-            message: 'Helpdesk integration removed; the Chatwoot inbox is kept',
+            message: hosted
+              ? 'chatwoot integration deactivated'
+              : 'Helpdesk integration removed; the Chatwoot inbox is kept',
             helpdesk: { inboxId },
           };
         },

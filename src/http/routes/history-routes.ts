@@ -10,6 +10,7 @@ import { chatAddress, nameRequired } from '../route-helpers.js';
 interface Deps {
   store: Store;
   auth: Authenticator;
+  maxBodyBytes: number;
 }
 
 export const HISTORY_DEFAULT_LIMIT = 50;
@@ -30,6 +31,29 @@ export const historyQuery = z.object({
     'Older than this: a message id from an earlier page (meta.nextBefore), Unix milliseconds, or an RFC 3339 time',
   ),
 });
+
+const historyBody = z.strictObject({
+  number: z.string().trim().max(128).optional().describe('The chat: a number, a JID or status@broadcast (required)'),
+  count: z
+    .number()
+    .int()
+    .min(1)
+    .max(HISTORY_MAX_LIMIT)
+    .optional()
+    .describe(`How many, newest first (default ${HISTORY_DEFAULT_LIMIT}, up to ${HISTORY_MAX_LIMIT})`),
+  from: z.string().trim().max(64).optional().describe('Not older than this (ISO 8601)'),
+  to: z.string().trim().max(64).optional().describe('Not newer than this (ISO 8601)'),
+});
+
+/** An ISO 8601 date of the hosted product's history body, in Unix milliseconds. */
+function dateOf(raw: string | undefined, field: 'from' | 'to'): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const parsed = /^\d{4}-\d\d-\d\d/.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(parsed)) {
+    throw new ValidationError(`invalid '${field}' date format. Use ISO 8601 format (e.g., '2026-02-16T18:32:39Z')`);
+  }
+  return parsed;
+}
 
 /** `before` = a message id from an earlier page (exact paging), or a time: Unix milliseconds or RFC 3339. */
 export async function cursorOf(
@@ -73,7 +97,7 @@ export function messageView(m: MessageRecord) {
  * answers it without reaching the instance's owner.
  */
 export function historyRoutes(deps: Deps) {
-  const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats' });
+  const api = new ApiRouter({ prefix: '/api/chat', tag: 'Chats', maxBodyBytes: deps.maxBodyBytes });
   nameRequired(api, 'get', '/history', deps.auth);
 
   api.route(
@@ -104,6 +128,49 @@ export function historyRoutes(deps: Deps) {
         message: 'History retrieved successfully',
         messages: page.map(messageView),
         meta: { count: page.length, hasMore, nextBefore: hasMore ? page[page.length - 1]!.id : null },
+      };
+    },
+  );
+
+  // The hosted product's form: POST with the chat, a count and a date range, newest first.
+  nameRequired(api, 'post', '/history', deps.auth);
+  api.route(
+    {
+      method: 'post',
+      path: '/history/:instance',
+      summary: "One chat's messages between two dates, newest first (the hosted product's form)",
+      description: 'Paginate with `to` = the oldest timestamp already seen. Answered by any node from the store.',
+      auth: requireInstance(deps.store, deps.auth),
+      body: historyBody,
+      responses: {
+        200: '`{messages: [...], count, hasMore, chat_jid}` (`hasMore`: `count` messages came back)',
+        400: "invalid 'from' date format. Use ISO 8601 format (e.g., '2026-02-16T18:32:39Z')",
+      },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.number) throw new ValidationError('Number is required');
+      const chatJid = chatAddress(b.number, 'number');
+      const from = dateOf(b.from, 'from');
+      const to = dateOf(b.to, 'to');
+      const count = b.count ?? HISTORY_DEFAULT_LIMIT;
+      const rows = await deps.store.messages.list(ctx.state.instance!.id, {
+        chatJid,
+        // `to` is inclusive: the cursor is exclusive, so one millisecond later.
+        ...(to !== undefined ? { before: { timestamp: to + 1 } } : {}),
+        limit: count,
+      });
+      const page = from === undefined ? rows : rows.filter((m) => m.timestamp >= from);
+      ctx.body = {
+        success: true,
+        message: 'History retrieved successfully',
+        messages: page.map((m) => ({
+          ...messageView(m),
+          messageId: m.id,
+          ...(chatJid.endsWith('@g.us') ? { senderJid: m.senderJid } : {}),
+        })),
+        count: page.length,
+        hasMore: page.length === count,
+        chat_jid: chatJid,
       };
     },
   );

@@ -70,10 +70,13 @@ export function instanceRoutes(deps: Deps) {
     {
       method: 'get',
       path: '/list',
-      summary: "The account's instances (a TokenInstance sees its own)",
+      summary: "The account's instances (a TokenInstance sees its own), each with its token and status",
       auth: requireAccountOrInstance(deps.auth),
       query: listQuery,
-      responses: { 200: '`{instances: [...]}`' },
+      responses: {
+        200: '`{status, instances: [{name, token, status, connection, profile, settings, …}]}`',
+        404: 'Instance not found (one name asked, unknown)',
+      },
     },
     async (ctx, { query }) => {
       const p = principalAccount(ctx);
@@ -85,6 +88,8 @@ export function instanceRoutes(deps: Deps) {
       ctx.body = {
         success: true,
         message: `${instances.length} ${instances.length === 1 ? 'Instance' : 'Instances'} found`,
+        // The one instance's status (a TokenInstance, or one name asked), else `found`.
+        status: instances.length === 1 ? instances[0]!.status : 'found',
         instances,
       };
     },
@@ -96,7 +101,7 @@ export function instanceRoutes(deps: Deps) {
       path: '/delete/:instance',
       summary: 'Unlink and delete an instance',
       auth: requireInstance(deps.store, deps.auth, { accountOnly: true }),
-      responses: { 200: 'Instance deleted successfully' },
+      responses: { 200: 'Instance deleted: `{instance: {name, status: "deleted"}}`' },
     },
     async (ctx) => {
       const instance = ctx.state.instance!;
@@ -110,7 +115,7 @@ export function instanceRoutes(deps: Deps) {
       await deps.instances.delete(instance);
       ctx.body = {
         success: true,
-        message: 'Instance deleted successfully',
+        message: 'Instance deleted',
         instance: { name: instance.name, status: 'deleted' },
       };
     },
@@ -143,7 +148,7 @@ export function instanceRoutes(deps: Deps) {
     {
       method: 'post',
       path: '/token/:instance',
-      summary: 'Issue a new TokenInstance (shown only now); the previous one is revoked on every node',
+      summary: 'Issue a new TokenInstance; the previous one is revoked on every node',
       auth: requireInstance(deps.store, deps.auth, { accountOnly: true }),
       responses: { 200: '`{instance: {name, token}}`' },
     },

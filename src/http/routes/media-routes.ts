@@ -103,5 +103,65 @@ export function mediaRoutes(deps: Deps) {
     },
   );
 
+  /**
+   * GET /api/chat/base64/:instance?messageId= (the hosted product's route): the file's bytes as base64,
+   * wherever they are kept (the instance's bucket, the copy kept for base64 consumers, or the session).
+   */
+  nameRequired(api, 'get', '/base64', deps.auth);
+  api.route(
+    {
+      method: 'get',
+      path: '/base64/:instance',
+      summary: "A received message's file as base64 (the hosted product's route)",
+      auth: requireInstance(deps.store, deps.auth),
+      query: z.object({ messageId: queryParam.text('The message whose file to return (required)') }),
+      responses: {
+        200: '`{message_id, mime_type, media_type (image, video, audio, document, sticker), base64}`',
+        400: '`messageId query parameter is required`',
+        404: '`Message not found or no media available`',
+      },
+    },
+    async (ctx, { query }) => {
+      const instance = ctx.state.instance!;
+      const messageId = query.messageId;
+      if (!messageId) throw new ValidationError('messageId query parameter is required');
+      const gone = () => new NotFoundError('Message not found or no media available');
+      const record = await deps.store.messages.find(instance.id, messageId);
+      const media = record?.media;
+      if (!record || !media) throw gone();
+      let bytes: Buffer | undefined;
+      const storage = reachable(instance, media.stored);
+      if (storage && media.stored) {
+        bytes = await deps.storage
+          .for(storageTarget(storage, deps.secrets))
+          .get(media.stored.key, deps.media.maxBytes)
+          .catch((err: unknown) => {
+            ctx.state.log.warn({ err, messageId }, 'stored media unreadable; trying the other copies');
+            return undefined;
+          });
+      }
+      bytes ??= await deps.blobs.get(instance.id, messageId);
+      if (bytes === undefined && !record.fromMe) {
+        const fromSession = await deps.actors
+          .for(ctx)
+          .callIfOwned(instance.id, 'media.download', { messageId })
+          .catch((err: unknown) => {
+            if (notFound(err)) return undefined;
+            throw err;
+          });
+        if (fromSession) bytes = Buffer.from(fromSession.base64, 'base64');
+      }
+      if (bytes === undefined) throw gone();
+      ctx.body = {
+        success: true,
+        message: 'Media retrieved successfully',
+        message_id: messageId,
+        mime_type: media.mimetype,
+        media_type: media.kind,
+        base64: bytes.toString('base64'),
+      };
+    },
+  );
+
   return api;
 }

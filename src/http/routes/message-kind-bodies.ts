@@ -36,7 +36,12 @@ const mediaHeader = {
     .max(4096)
     .optional()
     .describe('An image or video shown above the text (URL or data: URI)'),
-  mediaType: z.enum(['image', 'video']).optional().describe('The kind of mediaUrl (default image)'),
+  mediaType: z
+    .string()
+    .trim()
+    .max(16)
+    .optional()
+    .describe('The kind of mediaUrl: IMAGE (default), VIDEO or DOCUMENT (any case)'),
 };
 
 export const bodies = {
@@ -57,13 +62,54 @@ export const bodies = {
       .describe('1 to 10 cards `{fullName, phone, organization?, email?, url?}` (one card may be sent bare)'),
   }),
   pix: z.strictObject({
-    ...commonFields,
+    ...quotingFields,
     merchantName: text(25).optional().describe("The receiver's name (required)"),
     pixKey: text(77).optional().describe('The key (required), in the format of its type'),
     pixKeyType: z
       .enum(PIX_KEY_TYPES as [string, ...string[]])
       .optional()
       .describe(`One of ${PIX_KEY_TYPES.join(', ')} (required)`),
+    message: z.string().trim().max(1024).optional().describe('A text shown on the card'),
+    items: z
+      .array(
+        z.strictObject({
+          name: text(256),
+          description: z.string().trim().max(512).optional(),
+          quantity: z.number().int().min(1).max(100_000),
+          unitPrice: z.number().min(0).max(1_000_000_000),
+        }),
+      )
+      .max(100)
+      .optional()
+      .describe('What is being paid for: `[{name, description?, quantity, unitPrice}]`, unitPrice in reais'),
+  }),
+  form: z.strictObject({
+    ...quotingFields,
+    message: z.string().trim().max(1024).optional().describe('The text above the button (required)'),
+    formType: z
+      .enum(['contact_details', 'registration_offer'])
+      .optional()
+      .describe('contact_details (default) or registration_offer; ignored with buttonParamsJSON'),
+    buttonLabel: text(30).optional().describe('The label of the button that opens the form'),
+    footerText: text(60).optional(),
+    flowToken: text(256).optional().describe("A token of yours, returned with the form's answer"),
+    flowId: text(64).optional().describe('The id of a published WhatsApp Flow'),
+    flowMessageVersion: z.string().trim().max(8).optional().describe('Default "3"'),
+    messageVersion: z.number().int().min(1).max(10).optional().describe('Default 1'),
+    buttonParamsJSON: z
+      .string()
+      .max(16_384)
+      .optional()
+      .describe(
+        "A custom flow: the `galaxy_message` button's parameters as a JSON object (then the fields below are unused)",
+      ),
+    fullNameVisible: z.boolean().optional(),
+    phoneNumberVisible: z.boolean().optional(),
+    emailVisible: z.boolean().optional(),
+    cpfOrCnpjVisible: z.boolean().optional(),
+    deliveryAddressVisible: z.boolean().optional(),
+    offerName: text(256).optional().describe('registration_offer: the offer'),
+    offerDescription: z.string().trim().max(1024).optional().describe('registration_offer: its description'),
   }),
   button: z.strictObject({
     ...quotingFields,
@@ -116,8 +162,14 @@ export const bodies = {
     name: text(255).optional().describe("Alias of 'question'"),
     options: z.array(text(100)).optional().describe('2 to 12 distinct options'),
     values: z.array(text(100)).optional().describe("Alias of 'options'"),
-    maxAnswer: z.number().int().min(1).optional().describe('How many options a voter may choose (default 1)'),
-    selectableCount: z.number().int().min(1).optional().describe("Alias of 'maxAnswer'"),
+    maxAnswer: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'How many options a voter may choose (default 1; below 1 counts as 1, above the options as their number)',
+      ),
+    selectableCount: z.number().int().optional().describe("Alias of 'maxAnswer'"),
   }),
   event: z.strictObject({
     ...quotingFields,
@@ -135,7 +187,11 @@ export const bodies = {
   reaction: z.strictObject({
     ...commonFields,
     messageId: text(128).optional().describe('The message reacted to (required)'),
-    reaction: z.string().max(32).optional().describe('One emoji (required); an empty string removes the reaction'),
+    reaction: z
+      .string()
+      .max(32)
+      .optional()
+      .describe("One emoji (required); 'remove' (or an empty string) removes the reaction"),
     fromMe: z.boolean().optional().describe('The message is ours (when it is not in the history)'),
     participant: z.string().trim().max(128).optional().describe('Its author in a group (when not ours)'),
   }),
@@ -144,6 +200,11 @@ export const bodies = {
     messageId: text(128).optional().describe('The text message of ours to edit (required)'),
     message: z.string().max(65_536).optional().describe("The new text (required; 'text' is the same field)"),
     text: z.string().max(65_536).optional().describe("Alias of 'message'"),
+  }),
+  hostedEdit: z.strictObject({
+    ...commonFields,
+    messageId: text(128).optional().describe('The text message of ours to edit (required)'),
+    content: z.string().max(65_536).optional().describe('The new text (required)'),
   }),
   forward: z.strictObject({
     ...commonFields,

@@ -13,7 +13,9 @@ import type { ActorRouteDeps } from '../route-deps.js';
 import {
   checkCommon,
   either,
+  mediaFields,
   quoted,
+  replyRecipient,
   quotingFields,
   sendCommon,
   sentAnswer,
@@ -25,16 +27,32 @@ type Deps = ActorRouteDeps;
 
 const MEDIA_TYPES: readonly MediaClass[] = ['image', 'video', 'audio', 'document'];
 
-const textBody = z.strictObject({
-  ...quotingFields,
-  text: z.string().max(65_536).optional().describe("The text (required; 'message' is the same field)"),
-  message: z.string().max(65_536).optional().describe("Alias of 'text'"),
+const mentionFields = {
   mention: z
     .array(z.string().trim().max(128))
     .max(1024)
     .optional()
     .describe('Numbers (or JIDs) to mention: each is notified; write them as @<number> in the text'),
   mentionAll: z.boolean().optional().describe('Groups only: mention every member'),
+};
+
+/** The people a send mentions, checked: never a group; `mentionAll` only in a group. */
+function mentionsOf(b: { mention?: string[] | undefined; mentionAll?: boolean | undefined }, chat: string): string[] {
+  const mentions = (b.mention ?? []).map((m) => toRecipient(m, 'mention'));
+  if (mentions.some((jid) => jid.endsWith('@g.us'))) {
+    throw new ValidationError('Invalid request body: mention takes people, not groups');
+  }
+  if (b.mentionAll && !chat.endsWith('@g.us')) {
+    throw new ValidationError('Invalid request body: mentionAll is for groups only');
+  }
+  return mentions;
+}
+
+const textBody = z.strictObject({
+  ...quotingFields,
+  text: z.string().max(65_536).optional().describe("The text (required; 'message' is the same field)"),
+  message: z.string().max(65_536).optional().describe("Alias of 'text'"),
+  ...mentionFields,
   linkPreview: z
     .boolean()
     .optional()
@@ -43,6 +61,7 @@ const textBody = z.strictObject({
 
 const mediaBody = z.strictObject({
   ...quotingFields,
+  ...mentionFields,
   type: z
     .string()
     .optional()
@@ -52,7 +71,7 @@ const mediaBody = z.strictObject({
   mimeType: z.string().trim().max(128).optional(),
   fileName: z.string().trim().min(1).max(256).optional(),
   caption: z.string().max(4096).optional(),
-  ptt: z.boolean().optional().describe('Audio: send as a voice note (Ogg/Opus)'),
+  ptt: z.boolean().optional().describe('Audio: a voice note (Ogg/Opus), the default; false sends a music-style audio'),
   // The hosted product's names of the fields above.
   mediaType: z.string().optional().describe("Alias of 'type'"),
   mediaBase64: z.string().optional().describe("Alias of 'base64' (a data: URI is accepted)"),
@@ -90,7 +109,7 @@ const deleteBody = z.strictObject({
 /** Sending and revoking messages: text (spec's referenced endpoint), media, delete. */
 export function messageRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.actors);
+  const idempotent = idempotency();
   const guard = requireInstance(deps.store, deps.auth);
   const { actors } = deps;
   for (const path of ['/text', '/media', '/location', '/delete']) nameRequired(api, 'post', path, deps.auth);
@@ -106,18 +125,13 @@ export function messageRoutes(deps: Deps) {
       responses: sentAnswer,
     },
     async (ctx, { body: b }) => {
-      const { to, delay } = checkCommon(b);
+      const { to: chat, delay } = checkCommon(b);
       const content = either(b.text, b.message, ['text', 'message']);
       if (!content) throw new ValidationError('Message is required');
-      const mentions = (b.mention ?? []).map((m) => toRecipient(m, 'mention'));
-      if (mentions.some((jid) => jid.endsWith('@g.us'))) {
-        throw new ValidationError('Invalid request body: mention takes people, not groups');
-      }
-      if (b.mentionAll && !to.endsWith('@g.us')) {
-        throw new ValidationError('Invalid request body: mentionAll is for groups only');
-      }
+      const mentions = mentionsOf(b, chat);
       const instanceId = ctx.state.instance!.id;
       const reply = await quoted(deps.store, instanceId, b.replyTo);
+      const to = replyRecipient(chat, reply, b.replyPrivate);
       const preview = b.linkPreview ? await buildLinkPreview(content, deps.media, ctx.state.log) : undefined;
       await waitFirst(actors.for(ctx), instanceId, to, delay);
       const sent = await actors.for(ctx).call(instanceId, 'msgnet.sendText', {
@@ -129,9 +143,11 @@ export function messageRoutes(deps: Deps) {
       });
       const extra = {
         ...(reply ? { replyTo: reply.id } : {}),
+        ...(mentions.length ? { mentions } : {}),
+        ...(b.mentionAll ? { mentionAll: true } : {}),
         ...(preview ? { linkPreview: { url: preview.url, title: preview.title } } : {}),
       };
-      ctx.body = sentBody(sent, 'text', content, to, extra, b.source);
+      ctx.body = sentBody(sent, 'text', content, to, extra, b.source, ctx.state.instance);
     },
   );
 
@@ -153,9 +169,11 @@ export function messageRoutes(deps: Deps) {
         base64: either(raw.base64, raw.mediaBase64, ['base64', 'mediaBase64']),
         caption: either(raw.caption, raw.message, ['caption', 'message']),
         mimeType: either(raw.mimeType, raw.mimetype, ['mimeType', 'mimetype']),
-        ptt: either(raw.ptt, raw.isVoice, ['ptt', 'isVoice']),
+        // An audio is a voice note unless told otherwise, as in the hosted product (`isVoice` defaults to true).
+        ptt: either(raw.ptt, raw.isVoice, ['ptt', 'isVoice']) ?? true,
       };
-      const { to, delay } = checkCommon(b);
+      const { to: chat, delay } = checkCommon(b);
+      const mentions = mentionsOf(b, chat);
       const type = MEDIA_TYPES.find((t) => t === b.type);
       if (!type) throw new ValidationError(`Type must be one of: ${MEDIA_TYPES.join(', ')}`);
       if (b.mediaUrl === undefined && b.base64 === undefined) {
@@ -169,6 +187,7 @@ export function messageRoutes(deps: Deps) {
       }
       const instance = ctx.state.instance!;
       const reply = await quoted(deps.store, instance.id, b.replyTo);
+      const to = replyRecipient(chat, reply, b.replyPrivate);
       assertConnected(instance);
       const limits = deps.media;
       const loaded: LoadedMedia =
@@ -190,6 +209,8 @@ export function messageRoutes(deps: Deps) {
       await waitFirst(actors.for(ctx), instance.id, to, delay, type === 'audio' && b.ptt ? 'recording' : 'composing');
       const sent = await actors.for(ctx).call(instance.id, 'msgnet.sendMedia', {
         ...sendCommon(to, b, reply),
+        ...(mentions.length ? { mentions } : {}),
+        ...(b.mentionAll ? { mentionAll: true } : {}),
         media: {
           kind: type,
           base64: media.data.toString('base64'),
@@ -207,14 +228,23 @@ export function messageRoutes(deps: Deps) {
         caption ?? '',
         to,
         {
+          ...(reply ? { replyTo: reply.id } : {}),
+          ...(mentions.length ? { mentions } : {}),
+          ...(b.mentionAll ? { mentionAll: true } : {}),
           media: {
             mimetype: media.mimetype,
             size: media.data.length,
             ...(media.fileName ? { fileName: media.fileName } : {}),
             ...((b.duration ?? media.seconds) ? { seconds: b.duration ?? media.seconds } : {}),
           },
+          ...mediaFields({
+            mimetype: media.mimetype,
+            size: media.data.length,
+            seconds: type === 'audio' ? (b.duration ?? media.seconds) : undefined,
+          }),
         },
         b.source,
+        ctx.state.instance,
       );
     },
   );
@@ -230,7 +260,7 @@ export function messageRoutes(deps: Deps) {
       responses: sentAnswer,
     },
     async (ctx, { body: b }) => {
-      const { to, delay } = checkCommon(b);
+      const { to: chat, delay } = checkCommon(b);
       if (b.latitude === undefined || b.longitude === undefined) {
         throw new ValidationError('Invalid request body: latitude and longitude are required');
       }
@@ -240,6 +270,7 @@ export function messageRoutes(deps: Deps) {
       }
       const instanceId = ctx.state.instance!.id;
       const reply = await quoted(deps.store, instanceId, b.replyTo);
+      const to = replyRecipient(chat, reply, b.replyPrivate);
       const location = {
         latitude: b.latitude,
         longitude: b.longitude,
@@ -250,7 +281,20 @@ export function messageRoutes(deps: Deps) {
       const sent = await actors
         .for(ctx)
         .call(instanceId, 'msgnet.sendLocation', { ...sendCommon(to, b, reply), location });
-      ctx.body = sentBody(sent, 'location', b.name ?? '', to, { location }, b.source);
+      const content = [
+        `📍 ${b.name ?? ''}`.trimEnd(),
+        ...(b.address ? [b.address] : []),
+        `Lat: ${b.latitude}, Long: ${b.longitude}`,
+      ].join('\n');
+      ctx.body = sentBody(
+        sent,
+        'location',
+        content,
+        to,
+        { location, ...(reply ? { replyTo: reply.id } : {}) },
+        b.source,
+        ctx.state.instance,
+      );
     },
   );
 

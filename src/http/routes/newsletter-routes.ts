@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { WireMedia } from '../../actors/actor-calls.js';
+import type { WireMedia } from '../../actors/wire-media.js';
 import { ValidationError } from '../../errors.js';
 import { ImageRejectedError } from '../../media/image.js';
 import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
@@ -8,7 +8,9 @@ import { prepareMedia } from '../../media/outgoing-media.js';
 import { toProfilePicture } from '../../media/profile-picture.js';
 import type { MediaClass } from '../../media/sniff.js';
 import { requireChannelJid } from '../../msgnet/channel-jids.js';
+import type { ChannelInfo } from '../../msgnet/ops/channel-ops.js';
 import { ApiRouter, queryParam } from '../api-router.js';
+import type { RouteContext } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import { idempotency } from '../idempotency.js';
 import { assertConnected, nameRequired } from '../route-helpers.js';
@@ -103,11 +105,13 @@ async function postMedia(
 /** Channels (WhatsApp's newsletters): create, list, read, publish, follow and unfollow. */
 export function newsletterRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/newsletter', tag: 'Channels', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.actors);
+  const idempotent = idempotency();
   const guard = requireInstance(deps.store, deps.auth);
   const { actors } = deps;
   for (const path of ['/create', '/publish', '/follow', '/unfollow']) nameRequired(api, 'post', path, deps.auth);
   for (const path of ['/list', '/info']) nameRequired(api, 'get', path, deps.auth);
+  nameRequired(api, 'post', '/join', deps.auth);
+  nameRequired(api, 'delete', '/leave', deps.auth);
 
   api.route(
     {
@@ -153,14 +157,79 @@ export function newsletterRoutes(deps: Deps) {
       path: '/info/:instance',
       summary: 'A channel, as the instance sees it',
       auth: guard,
-      query: z.object({ jid: queryParam.text('The channel: `<digits>@newsletter` (required)') }),
-      responses: { 200: `\`{channel: ${CHANNEL_VIEW}}\``, 404: 'Channel not found' },
+      query: z.object({
+        jid: queryParam.text('The channel: `<digits>@newsletter` (required)'),
+        identifier: queryParam.text("The hosted product's name: the JID, or the channel's link or code"),
+      }),
+      responses: {
+        200: `\`{channel: ${CHANNEL_VIEW} + {state, subscriberCount}}\``,
+        404: 'Channel not found',
+      },
     },
     async (ctx, { query }) => {
-      if (!query.jid) throw new ValidationError('jid is required');
-      const jid = requireChannelJid(query.jid);
+      const jid = await channelOf(ctx, query.jid, query.identifier);
       const channel = await actors.for(ctx).call(ctx.state.instance!.id, 'channels.info', { jid });
-      ctx.body = { success: true, message: 'Channel found', channel };
+      ctx.body = { success: true, message: 'Newsletter info retrieved', channel: hostedChannel(channel) };
+    },
+  );
+
+  /**
+   * A channel from `jid` or the hosted product's `identifier`: a JID, or an invite link or code, which
+   * resolves among the channels the instance owns or follows (no driver looks an invite code up).
+   */
+  const channelOf = async (ctx: RouteContext, jid: string | undefined, identifier: string | undefined) => {
+    const raw = either(jid, identifier, ['jid', 'identifier']);
+    if (!raw) throw new ValidationError('jid is required');
+    if (raw.includes('@') || jid !== undefined) return requireChannelJid(raw);
+    const code = CHANNEL_LINK.exec(raw)?.[1] ?? raw;
+    const channels = await actors.for(ctx).call(ctx.state.instance!.id, 'channels.list', {});
+    const found = channels.find((c) => c.inviteLink && CHANNEL_LINK.exec(c.inviteLink)?.[1] === code);
+    if (!found) {
+      throw new ValidationError(
+        'Invalid identifier: expected a channel JID (<digits>@newsletter); links and codes resolve only for channels this instance owns or follows',
+      );
+    }
+    return found.jid;
+  };
+
+  api.route(
+    {
+      method: 'post',
+      path: '/join/:instance',
+      idempotency: idempotent,
+      summary: "Follow a channel (the hosted product's route: identifier)",
+      auth: guard,
+      body: z.strictObject({
+        identifier: z.string().trim().max(512).optional().describe('The channel: its JID, link or code (required)'),
+        jid: z.string().trim().max(128).optional().describe("Alias of 'identifier' (a JID)"),
+      }),
+      responses: { 200: '`{channelJid, jid}`', 404: 'Channel not found' },
+    },
+    async (ctx, { body: b }) => {
+      if (!b.identifier && !b.jid) throw new ValidationError('identifier is required');
+      const jid = await channelOf(ctx, b.jid, b.identifier);
+      await actors.for(ctx).call(ctx.state.instance!.id, 'channels.follow', { jid });
+      ctx.body = { success: true, message: 'Successfully joined newsletter', channelJid: jid, jid };
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/leave/:instance',
+      summary: "Stop following a channel (the hosted product's route: ?identifier=)",
+      auth: guard,
+      query: z.object({
+        identifier: queryParam.text('The channel: its JID, link or code (required)'),
+        jid: queryParam.text("Alias of 'identifier' (a JID)"),
+      }),
+      responses: { 200: '`{channelJid, jid}`', 404: 'Channel not found' },
+    },
+    async (ctx, { query }) => {
+      if (!query.identifier && !query.jid) throw new ValidationError('identifier is required');
+      const jid = await channelOf(ctx, query.jid, query.identifier);
+      await actors.for(ctx).call(ctx.state.instance!.id, 'channels.unfollow', { jid });
+      ctx.body = { success: true, message: 'Successfully left newsletter', channelJid: jid, jid };
     },
   );
 
@@ -194,7 +263,7 @@ export function newsletterRoutes(deps: Deps) {
             },
           }
         : {};
-      ctx.body = sentBody(sent, media?.kind ?? 'text', text, jid, extra);
+      ctx.body = sentBody(sent, media?.kind ?? 'text', text, jid, extra, undefined, instance);
     },
   );
 
@@ -222,4 +291,12 @@ export function newsletterRoutes(deps: Deps) {
   }
 
   return api;
+}
+
+/** `https://whatsapp.com/channel/<code>` → the code. */
+const CHANNEL_LINK = /^https?:\/\/(?:www\.)?whatsapp\.com\/channel\/([^/?#]+)/i;
+
+/** A channel with the hosted product's names beside ours (`state`, `subscriberCount`). */
+function hostedChannel(c: ChannelInfo) {
+  return { ...c, state: 'active', subscriberCount: c.subscribers };
 }

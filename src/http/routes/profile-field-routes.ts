@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ProfileUpdate } from '../../actors/actor-calls.js';
+import type { ProfileUpdate } from '../../actors/profile-calls.js';
 import { ValidationError } from '../../errors.js';
 import { ApiRouter } from '../api-router.js';
 import type { RouteContext } from '../api-router.js';
@@ -27,7 +27,7 @@ const bodies = {
  */
 export function profileFieldRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/profile', tag: 'Profile', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.actors);
+  const idempotent = idempotency();
   const guard = requireInstance(deps.store, deps.auth);
   const { actors } = deps;
   for (const field of ['name', 'status', 'picture']) nameRequired(api, 'post', `/${field}`, deps.auth);

@@ -1,12 +1,10 @@
 import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
-import type { ProfileUpdate } from '../../actors/actor-calls.js';
+import type { ProfileUpdate } from '../../actors/profile-calls.js';
 import { InternalError, NotFoundError, ValidationError } from '../../errors.js';
 import { ImageRejectedError } from '../../media/image.js';
 import { decodeBase64Media, downloadMedia } from '../../media/media-source.js';
 import { toProfilePicture } from '../../media/profile-picture.js';
-import type { PrivacyField, PrivacySettings } from '../../msgnet/msgnet-driver.js';
-import { isPlainObject } from '../../validation.js';
 import { ApiRouter, queryParam } from '../api-router.js';
 import { requireInstance } from '../auth.js';
 import { assertConnected, nameRequired, toRecipient } from '../route-helpers.js';
@@ -21,82 +19,6 @@ const profileBody = z.strictObject({
   profileName: z.string().max(256).optional().describe("The display name ('' changes nothing)"),
   profileStatus: z.string().max(1024).optional().describe("The About text ('' clears it)"),
 });
-
-const VISIBILITY = ['all', 'contacts', 'contact_blacklist', 'none'];
-
-/** The privacy fields in the order of spec 2, with their group in the body and their allowed values. */
-const PRIVACY_FIELDS: { group: 'visibility' | 'privacy' | 'permissions'; field: PrivacyField; allowed: string[] }[] = [
-  { group: 'visibility', field: 'lastSeen', allowed: VISIBILITY },
-  { group: 'visibility', field: 'status', allowed: VISIBILITY },
-  { group: 'visibility', field: 'profile', allowed: VISIBILITY },
-  { group: 'visibility', field: 'online', allowed: ['all', 'match_last_seen'] },
-  { group: 'privacy', field: 'readReceipts', allowed: ['all', 'none'] },
-  { group: 'permissions', field: 'callAdd', allowed: ['all', 'known'] },
-  { group: 'permissions', field: 'groupAdd', allowed: ['all', 'contacts', 'contact_blacklist'] },
-];
-const GROUPS = ['visibility', 'privacy', 'permissions'] as const;
-
-/**
- * The privacy body as documented, built from the same table `privacyChanges` validates with (which
- * words its refusals as spec 4.3 does, and stops at the first invalid field in the spec's order).
- */
-export const privacyBodySchema = z.strictObject(
-  Object.fromEntries(
-    GROUPS.map((group) => [
-      group,
-      z
-        .strictObject(
-          Object.fromEntries(
-            PRIVACY_FIELDS.filter((f) => f.group === group).map((f) => [
-              f.field,
-              z.enum(f.allowed as [string, ...string[]]).optional(),
-            ]),
-          ),
-        )
-        .optional(),
-    ]),
-  ),
-);
-
-function settingsView(s: PrivacySettings) {
-  return {
-    visibility: { lastSeen: s.lastSeen, status: s.status, profile: s.profile, online: s.online },
-    privacy: { readReceipts: s.readReceipts },
-    permissions: { callAdd: s.callAdd, groupAdd: s.groupAdd },
-  };
-}
-
-/**
- * The privacy changes of a body, in the spec's field order. Validation stops at the first invalid field
- * (spec 4.3) and nothing is applied then.
- */
-export function privacyChanges(raw: unknown): [PrivacyField, string][] {
-  if (!isPlainObject(raw)) throw new ValidationError('Invalid request body: expected a JSON object');
-  const unknownTop = Object.keys(raw).find((k) => !(GROUPS as readonly string[]).includes(k));
-  if (unknownTop !== undefined) throw new ValidationError(`Invalid request body: unknown field '${unknownTop}'`);
-  for (const group of GROUPS) {
-    const value = raw[group];
-    if (value === undefined) continue;
-    if (!isPlainObject(value)) throw new ValidationError(`Invalid request body: field '${group}': expected object`);
-    const known = PRIVACY_FIELDS.filter((f) => f.group === group).map((f) => f.field as string);
-    const unknown = Object.keys(value).find((k) => !known.includes(k));
-    if (unknown !== undefined) {
-      throw new ValidationError(`Invalid request body: unknown field '${unknown}' in '${group}'`);
-    }
-  }
-  const present = PRIVACY_FIELDS.filter(
-    (f) => (raw[f.group] as Record<string, unknown> | undefined)?.[f.field] !== undefined,
-  );
-  if (present.length === 0) throw new ValidationError('At least one privacy setting must be provided');
-  return present.map(({ group, field, allowed }) => {
-    const value = (raw[group] as Record<string, unknown>)[field];
-    if (typeof value !== 'string' || !allowed.includes(value)) {
-      const shown = typeof value === 'string' ? value : JSON.stringify(value);
-      throw new ValidationError(`Invalid ${field} value: ${shown}. Valid values: ${allowed.join(', ')}`);
-    }
-    return [field, value];
-  });
-}
 
 /** The picture to set, as JPEG base64: from a data URL or a public URL, converted (JPEG q90, ≤ 640x640). */
 export async function profilePicture(value: string, deps: Deps, field = 'profilePicture'): Promise<string> {
@@ -120,14 +42,13 @@ export async function profilePicture(value: string, deps: Deps, field = 'profile
   }
 }
 
-/** Profile and privacy of the linked account (spec 4.3). */
+/** Profile of the linked account (spec 4.3); its privacy is in privacy-routes.ts. */
 export function profileRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/profile', tag: 'Profile', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.actors);
+  const idempotent = idempotency();
   const guard = requireInstance(deps.store, deps.auth);
   const { actors } = deps;
-  for (const path of ['/account', '/privacy']) nameRequired(api, 'post', path, deps.auth);
-  nameRequired(api, 'get', '/getPrivacy', deps.auth);
+  nameRequired(api, 'post', '/account', deps.auth);
 
   api.route(
     {
@@ -170,7 +91,7 @@ export function profileRoutes(deps: Deps) {
       auth: guard,
       query: z.object({ number: queryParam.text("A contact's phone number with country code") }),
       responses: {
-        200: "`{profile: {jid, name, about, pictureUrl, profilePicture, isBusiness}}` (`profilePicture`: the hosted product's name of `pictureUrl`)",
+        200: "`{profile: {jid, lid, name, about, pictureUrl, isBusiness, profilePicture, profileName, profileStatus, phoneNumber}}` (the last four: the hosted product's names)",
         404: 'Number is not on WhatsApp',
       },
     },
@@ -183,43 +104,15 @@ export function profileRoutes(deps: Deps) {
       ctx.body = {
         success: true,
         message: 'Profile found',
-        profile: { ...profile, profilePicture: profile.pictureUrl },
+        profile: {
+          ...profile,
+          lid: profile.jid.endsWith('@lid') ? profile.jid : null,
+          profilePicture: profile.pictureUrl,
+          profileName: profile.name,
+          profileStatus: profile.about,
+          phoneNumber: profile.jid.endsWith('@s.whatsapp.net') ? profile.jid.split('@')[0]! : null,
+        },
       };
-    },
-  );
-
-  api.route(
-    {
-      method: 'get',
-      path: '/getPrivacy/:instance',
-      summary: 'The privacy settings',
-      auth: guard,
-      responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
-    },
-    async (ctx) => {
-      const settings = await actors.for(ctx).call(ctx.state.instance!.id, 'privacy.get', {});
-      ctx.body = {
-        success: true,
-        message: 'Privacy settings retrieved successfully',
-        settings: settingsView(settings),
-      };
-    },
-  );
-
-  api.route(
-    {
-      method: 'post',
-      path: '/privacy/:instance',
-      idempotency: idempotent,
-      summary: 'Change privacy settings (at least one)',
-      auth: guard,
-      rawBody: privacyBodySchema,
-      responses: { 200: '`{settings: {visibility, privacy, permissions}}`' },
-    },
-    async (ctx, { body }) => {
-      const changes = privacyChanges(body);
-      const settings = await actors.for(ctx).call(ctx.state.instance!.id, 'privacy.update', { changes });
-      ctx.body = { success: true, message: 'Privacy settings updated successfully', settings: settingsView(settings) };
     },
   );
 

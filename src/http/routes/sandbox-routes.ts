@@ -96,6 +96,8 @@ const schemas = {
         caption: z.string().max(4096).optional(),
         size: z.number().int().min(0).optional(),
         base64: z.base64('expected the file as base64').optional(),
+        ptt: z.boolean().optional().describe('An audio recorded as a voice note'),
+        ptv: z.boolean().optional().describe('A video recorded as a round video note'),
       })
       .optional(),
   }),
@@ -108,6 +110,12 @@ const schemas = {
   labels: z.strictObject({
     chat: number,
     labels: z.array(z.strictObject({ id: z.string().min(1).max(64), name: z.string().min(1).max(100) })).max(20),
+  }),
+  answerCall: z.strictObject({ callId: z.string().trim().min(1).max(128) }),
+  contact: z.strictObject({
+    number,
+    fullName: z.string().trim().min(1).max(256),
+    firstName: z.string().trim().min(1).max(256).optional(),
   }),
   fault: z.strictObject({
     operation: z
@@ -230,6 +238,21 @@ export function sandboxRoutes(deps: Deps) {
 
   api.route(
     {
+      method: 'post',
+      path: '/answerCall/:instance',
+      summary: 'The phone answers a call ringing on it (an audio call then plays its file)',
+      auth: guard,
+      body: schemas.answerCall,
+      responses: { 200: 'Call answered: `{callId, from}`', 404: 'Call not found' },
+    },
+    async (ctx, { body: b }) => {
+      const { from } = await actors.for(ctx).call(id(ctx), 'sandbox.answerCall', { callId: b.callId });
+      ctx.body = { success: true, message: 'Call answered', callId: b.callId, from };
+    },
+  );
+
+  api.route(
+    {
       method: 'get',
       path: '/outbox/:instance',
       summary: 'What the instance sent, oldest first',
@@ -289,6 +312,25 @@ export function sandboxRoutes(deps: Deps) {
         labels: b.labels,
       });
       ctx.body = { success: true, message: 'Labels set', chat, labels: b.labels };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/contact/:instance',
+      summary: "A contact the phone saves (synced to the instance's address book)",
+      auth: guard,
+      body: schemas.contact,
+      responses: { 200: 'Contact saved: `{jid}`' },
+    },
+    async (ctx, { body: b }) => {
+      const { jid } = await actors.for(ctx).call(id(ctx), 'sandbox.contact', {
+        number: digits(b.number),
+        fullName: b.fullName,
+        ...(b.firstName ? { firstName: b.firstName } : {}),
+      });
+      ctx.body = { success: true, message: 'Contact saved', jid };
     },
   );
 

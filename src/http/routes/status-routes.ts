@@ -1,14 +1,15 @@
 import { idempotency } from '../idempotency.js';
 import { z } from 'zod';
-import type { StatusPayload, WireMedia } from '../../actors/actor-calls.js';
-import { AppError, ErrorCode, NOT_CONNECTED_MESSAGE, ValidationError, isNotConnected } from '../../errors.js';
+import type { StatusPayload } from '../../actors/status-calls.js';
+import type { WireMedia } from '../../actors/wire-media.js';
+import { AppError, ErrorCode, ValidationError } from '../../errors.js';
 import { downloadMedia } from '../../media/media-source.js';
 import { prepareMedia, STATUS_VIDEO_MAX_SECONDS } from '../../media/outgoing-media.js';
 import { FetchFailedError, FetchRefusedError } from '../../media/safe-fetch.js';
 import type { AppState } from '../app-state.js';
 import { ApiRouter } from '../api-router.js';
 import { requireInstance } from '../auth.js';
-import { nameRequired } from '../route-helpers.js';
+import { assertConnected, disconnectedWhenNotConnected, nameRequired } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 
 type Deps = ActorRouteDeps;
@@ -59,8 +60,6 @@ const statusBody = z.strictObject({
     .describe('Audio: the voice-note waveform (computed when absent)'),
   source: z.string().trim().max(64).optional().describe('Echoed as data.source (default: api)'),
 });
-
-const disconnected = () => new AppError(ErrorCode.Disconnected, NOT_CONNECTED_MESSAGE);
 
 /** `RGB` or `RRGGBB`, with or without `#` → `#RRGGBB` (Baileys takes the colour only as that string). */
 function colour(raw: string): string {
@@ -120,7 +119,7 @@ async function statusMedia(
 /** Statuses (24 h stories, spec 4.5), always to `status@broadcast`. */
 export function statusRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/message', tag: 'Messages', maxBodyBytes: deps.maxBodyBytes });
-  const idempotent = idempotency(deps.actors);
+  const idempotent = idempotency();
   nameRequired(api, 'post', '/status', deps.auth);
 
   api.route(
@@ -144,14 +143,11 @@ export function statusRoutes(deps: Deps) {
         if (b.backgroundColor) payload.backgroundColor = colour(b.backgroundColor);
         if (b.font !== undefined) payload.font = font(b.font);
       }
-      if (instance.connection.state !== 'connected') throw disconnected();
+      assertConnected(instance, 'disconnected');
       if (type !== 'text') payload.media = await statusMedia(type, b, deps, ctx.state.log);
-      let result;
-      try {
-        result = await deps.actors.for(ctx).call(instance.id, 'status.publish', payload);
-      } catch (err) {
-        throw isNotConnected(err) ? disconnected() : err;
-      }
+      const result = await disconnectedWhenNotConnected(() =>
+        deps.actors.for(ctx).call(instance.id, 'status.publish', payload),
+      );
       ctx.body = {
         success: true,
         message: 'Status published successfully',

@@ -9,10 +9,17 @@ export function summarize(ev) {
   const d = ev.data && typeof ev.data === 'object' ? ev.data : {};
   switch (ev.event) {
     case 'instance.state':
-      return 'State: ' + (STATE_LABELS[d.state] || String(d.state || '?'));
+      return 'State: ' + (STATE_LABELS[d.connectionState || d.state] || String(d.state || '?'));
     case 'message.exchange': {
       const m = d.message && typeof d.message === 'object' ? d.message : {};
-      const content = typeof m.content === 'string' && m.content ? m.content : '[' + String(m.type || 'message') + ']';
+      // `content` is `{text}`; a node of an older build sent the text itself.
+      const text =
+        typeof m.content === 'string'
+          ? m.content
+          : m.content && typeof m.content.text === 'string'
+            ? m.content.text
+            : '';
+      const content = text || '[' + String(m.type || 'message') + ']';
       if (d.direction === 'outgoing') return '→ ' + numberOf(d.recipient) + ': ' + content;
       const sender = d.sender && typeof d.sender === 'object' ? d.sender : {};
       return '← ' + [sender.name, numberOf(sender.jid)].filter(Boolean).join(' ') + ': ' + content;

@@ -247,7 +247,11 @@ function onFrame(frame) {
   if (!frame || typeof frame.event !== 'string' || !frame.instanceData) return;
   const name = String(frame.instanceData.instance || '');
   events.add({ at: Date.now(), instance: name, event: frame.event, data: frame.data });
-  if (frame.event === 'instance.state' && frame.data) onState(name, String(frame.data.state || ''));
+  // `connectionState` is the state as the instance list names it (`state` is the hosted product's word;
+  // a node of an older build sent only `state`, in our words).
+  if (frame.event === 'instance.state' && frame.data) {
+    onState(name, String(frame.data.connectionState || frame.data.state || ''));
+  }
 }
 
 function onState(name, state) {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { ActorContext, CallHandlers } from '../../actors/instance-actor.js';
+import type { CallHandlers } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
 import { ConflictError, NotConnectedError, NotFoundError, ValidationError } from '../../errors.js';
@@ -46,7 +46,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function chatbotExtension(deps: ChatbotExtensionDeps): InstanceExtensionFactory {
   return {
     create: (instanceId) => new ChatbotExtension(deps, instanceId),
-    handlers: (self) => ChatbotExtension.handlers((ctx) => self(ctx) as ChatbotExtension),
+    handlers: (self) => ChatbotExtension.handlers((scope) => self(scope) as ChatbotExtension),
   };
 }
 
@@ -84,29 +84,29 @@ export class ChatbotExtension implements InstanceExtension {
     });
   }
 
-  /** The chatbot's calls, one table per node: `of` finds the calling actor's extension. */
-  static handlers(of: (ctx: ActorContext) => ChatbotExtension): CallHandlers {
+  /** The chatbot's calls, one table per node: `of` finds the calling actor's extension in its scope. */
+  static handlers<S>(of: (scope: S) => ChatbotExtension): CallHandlers<S> {
     return {
-      'chatbot.createBot': async (ctx, { patch }) => {
-        const self = of(ctx);
+      'chatbot.createBot': async (scope, { patch }) => {
+        const self = of(scope);
         const bot = await self.deps.service.createBot(self.instanceId, patch);
         await self.#state.loadBots();
         return bot;
       },
-      'chatbot.updateBot': async (ctx, { botId, patch }) => {
-        const self = of(ctx);
+      'chatbot.updateBot': async (scope, { botId, patch }) => {
+        const self = of(scope);
         const bot = await self.deps.service.updateBot(self.instanceId, botId, patch);
         await self.#state.loadBots();
         await self.#endOrphans();
         return bot;
       },
-      'chatbot.sync': async (ctx) => {
-        const self = of(ctx);
+      'chatbot.sync': async (scope) => {
+        const self = of(scope);
         await self.#state.loadBots();
         return { bots: self.#state.bots.length, closedSessions: await self.#endOrphans() };
       },
-      'chatbot.start': async (ctx, { chatJid, botId, variables }) => of(ctx).#startByApi(chatJid, botId, variables),
-      'chatbot.control': async (ctx, { chatJid, action }) => of(ctx).#control(chatJid, action),
+      'chatbot.start': async (scope, { chatJid, botId, variables }) => of(scope).#startByApi(chatJid, botId, variables),
+      'chatbot.control': async (scope, { chatJid, action }) => of(scope).#control(chatJid, action),
     };
   }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ExtensionEnv } from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
-import { UnavailableError, isNotConnected, isOwnershipLoss } from '../../errors.js';
+import { OutcomeUnknownError, UnavailableError, isNotConnected, isOwnershipLoss } from '../../errors.js';
 import { newMessageId } from '../../msgnet/message-id.js';
 import { BoundedSet } from '../../util/bounded-map.js';
 import { sleep } from './chat-lanes.js';
@@ -103,7 +103,7 @@ export class ReplyDrain {
       if (bot.typingDelayMs > 0) {
         gate();
         await Promise.resolve()
-          .then(() => env.session().sendChatPresence(chat, 'composing'))
+          .then(() => env.session().messages.sendChatPresence(chat, 'composing'))
           .catch(() => undefined);
         if (!(await sleep(bot.typingDelayMs, signal))) return;
       }
@@ -111,7 +111,8 @@ export class ReplyDrain {
         this.#ownSends.add(await sendReply(env.session(), chat, reply, this.options.media, this.#log, gate, messageId));
       } catch (err) {
         if (isOwnershipLoss(err)) throw err;
-        if (isNotConnected(err) || err instanceof UnavailableError) {
+        // Sent again under the same id, a reply whose outcome is unknown is still one message on the network.
+        if (isNotConnected(err) || err instanceof UnavailableError || err instanceof OutcomeUnknownError) {
           this.#retryAt.set(chat, Date.now() + SEND_RETRY_MS);
           return;
         }
@@ -126,7 +127,7 @@ export class ReplyDrain {
   async notice(chat: string, text: string): Promise<void> {
     this.options.env.ctx.assertOwner();
     try {
-      this.#ownSends.add((await this.options.env.session().sendText(chat, text)).messageId);
+      this.#ownSends.add((await this.options.env.session().messages.sendText(chat, text)).messageId);
     } catch (err) {
       this.#log.warn({ err, chat }, 'chatbot notice could not be sent');
     }

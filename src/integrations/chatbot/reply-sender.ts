@@ -27,11 +27,13 @@ export async function sendReply(
   if (reply.kind !== 'media') gate();
   switch (reply.kind) {
     case 'text':
-      return (await session.sendText(to, reply.text, options)).messageId;
+      return (await session.messages.sendText(to, reply.text, options)).messageId;
     case 'buttons':
-      return (await session.sendButtons(to, reply.text, reply.buttons, options)).messageId;
+      return (
+        await session.messages.sendContent(to, { kind: 'buttons', text: reply.text, buttons: reply.buttons }, options)
+      ).messageId;
     case 'payment':
-      return (await session.sendPayment(to, reply.payment, options)).messageId;
+      return (await session.messages.sendContent(to, { kind: 'pix', payment: reply.payment }, options)).messageId;
     case 'media': {
       let prepared;
       try {
@@ -45,10 +47,10 @@ export async function sendReply(
         if (!(err instanceof AppError) || isNotConnected(err)) throw err;
         log.warn({ err, url: reply.url }, 'chatbot media could not be prepared; sending its link');
         gate();
-        return (await session.sendText(to, reply.url, options)).messageId;
+        return (await session.messages.sendText(to, reply.url, options)).messageId;
       }
       gate();
-      const sent = await session.sendMedia(
+      const sent = await session.messages.sendMedia(
         to,
         {
           kind: reply.media,

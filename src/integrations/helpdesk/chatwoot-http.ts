@@ -7,6 +7,7 @@ import { pinnedLookup } from '../../security/pinned-lookup.js';
 import { checkUrl } from '../../security/url-policy.js';
 import type { Resolver } from '../../security/url-policy.js';
 import { NamedError } from '../../errors.js';
+import { backoffDelay } from '../../util/backoff.js';
 
 /**
  * Why a call to Chatwoot failed:
@@ -133,7 +134,7 @@ export class ChatwootHttp {
         return await op(attempt);
       } catch (err) {
         if (!(err instanceof ChatwootError) || !err.retryable || attempt >= this.options.retries) throw err;
-        await sleep(base * 2 ** attempt * (0.5 + Math.random() / 2), signal);
+        await sleep(backoffDelay(attempt, { baseMs: base, maxMs: Infinity, jitter: 'equal' }), signal);
       }
     }
   }

@@ -102,11 +102,14 @@ export async function deliverToWhatsapp(dc: DeliveryContext, m: AgentMessage): P
   let caption = body;
   const first = files[0];
   if (caption.trim() && (!first || first.kind === 'audio')) {
-    record((await dc.session.sendText(jid, caption)).messageId);
+    record((await dc.session.messages.sendText(jid, caption)).messageId);
     caption = '';
   }
   for (const [i, file] of files.entries()) {
-    record((await dc.session.sendMedia(jid, { ...file, ...(i === 0 && caption.trim() ? { caption } : {}) })).messageId);
+    record(
+      (await dc.session.messages.sendMedia(jid, { ...file, ...(i === 0 && caption.trim() ? { caption } : {}) }))
+        .messageId,
+    );
   }
   return sent;
 }

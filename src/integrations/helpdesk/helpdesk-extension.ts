@@ -27,9 +27,9 @@ const OWN_SENDS_KEPT = 2_000;
 /** How often the seen records are pruned. */
 const PRUNE_EVERY_MS = 6 * 3600_000;
 
-type Handlers = {
+type Handlers<S> = {
   [K in keyof HelpdeskCallMap]: (
-    ctx: ActorContext,
+    scope: S,
     payload: HelpdeskCallMap[K]['payload'],
   ) => Promise<HelpdeskCallMap[K]['result']>;
 };
@@ -40,7 +40,7 @@ const aborted = (err: unknown) => err instanceof ChatwootError && err.failure ==
 export function helpdeskExtension(deps: HelpdeskBridgeDeps): InstanceExtensionFactory {
   return {
     create: (instanceId) => new HelpdeskBridge(deps, instanceId),
-    handlers: (self) => HelpdeskBridge.handlers((ctx) => self(ctx) as HelpdeskBridge),
+    handlers: (self) => HelpdeskBridge.handlers((scope) => self(scope) as HelpdeskBridge),
   };
 }
 
@@ -80,22 +80,22 @@ class HelpdeskBridge implements InstanceExtension {
     });
   }
 
-  /** The bridge's calls, one table per node: `of` finds the calling actor's bridge. */
-  static handlers(of: (ctx: ActorContext) => HelpdeskBridge): Handlers {
+  /** The bridge's calls, one table per node: `of` finds the calling actor's bridge in its scope. */
+  static handlers<S>(of: (scope: S) => HelpdeskBridge): Handlers<S> {
     return {
-      'helpdesk.set': (ctx, patch) => {
-        const self = of(ctx);
+      'helpdesk.set': (scope, patch) => {
+        const self = of(scope);
         return self.#control(() => self.#set(patch), true);
       },
-      'helpdesk.activate': (ctx) => {
-        const self = of(ctx);
+      'helpdesk.activate': (scope) => {
+        const self = of(scope);
         return self.#control(() => self.#config.activate(), true);
       },
-      'helpdesk.delete': (ctx) => {
-        const self = of(ctx);
+      'helpdesk.delete': (scope) => {
+        const self = of(scope);
         return self.#control(() => self.#remove(), true);
       },
-      'helpdesk.inbound': (ctx, inbound) => of(ctx).#accept(inbound),
+      'helpdesk.inbound': (scope, inbound) => of(scope).#accept(inbound),
     };
   }
 
@@ -276,7 +276,7 @@ class HelpdeskBridge implements InstanceExtension {
   async #groupName(jid: string): Promise<string | undefined> {
     if (!this.#groupNames.has(jid)) {
       const groups = await this.#session()
-        ?.listGroups(false)
+        ?.groups.list(false)
         .catch(() => []);
       for (const g of groups ?? []) this.#groupNames.set(g.jid, g.name);
     }

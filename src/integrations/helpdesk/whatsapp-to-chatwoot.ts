@@ -87,7 +87,7 @@ async function attachmentOf(fc: ForwardContext, message: NormalizedMessage) {
   const media = message.media;
   if (!media || !fc.session) return undefined;
   try {
-    const got = await fc.session.downloadMedia(message, fc.mediaMaxBytes);
+    const got = await fc.session.messages.downloadMedia(message, fc.mediaMaxBytes);
     return {
       fileName: fileNameOf({ ...media, ...(got.fileName ? { fileName: got.fileName } : {}) }),
       contentType: got.mimetype,

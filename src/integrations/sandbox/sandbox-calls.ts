@@ -30,12 +30,16 @@ export interface SandboxCallMap {
   'sandbox.link': { payload: { number?: string }; result: { numberJid: string } };
   'sandbox.inbound': { payload: SandboxInbound; result: { messageId: string } };
   'sandbox.call': { payload: { from: string; isVideo: boolean }; result: { callId: string } };
+  /** The phone answers a call ringing on it. */
+  'sandbox.answerCall': { payload: { callId: string }; result: { from: string } };
   'sandbox.outbox': { payload: { to?: string; after?: string }; result: OutboxEntry[] };
   'sandbox.group': {
     payload: { subject: string; description: string; participants: { number: string; admin?: boolean }[] };
     result: SandboxGroup;
   };
   'sandbox.labels': { payload: { chat: string; labels: { id: string; name: string }[] }; result: { chat: string } };
+  /** The phone saves a contact (its address book syncs to the linked device). */
+  'sandbox.contact': { payload: { number: string; fullName: string; firstName?: string }; result: { jid: string } };
   /** The next call of `operation` fails with `message` (simulated network failures). */
   'sandbox.fault': { payload: { operation: string; message: string }; result: { operation: string } };
   'sandbox.profile': { payload: Record<string, never>; result: SandboxProfile };

@@ -4,9 +4,9 @@ import { sandboxControls } from '../../msgnet/sandbox/sandbox-controls.js';
 import type { SandboxControls } from '../../msgnet/sandbox/sandbox-controls.js';
 import type { SandboxCallMap } from './sandbox-calls.js';
 
-type Handlers = {
+type Handlers<S> = {
   [K in keyof SandboxCallMap]: (
-    ctx: ExtensionEnv['ctx'],
+    scope: S,
     payload: SandboxCallMap[K]['payload'],
   ) => Promise<SandboxCallMap[K]['result']>;
 };
@@ -18,44 +18,53 @@ type Handlers = {
 export function sandboxExtension(): InstanceExtensionFactory {
   return {
     create: () => new SandboxControlCalls(),
-    handlers: (self) => sandboxHandlers((ctx) => self(ctx) as SandboxControlCalls),
+    handlers: (self) => sandboxHandlers((scope) => self(scope) as SandboxControlCalls),
   };
 }
 
-function sandboxHandlers(of: (ctx: ExtensionEnv['ctx']) => SandboxControlCalls): Handlers {
+function sandboxHandlers<S>(of: (scope: S) => SandboxControlCalls): Handlers<S> {
   return {
-    'sandbox.link': async (ctx, { number }) => {
-      const calls = of(ctx);
+    'sandbox.link': async (scope, { number }) => {
+      const calls = of(scope);
       const numberJid = await calls.controls().link(number);
       await calls.env().drained();
       return { numberJid };
     },
-    'sandbox.inbound': async (ctx, input) => {
-      const calls = of(ctx);
+    'sandbox.inbound': async (scope, input) => {
+      const calls = of(scope);
       return { messageId: await calls.env().afterEvents(() => calls.controls().injectInbound(input)) };
     },
-    'sandbox.call': async (ctx, { from, isVideo }) => {
-      const calls = of(ctx);
+    'sandbox.call': async (scope, { from, isVideo }) => {
+      const calls = of(scope);
       return { callId: await calls.env().afterEvents(() => calls.controls().injectCall(from, isVideo)) };
     },
-    'sandbox.outbox': async (ctx, { to, after }) => of(ctx).controls().outbox(to, after),
-    'sandbox.group': async (ctx, { subject, description, participants }) => {
-      const calls = of(ctx);
+    'sandbox.answerCall': async (scope, { callId }) => {
+      const calls = of(scope);
+      const answered = await calls.controls().answerCall(callId);
+      await calls.env().drained();
+      return answered;
+    },
+    'sandbox.outbox': async (scope, { to, after }) => of(scope).controls().outbox(to, after),
+    'sandbox.group': async (scope, { subject, description, participants }) => {
+      const calls = of(scope);
       const group = await calls.controls().addGroup(subject, description, participants);
       await calls.env().drained();
       return group;
     },
-    'sandbox.labels': async (ctx, { chat, labels }) => {
-      const calls = of(ctx);
+    'sandbox.labels': async (scope, { chat, labels }) => {
+      const calls = of(scope);
       await calls.controls().setLabels(chat, labels);
       await calls.env().drained();
       return { chat };
     },
-    'sandbox.fault': async (ctx, { operation, message }) => {
-      of(ctx).controls().fail(operation, message);
+    'sandbox.contact': async (scope, { number, fullName, firstName }) => ({
+      jid: of(scope).controls().saveContact(number, fullName, firstName),
+    }),
+    'sandbox.fault': async (scope, { operation, message }) => {
+      of(scope).controls().fail(operation, message);
       return { operation };
     },
-    'sandbox.profile': async (ctx) => of(ctx).controls().profile(),
+    'sandbox.profile': async (scope) => of(scope).controls().profile(),
   };
 }
 

@@ -17,11 +17,28 @@ export type EntriesBuilder = () => Record<string, string | null>;
 export interface SessionStorage {
   list(prefix: string): Promise<Map<string, string>>;
   write(build: EntriesBuilder): Promise<void>;
+  /** The stored values of these keys (the missing ones left out). */
+  read(keys: string[]): Promise<Map<string, string>>;
 }
 
 export interface BaileysAuthHooks {
   /** Called once when the store refuses a write because this node no longer owns the instance. */
   onOwnershipLost?: (err: unknown) => void;
+  /**
+   * Called, before the error reaches Baileys, when any other write fails (the store unavailable). Baileys
+   * takes a failed key write for a message it cannot decrypt and answers the network with a retry request
+   * and an error ack, after which WhatsApp forgets the message: the hook ends the socket first, so nothing
+   * is answered and the message comes again at the next login.
+   */
+  onWriteFailed?: (err: unknown) => void;
+}
+
+/** A key write from a socket that has ended (see BaileysAuth.stateWhile). */
+export class SocketEndedError extends Error {
+  constructor() {
+    super('the socket ended: its Signal key changes are not stored');
+    this.name = 'SocketEndedError';
+  }
 }
 
 export function keyOf(type: string, id: string): string {
@@ -69,6 +86,22 @@ export class BaileysAuth implements SessionStorage {
     return new BaileysAuth(store, creds, hooks);
   }
 
+  /**
+   * The state one socket works with: its Signal key writes are refused once `alive` says it ended. A
+   * socket that ended still decrypts the messages it had queued, and Baileys stores the keys that spends
+   * before the event (which has no listener any more) is lost; refused, the keys stay as they were, and
+   * WhatsApp's next copy, to the next socket or owner, can be decrypted.
+   */
+  stateWhile(alive: () => boolean): AuthenticationState {
+    return {
+      creds: this.state.creds,
+      keys: {
+        get: (type, ids) => this.#getKeys(type, ids),
+        set: (data) => (alive() ? this.#setKeys(data) : Promise.reject(new SocketEndedError())),
+      },
+    };
+  }
+
   /** Linked to a phone. rc14 never sets `creds.registered`; `account` is written on pair-success only. */
   get registered(): boolean {
     const { creds } = this.state;
@@ -89,6 +122,10 @@ export class BaileysAuth implements SessionStorage {
     return this.store.list(prefix);
   }
 
+  read(keys: string[]): Promise<Map<string, string>> {
+    return this.store.getMany(keys);
+  }
+
   /** Queues one `AuthStore.set` (one transaction) of the entries `build` returns when the write starts. */
   write(build: EntriesBuilder): Promise<void> {
     const run = this.#tail.then(async () => {
@@ -102,6 +139,8 @@ export class BaileysAuth implements SessionStorage {
         if (err instanceof Error && isOwnershipLoss(err) && this.#ownershipLost === undefined) {
           this.#ownershipLost = err;
           this.hooks.onOwnershipLost?.(err);
+        } else if (this.#ownershipLost === undefined) {
+          this.hooks.onWriteFailed?.(err);
         }
         throw err;
       }

@@ -1,4 +1,6 @@
+import type { AddressBookEntry } from '../ops/address-book.js';
 import type { ChatOps, LastMessage, NumberCheck } from '../ops/chat-ops.js';
+import type { ContactBook } from './contact-book.js';
 import { digitsOf, toJid } from './jids.js';
 import { refusing } from './network-refusal.js';
 import { lookup } from './outgoing.js';
@@ -22,7 +24,15 @@ function lastMessages(chatJid: string, last: LastMessage | undefined) {
 
 /** Chat state through Baileys' app-state patches (`chatModify`), blocks and `onWhatsApp`. */
 export class BaileysChats implements ChatOps {
-  constructor(private readonly socket: () => BaileysSocket) {}
+  constructor(
+    private readonly socket: () => BaileysSocket,
+    /** The session's address book, loaded with its link. */
+    private readonly book: () => Promise<ContactBook>,
+  ) {}
+
+  async contacts(): Promise<AddressBookEntry[]> {
+    return (await this.book()).list();
+  }
 
   async archive(chatJid: string, archive: boolean, last?: LastMessage): Promise<void> {
     const jid = toJid(chatJid);
@@ -47,6 +57,36 @@ export class BaileysChats implements ChatOps {
     const jid = toJid(chatJid);
     await refusing('clear the chat', () =>
       this.socket().chatModify({ clear: true, lastMessages: lastMessages(jid, last) }, jid),
+    );
+  }
+
+  async markUnread(chatJid: string, last?: LastMessage): Promise<void> {
+    const jid = toJid(chatJid);
+    await refusing('mark the chat unread', () =>
+      this.socket().chatModify({ markRead: false, lastMessages: lastMessages(jid, last) }, jid),
+    );
+  }
+
+  async deleteForMe(chatJid: string, message: LastMessage, deleteMedia: boolean): Promise<void> {
+    const jid = toJid(chatJid);
+    const key = {
+      remoteJid: jid,
+      id: message.id,
+      fromMe: message.fromMe,
+      ...(message.participant ? { participant: message.participant } : {}),
+    };
+    await refusing('delete the message', () =>
+      this.socket().chatModify(
+        { deleteForMe: { deleteMedia, key, timestamp: Math.floor(message.timestamp / 1000) } },
+        jid,
+      ),
+    );
+  }
+
+  async star(chatJid: string, message: { id: string; fromMe: boolean }, star: boolean): Promise<void> {
+    const jid = toJid(chatJid);
+    await refusing('star the message', () =>
+      this.socket().chatModify({ star: { messages: [{ id: message.id, fromMe: message.fromMe }], star } }, jid),
     );
   }
 

@@ -14,12 +14,17 @@ function community(meta: GroupMetadata, groups: { jid: string; subject: string }
  * reads them all from the groups this number is in.
  */
 export class BaileysCommunities implements CommunityOps {
-  constructor(private readonly socket: () => BaileysSocket) {}
+  constructor(
+    private readonly socket: () => BaileysSocket,
+    /** Each community and group read, for the session's metadata cache (messages say `isCommunity` from it). */
+    private readonly onRead: (group: GroupMetadata) => void = () => undefined,
+  ) {}
 
   async create(subject: string, description?: string): Promise<CommunityInfo> {
     const sock = this.socket();
     const meta = await refusing('create the community', () => sock.communityCreate(subject, description ?? ''));
     if (!meta) throw new Error('WhatsApp did not describe the new community');
+    this.onRead(meta);
     // The groups WhatsApp made with it (its announcement group); the community exists even when this read fails.
     const linked = await sock.communityFetchLinkedGroups(meta.id).catch(() => undefined);
     const groups = (linked?.linkedGroups ?? []).flatMap((g) => (g.id ? [{ jid: g.id, subject: g.subject }] : []));
@@ -29,6 +34,7 @@ export class BaileysCommunities implements CommunityOps {
   async list(): Promise<CommunityInfo[]> {
     const sock = this.socket();
     const all = Object.values(await refusing('list the communities', () => sock.groupFetchAllParticipating()));
+    all.forEach((group) => this.onRead(group));
     return all
       .filter((g) => g.isCommunity)
       .map((parent) =>

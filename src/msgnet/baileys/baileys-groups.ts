@@ -4,7 +4,9 @@ import { ForbiddenError, NotFoundError, TimeoutError } from '../../errors.js';
 import type {
   GroupChanges,
   GroupDetails,
+  GroupInfo,
   GroupOps,
+  JoinRequest,
   ParticipantAction,
   ParticipantOutcome,
   ParticipantResult,
@@ -12,6 +14,7 @@ import type {
 import { GROUP_NOT_FOUND, INVALID_INVITE, INVITE_TEXT, PARTICIPANT_VERBS, adminOnly } from '../ops/group-texts.js';
 import { toJid } from './jids.js';
 import { refusing } from './network-refusal.js';
+import { listGroups } from './outgoing.js';
 import type { BaileysSocket } from './socket-port.js';
 
 /** A missing picture must not hold the group's details for Baileys' default 60 s. */
@@ -88,7 +91,12 @@ function details(meta: GroupMetadata, pictureUrl: string | null): GroupDetails {
     // v7 may name people by LID; the phone number is beside it when known.
     ownerJid: meta.ownerPn ?? meta.owner ?? null,
     createdAt: meta.creation ? meta.creation * 1000 : null,
-    settings: { announce: !!meta.announce, locked: !!meta.restrict },
+    settings: {
+      announce: !!meta.announce,
+      locked: !!meta.restrict,
+      memberAdd: !!meta.memberAddMode,
+      joinApproval: !!meta.joinApprovalMode,
+    },
     members: meta.participants.map((p) => ({
       jid: p.phoneNumber ?? p.id,
       isAdmin: p.admin === 'admin' || p.admin === 'superadmin',
@@ -109,7 +117,15 @@ function addRequest(node: BinaryNode | undefined): { code: string; expiration: n
  * as notifications, which socket-events.ts turns into `group.flow`: these calls emit nothing themselves.
  */
 export class BaileysGroups implements GroupOps {
-  constructor(private readonly socket: () => BaileysSocket) {}
+  constructor(
+    private readonly socket: () => BaileysSocket,
+    /** Told of every group listed (the session's group metadata cache). */
+    private readonly onListed: (group: GroupMetadata) => void = () => undefined,
+  ) {}
+
+  async list(includeMembers: boolean): Promise<GroupInfo[]> {
+    return listGroups(this.socket(), includeMembers, this.onListed);
+  }
 
   async create(subject: string, participants: string[], description?: string): Promise<GroupDetails> {
     const sock = this.socket();
@@ -164,6 +180,14 @@ export class BaileysGroups implements GroupOps {
     if (changes.locked !== undefined) {
       const setting = changes.locked ? 'locked' : 'unlocked';
       await asAdmin(settings, () => sock.groupSettingUpdate(groupJid, setting));
+    }
+    if (changes.memberAdd !== undefined) {
+      const mode = changes.memberAdd ? 'all_member_add' : 'admin_add';
+      await asAdmin(settings, () => sock.groupMemberAddMode(groupJid, mode));
+    }
+    if (changes.joinApproval !== undefined) {
+      const mode = changes.joinApproval ? 'on' : 'off';
+      await asAdmin(settings, () => sock.groupJoinApprovalMode(groupJid, mode));
     }
   }
 
@@ -242,5 +266,36 @@ export class BaileysGroups implements GroupOps {
   async leave(groupJid: string): Promise<void> {
     const sock = this.socket();
     await asMember('leave the group', () => sock.groupLeave(groupJid));
+  }
+
+  async requests(groupJid: string): Promise<JoinRequest[]> {
+    const sock = this.socket();
+    const listed = await asAdmin('view group requests', () => sock.groupRequestParticipantsList(groupJid));
+    return listed.map((r) => {
+      const jid = r.jid ?? '';
+      const phone = r.phone_number ?? (jid.endsWith('@s.whatsapp.net') ? jid : undefined);
+      const at = Number(r.request_time);
+      return {
+        jid,
+        phoneNumber: phone ? phone.split('@')[0]!.replace(/\D/g, '') : null,
+        requestedAt: Number.isFinite(at) && at > 0 ? at * 1000 : null,
+      };
+    });
+  }
+
+  async answerRequests(groupJid: string, jids: string[], approve: boolean): Promise<ParticipantResult[]> {
+    const sock = this.socket();
+    const wanted = jids.map(toJid);
+    const verb = approve ? 'approve join requests' : 'reject join requests';
+    const answers = await asAdmin(verb, () =>
+      sock.groupRequestParticipantsUpdate(groupJid, wanted, approve ? 'approve' : 'reject'),
+    );
+    return wanted.map((jid, i) => {
+      const answer =
+        answers.find((a) => a.jid !== undefined && areJidsSameUser(a.jid, jid)) ??
+        (answers.length === wanted.length ? answers[i] : undefined);
+      const ok = answer !== undefined && String(answer.status) === '200';
+      return { jid, outcome: ok ? (approve ? 'approved' : 'rejected') : 'not_requested' };
+    });
   }
 }

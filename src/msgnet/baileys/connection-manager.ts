@@ -4,7 +4,8 @@ import { NetworkUnreachableError, NotConnectedError } from '../../errors.js';
 import type { ConnectionState } from '../../store/records.js';
 import type { ProxySettings, SessionOptions } from '../msgnet-driver.js';
 import type { ConnectionEvent, MsgNetEvent } from '../msgnet-events.js';
-import { DEFAULT_BACKOFF, backoffDelay, decideDisconnect } from './disconnect-policy.js';
+import type { ConnectPacer } from '../connect-pacer.js';
+import { DEFAULT_BACKOFF, backoffDelay, decideDisconnect, statusCodeOf } from './disconnect-policy.js';
 import type { BackoffOptions, DisconnectAction } from './disconnect-policy.js';
 import { userJid } from './jids.js';
 import { LinkWaiters } from './link-waiters.js';
@@ -17,9 +18,14 @@ import { socketConfig } from './socket-config.js';
 import type { SharedCaches } from './socket-config.js';
 import { bindSocketEvents } from './socket-events.js';
 import type { MediaDownloader } from './media-download.js';
+import { NetworkAcks } from './network-acks.js';
+import { ServerAcks, awaitingServerAcks } from './server-acks.js';
+import type { NetworkEndpoint } from './network-endpoint.js';
 import type { BaileysSocket, SocketFactory } from './socket-port.js';
 import { TtlCache } from './ttl-cache.js';
 import { BoundedMap } from '../../util/bounded-map.js';
+import { systemClock } from '../../util/clock.js';
+import type { Cancel, Clock } from '../../util/clock.js';
 
 /** Keeps the caller map small: only calls still ringing need their raw address. */
 const MAX_TRACKED_CALLS = 512;
@@ -37,6 +43,12 @@ export interface BaileysSessionDeps {
   proxyAgents?: (proxy: ProxySettings) => ProxyAgents;
   /** @default downloadFromNetwork */
   downloadMedia?: MediaDownloader;
+  /** A simulator instead of WhatsApp (WHATSAPP_WS_URL). */
+  endpoint?: NetworkEndpoint;
+  /** Reconnect delays and the link's deadline run on it. @default systemClock */
+  clock?: Clock;
+  /** The node's paced logins; unset = a login starts at once. */
+  pacer?: ConnectPacer;
 }
 
 /**
@@ -53,7 +65,11 @@ export class ConnectionManager {
   #proxy: ProxyAgents | undefined;
   /** The proxy settings `#proxy` was built for. */
   #proxyKey: string | undefined;
-  #reconnectTimer: NodeJS.Timeout | undefined;
+  #reconnectTimer: Cancel | undefined;
+  /** A login waiting for its turn in the pacer. */
+  #pacedTurn: Cancel | undefined;
+  /** Since when this session has been away from the network: its place in the pacer's queue. */
+  #awaySince: number;
   #attempt = 0;
   #lastQr: string | undefined;
   #closed = false;
@@ -66,13 +82,19 @@ export class ConnectionManager {
   readonly callers = new BoundedMap<string, string>(MAX_TRACKED_CALLS);
   /** Recent received messages that carry media, by id: downloading needs the raw message's keys. */
   readonly mediaMessages = new TtlCache({ ttlMs: 60 * 60_000, maxEntries: 256 });
+  /**
+   * The days of history a connect asked for on a new link (`?history=`), kept while this session lives:
+   * the phone sends the history over the first minutes, across reconnects.
+   */
+  historyDays: number | undefined;
 
   constructor(
     private readonly options: SessionOptions,
     private readonly deps: BaileysSessionDeps,
     private readonly log: Logger,
   ) {
-    this.#waiters = new LinkWaiters(deps.linkTimeoutMs ?? 60_000);
+    this.#waiters = new LinkWaiters(deps.linkTimeoutMs ?? 60_000, deps.clock ?? systemClock);
+    this.#awaySince = options.awaySince ?? Date.now();
   }
 
   get state(): ConnectionState {
@@ -88,8 +110,9 @@ export class ConnectionManager {
     return this.#link;
   }
 
+  /** A socket exists, or one waits for its login turn. */
   get hasSocket(): boolean {
-    return this.#sock !== undefined;
+    return this.#sock !== undefined || this.#pacedTurn !== undefined;
   }
 
   /** The open socket; NotConnectedError unless connected. */
@@ -157,7 +180,9 @@ export class ConnectionManager {
   }
 
   emit(event: MsgNetEvent): void {
-    if (this.#closed || this.#ownershipLost) return;
+    if (this.#ownershipLost) return;
+    // A message decrypted as the session closed still goes to the pipeline, which queues it if the actor stopped.
+    if (this.#closed && event.type !== 'message') return;
     try {
       this.options.emit(event);
     } catch (err) {
@@ -169,7 +194,33 @@ export class ConnectionManager {
     this.#attempt = 0;
   }
 
-  /** Replaces the socket by a new one on the same link; false when there is no link (just forgotten). */
+  /**
+   * A login of the linked device, in its turn at the node's pacer (at once without one): the current
+   * socket ends now, the new one starts when the turn comes. `urgent` (a client asked for it) goes ahead
+   * of the sessions that reconnect on their own. False when there is no link.
+   */
+  requestLogin(urgent = false): boolean {
+    const pacer = this.deps.pacer;
+    if (!pacer) return this.startSocket();
+    if (!this.#link) return false;
+    this.#cancelReconnect();
+    const old = this.#detachSocket();
+    if (old) void this.#endSocket(old);
+    this.#pacedTurn = pacer.request(urgent ? Number.NEGATIVE_INFINITY : this.#awaySince, () => {
+      this.#pacedTurn = undefined;
+      if (!this.#closed && !this.#ownershipLost && !this.#sock) this.startSocket();
+    });
+    // Waiting for its turn is connecting: a record left `connected` by the previous owner must not say so.
+    this.#setState('connecting');
+    return true;
+  }
+
+  /** A login waiting for its turn goes ahead of those that reconnect on their own (a client waits for it). */
+  hurry(): void {
+    if (this.#pacedTurn) this.requestLogin(true);
+  }
+
+  /** Replaces the socket by a new one on the same link at once; false when there is no link (just forgotten). */
   startSocket(): boolean {
     const link = this.#link;
     if (!link) return false;
@@ -177,25 +228,39 @@ export class ConnectionManager {
     const old = this.#detachSocket();
     // The old socket is ended and forgotten before the new one exists, or it leaks (listeners, timers).
     if (old) void this.#endSocket(old);
-    const sock = this.deps.makeSocket(
+    const acks = new NetworkAcks(this.log);
+    let alive = true;
+    const made = this.deps.makeSocket(
       socketConfig({
         auth: link.auth,
+        alive: () => alive,
         log: this.log,
         settings: this.options.settings(),
+        historyDays: this.historyDays,
         caches: this.deps.caches,
         groupCache: this.groupCache,
         proxy: this.#proxyAgents(),
+        endpoint: this.deps.endpoint,
+        acks,
+        sent: link.sent,
+        epoch: this.options.epoch,
+        assertMayAct: this.options.assertMayAct,
       }),
     );
+    const { sock, detach: detachServerAcks } = awaitingServerAcks(made, new ServerAcks());
     this.#sock = sock;
     const unbindEvents = bindSocketEvents(sock, {
       settings: this.options.settings,
       labels: link.labels,
       audience: link.audience,
+      contacts: link.contacts,
+      historyDays: () => this.historyDays,
       polls: link.polls,
+      sent: link.sent,
       groupCache: this.groupCache,
       callers: this.callers,
       mediaMessages: this.mediaMessages,
+      acks,
       emit: (event) => this.emit(event),
       log: this.log,
       now: Date.now,
@@ -207,6 +272,13 @@ export class ConnectionManager {
     sock.ev.on('connection.update', onUpdate);
     sock.ev.on('creds.update', onCreds);
     this.#unbind = () => {
+      // Messages Baileys still holds in its event buffer reach the owner (or its salvage) before it drops them.
+      flushEvents(sock, this.log);
+      alive = false;
+      // A receipt not sent by now never will be on this socket: the network redelivers the message.
+      acks.close();
+      // A send not acked by now may or may not have reached WhatsApp: its caller learns the outcome is unknown.
+      detachServerAcks();
       unbindEvents();
       sock.ev.off('connection.update', onUpdate);
       sock.ev.off('creds.update', onCreds);
@@ -223,6 +295,7 @@ export class ConnectionManager {
       this.#waiters.settle({ kind: 'qr', qr: update.qr });
     }
     if (update.connection === 'open') {
+      this.deps.pacer?.loggedIn();
       this.#attempt = 0;
       this.#lastQr = undefined;
       this.#numberJid = sock.user?.id ? userJid(sock.user.id) : undefined;
@@ -232,7 +305,13 @@ export class ConnectionManager {
       });
       this.#waiters.settle({ kind: 'open' });
     }
-    if (update.connection === 'close') this.#onClose(decideDisconnect(update.lastDisconnect?.error));
+    if (update.connection === 'close') {
+      const code = statusCodeOf(update.lastDisconnect?.error);
+      // rate-overlimit, or WhatsApp unavailable: the whole node waits, not just this session.
+      if (code === 429 || code === 503) this.deps.pacer?.refused();
+      if (this.#state === 'connected') this.#awaySince = Date.now();
+      this.#onClose(decideDisconnect(update.lastDisconnect?.error));
+    }
   }
 
   #onClose(action: DisconnectAction): void {
@@ -242,21 +321,44 @@ export class ConnectionManager {
       this.startSocket();
       return;
     }
+    if (action.kind === 'replaced') {
+      this.#setState('disconnected', { reason: action.reason }, true);
+      this.#reconnectAfter(0, action.reason);
+      return;
+    }
     if (action.kind === 'backoff') {
       this.#setState('disconnected', { reason: action.reason, ...(action.cause ? { error: action.cause } : {}) }, true);
       // A connect waiting for its QR learns at once that the network is out of reach; retries go on.
       if (action.cause) this.#waiters.fail(new NetworkUnreachableError(action.cause));
       const delay = backoffDelay(this.#attempt++, this.deps.backoff ?? DEFAULT_BACKOFF, this.deps.random);
-      this.log.info({ delay, reason: action.reason }, 'connection closed; reconnecting after a delay');
-      this.#reconnectTimer = setTimeout(() => {
-        this.#reconnectTimer = undefined;
-        if (!this.#closed && !this.#ownershipLost && !this.#sock) this.startSocket();
-      }, delay);
+      this.#reconnectAfter(delay, action.reason);
       return;
     }
     this.log.warn({ reason: action.reason, state: action.state }, 'connection closed for good');
     this.#waiters.fail();
     void this.#stop(action);
+  }
+
+  /**
+   * A reconnect of the session's own: after `delay`, and only once the owner check says this node still
+   * owns the instance (a stale owner's login would replace the owner's connection: WhatsApp keeps one
+   * per device). A node that no longer owns it goes quiet for good.
+   */
+  #reconnectAfter(delay: number, reason: string): void {
+    this.log.info({ delay, reason }, 'connection closed; reconnecting after a delay');
+    this.#reconnectTimer = (this.deps.clock ?? systemClock).after(delay, () => {
+      this.#reconnectTimer = undefined;
+      void this.#reconnectIfOwner();
+    });
+  }
+
+  async #reconnectIfOwner(): Promise<void> {
+    const owner = this.options.stillOwner ? await this.options.stillOwner().catch(() => false) : true;
+    if (!owner) {
+      this.#onOwnershipLost(new Error('no longer the owner: not reconnecting'));
+      return;
+    }
+    if (!this.#closed && !this.#ownershipLost && !this.#sock) this.requestLogin();
   }
 
   async #stop(action: Extract<DisconnectAction, { kind: 'stop' }>): Promise<void> {
@@ -290,8 +392,10 @@ export class ConnectionManager {
   }
 
   #cancelReconnect(): void {
-    clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer?.();
     this.#reconnectTimer = undefined;
+    this.#pacedTurn?.();
+    this.#pacedTurn = undefined;
   }
 
   #onOwnershipLost(err: unknown): void {
@@ -304,11 +408,25 @@ export class ConnectionManager {
     this.#waiters.fail();
   }
 
+  /** The link's state could not be stored: the socket ends unanswered and a later one starts afresh. */
+  #onWriteFailed(err: unknown): void {
+    if (this.#closed || this.#ownershipLost || !this.#sock) return;
+    this.log.warn({ err }, 'could not store the link state: dropping the connection until the store answers');
+    const sock = this.#detachSocket();
+    if (sock) void this.#endSocket(sock);
+    this.#setState('disconnected', { reason: 'store unavailable' }, true);
+    const delay = backoffDelay(this.#attempt++, this.deps.backoff ?? DEFAULT_BACKOFF, this.deps.random);
+    this.#reconnectAfter(delay, 'store unavailable');
+  }
+
   // ---- link state, waiting, events ----
 
   ensureLink(): Promise<SessionLink> {
     if (!this.#loading) {
-      const hooks = { onOwnershipLost: (err: unknown) => this.#onOwnershipLost(err) };
+      const hooks = {
+        onOwnershipLost: (err: unknown) => this.#onOwnershipLost(err),
+        onWriteFailed: (err: unknown) => this.#onWriteFailed(err),
+      };
       const loading: Promise<SessionLink> = loadSessionLink(this.options.auth, this.log, hooks).then((link) => {
         // A link forgotten (logout) while it loaded is not revived.
         if (this.#loading === loading) this.#link = link;
@@ -351,12 +469,21 @@ export class ConnectionManager {
 
   /** Baileys' fetch options for downloads: the proxy of the current socket (a changed one waits for the next). */
   downloadOptions(): RequestInit | undefined {
-    return this.#proxy?.fetchOptions;
+    return this.#proxy?.fetchOptions ?? this.deps.endpoint?.fetchOptions;
   }
 
   #setState(state: ConnectionState, extra: Omit<ConnectionEvent, 'type' | 'state'> = {}, always = false): void {
     if (state === this.#state && !always) return;
     this.#state = state;
     this.emit({ type: 'connection', state, ...extra });
+  }
+}
+
+/** Hands Baileys' buffered events to the listeners still bound (a socket about to be forgotten). */
+function flushEvents(sock: BaileysSocket, log: Logger): void {
+  try {
+    sock.ev.flush?.();
+  } catch (err) {
+    log.debug({ err }, 'could not flush the events of an ending socket');
   }
 }

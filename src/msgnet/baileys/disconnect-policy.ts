@@ -1,5 +1,7 @@
 import { DisconnectReason } from '@whiskeysockets/baileys';
 import type { ConnectionState } from '../../store/records.js';
+import { TEMP_BAN_REASON } from '../msgnet-events.js';
+import { backoffDelay as exponential } from '../../util/backoff.js';
 
 /** What to do after a socket closed, decided from Baileys' status code alone. */
 export type DisconnectAction =
@@ -8,7 +10,12 @@ export type DisconnectAction =
   /** Transient: build a new socket after a backoff delay; `cause` when the network could not be reached. */
   | { kind: 'backoff'; reason: string; cause?: string }
   /** Stay closed: a new socket would fail the same way or fight another process. */
-  | { kind: 'stop'; state: ConnectionState; reason: string; clearAuth: boolean };
+  | { kind: 'stop'; state: ConnectionState; reason: string; clearAuth: boolean }
+  /**
+   * Another connection logged in with these credentials (440): reconnect only if this node still owns the
+   * instance (then the other one was a stale owner's), else stay quiet: its login would replace the owner's.
+   */
+  | { kind: 'replaced'; reason: string };
 
 /** Reads `(lastDisconnect.error as Boom).output.statusCode` without depending on `@hapi/boom`. */
 export function statusCodeOf(error: unknown): number | undefined {
@@ -28,6 +35,15 @@ export function unreachableCause(error: unknown): string | undefined {
   return typeof inner === 'string' && inner !== '' ? inner : match[1] || 'connection failed';
 }
 
+/** WhatsApp's answer to too many logins (Baileys has no name for it). */
+const RATE_OVERLIMIT = 429;
+
+/**
+ * WhatsApp's login failure for an account banned for a while (the `failure` stanza's reason, which Baileys
+ * passes on as the status code without a name; whatsmeow calls it `ConnectFailureTempBanned`).
+ */
+const TEMP_BANNED = 402;
+
 export function decideDisconnect(error: unknown): DisconnectAction {
   const code = statusCodeOf(error);
   const message = error instanceof Error ? error.message : '';
@@ -37,8 +53,8 @@ export function decideDisconnect(error: unknown): DisconnectAction {
     case DisconnectReason.restartRequired:
       return { kind: 'restart' };
     case DisconnectReason.connectionReplaced:
-      // Another process holds the same creds: reconnecting would start a 440 ping-pong and corrupt sessions.
-      return { kind: 'stop', state: 'disconnected', reason: 'replaced by another session', clearAuth: false };
+      // Another process holds the same creds: only the owner by the store's epoch may take the link back.
+      return { kind: 'replaced', reason: 'replaced by another session' };
     case DisconnectReason.loggedOut:
       return { kind: 'stop', state: 'loggedout', reason: 'logged out', clearAuth: true };
     case DisconnectReason.multideviceMismatch:
@@ -57,6 +73,11 @@ export function decideDisconnect(error: unknown): DisconnectAction {
       return { kind: 'backoff', reason: 'bad session' };
     case DisconnectReason.unavailableService:
       return { kind: 'backoff', reason: 'service unavailable' };
+    case RATE_OVERLIMIT:
+      return { kind: 'backoff', reason: 'rate-overlimit' };
+    case TEMP_BANNED:
+      // Retried with the same backoff as before it had a name; the ban lifts by itself.
+      return { kind: 'backoff', reason: TEMP_BAN_REASON };
     default:
       return { kind: 'backoff', reason: code === undefined ? 'connection error' : `connection failure (${code})` };
   }
@@ -71,8 +92,7 @@ export interface BackoffOptions {
 
 export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 60_000 };
 
-/** Exponential delay with "equal jitter": half fixed, half random, so many sessions do not retry in step. */
+/** The delay before reconnecting, in whole milliseconds, with "equal jitter" so many sessions do not retry in step. */
 export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
-  const ceiling = Math.min(options.maxMs, options.baseMs * 2 ** Math.min(attempt, 30));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  return Math.round(exponential(attempt, { ...options, jitter: 'equal' }, random));
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BinaryNode, proto } from '@whiskeysockets/baileys';
 import { ValidationError } from '../../errors.js';
-import type { Button, CarouselCard, ListSection, PixPayment } from '../msgnet-driver.js';
+import type { Button, CarouselCard, FormMessage, ListSection, PixPayment } from '../msgnet-driver.js';
 import { isGroupJid } from './jids.js';
 
 /**
@@ -97,6 +97,17 @@ function nativeFlowRelay(jid: string, interactiveMessage: proto.Message.IInterac
   };
 }
 
+/** A native-flow form: one `galaxy_message` button that opens the flow on the phone apps. */
+export function formContent(jid: string, form: FormMessage): RelayContent {
+  return nativeFlowRelay(jid, {
+    ...framed(form.text, form.footer, undefined),
+    nativeFlowMessage: {
+      buttons: [{ name: 'galaxy_message', buttonParamsJson: JSON.stringify(form.params) }],
+      messageVersion: form.messageVersion,
+    },
+  });
+}
+
 export interface ButtonsMessage {
   text: string;
   buttons: Button[];
@@ -176,16 +187,25 @@ export function paymentContent(
   payment: PixPayment,
   referenceId: string = randomUUID().replace(/-/g, '').slice(0, 12),
 ): RelayContent {
+  // Amounts in centavos (WhatsApp's `value` with `offset: 100`).
+  const items = (payment.items ?? []).map((item, i) => ({
+    retailer_id: `item-${i + 1}`,
+    name: item.name,
+    ...(item.description ? { description: item.description } : {}),
+    amount: { value: Math.round(item.unitPrice * 100), offset: 100 },
+    quantity: item.quantity,
+  }));
+  const total = items.reduce((sum, item) => sum + item.amount.value * item.quantity, 0);
   const params = {
     currency: 'BRL',
-    total_amount: { value: 0, offset: 100 },
+    total_amount: { value: total, offset: 100 },
     reference_id: referenceId,
     type: 'physical-goods',
     order: {
       status: 'pending',
-      subtotal: { value: 0, offset: 100 },
+      subtotal: { value: total, offset: 100 },
       order_type: 'ORDER',
-      items: [],
+      items,
     },
     payment_settings: [
       {
@@ -203,7 +223,7 @@ export function paymentContent(
     message: {
       interactiveMessage: {
         // The card shows the key and the merchant; a body keeps clients from rendering an empty bubble.
-        body: { text: payment.merchantName },
+        body: { text: payment.message || payment.merchantName },
         nativeFlowMessage: { buttons: [{ name: 'payment_info', buttonParamsJson: JSON.stringify(params) }] },
       },
     },

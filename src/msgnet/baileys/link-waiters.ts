@@ -1,4 +1,5 @@
 import { NotConnectedError, TimeoutError } from '../../errors.js';
+import type { Cancel, Clock } from '../../util/clock.js';
 
 /** How a pending `connect` ends: the phone has a QR to scan, or the link is open. */
 export type LinkOutcome = { kind: 'qr'; qr: string } | { kind: 'open' };
@@ -6,24 +7,27 @@ export type LinkOutcome = { kind: 'qr'; qr: string } | { kind: 'open' };
 interface Waiter {
   resolve: (outcome: LinkOutcome) => void;
   reject: (err: unknown) => void;
-  timer: NodeJS.Timeout;
+  timer: Cancel;
 }
 
 /** `connect` calls waiting for the socket's first QR or its opening, each with a deadline. */
 export class LinkWaiters {
   readonly #waiters = new Set<Waiter>();
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly clock: Clock,
+  ) {}
 
   wait(): Promise<LinkOutcome> {
     return new Promise<LinkOutcome>((resolve, reject) => {
       const waiter: Waiter = {
         resolve,
         reject,
-        timer: setTimeout(() => {
+        timer: this.clock.after(this.timeoutMs, () => {
           this.#waiters.delete(waiter);
           reject(new TimeoutError());
-        }, this.timeoutMs),
+        }),
       };
       this.#waiters.add(waiter);
     });
@@ -41,7 +45,7 @@ export class LinkWaiters {
   #take(): Waiter[] {
     const waiters = [...this.#waiters];
     this.#waiters.clear();
-    for (const waiter of waiters) clearTimeout(waiter.timer);
+    for (const waiter of waiters) waiter.timer();
     return waiters;
   }
 }

@@ -56,7 +56,7 @@ export function bodyOf(
   ctx: BodyContext,
 ): Body {
   const kind = MEDIA_FIELDS[contentType];
-  if (kind) return mediaBody(content[contentType] as proto.Message.IDocumentMessage, kind);
+  if (kind) return mediaBody(content[contentType] as MediaContent, kind, contentType === 'ptvMessage');
   if (content.conversation !== undefined && content.conversation !== null) {
     return { type: 'text', text: content.conversation };
   }
@@ -112,7 +112,11 @@ export function bodyOf(
   return { type: 'other', text: '' };
 }
 
-function mediaBody(media: proto.Message.IDocumentMessage, kind: MediaKind): Body {
+/** The fields every media content shares, and an audio's voice-note flag. */
+type MediaContent = proto.Message.IDocumentMessage & Pick<proto.Message.IAudioMessage, 'ptt'>;
+
+/** `ptv`: the content came as a `ptvMessage` (a round video note); an audio's `ptt` flag marks a voice note. */
+function mediaBody(media: MediaContent, kind: MediaKind, ptv: boolean): Body {
   const size = int64(media.fileLength);
   return {
     type: 'media',
@@ -123,6 +127,8 @@ function mediaBody(media: proto.Message.IDocumentMessage, kind: MediaKind): Body
       ...(media.fileName ? { fileName: media.fileName } : {}),
       ...(media.caption ? { caption: media.caption } : {}),
       ...(size !== undefined ? { size } : {}),
+      ...(kind === 'audio' && media.ptt ? { ptt: true } : {}),
+      ...(ptv ? { ptv: true } : {}),
     },
   };
 }

@@ -1,13 +1,25 @@
 import { getContentType, normalizeMessageContent, proto } from '@whiskeysockets/baileys';
-import type { GroupParticipant, MessageUserReceiptUpdate, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys';
-import type { DeliveryEvent, NormalizedMessage, Party } from '../msgnet-events.js';
-import { chatTypeOf, partyOf } from './jids.js';
+import type {
+  GroupMetadata,
+  GroupParticipant,
+  MessageUserReceiptUpdate,
+  WAMessage,
+  WAMessageUpdate,
+} from '@whiskeysockets/baileys';
+import type { DeliveryEvent, DeliveryStatus, NormalizedMessage, Party } from '../msgnet-events.js';
+import { chatTypeOf, partyOf, userJid } from './jids.js';
 import { int64 } from './int64.js';
 import { bodyOf, isSilent } from './message-body.js';
+import type { OwnIdentity } from './own-identity.js';
 import type { VoteContext } from './poll-vote.js';
 
-/** What mapping a message needs from its session: our own addresses, the poll book, a logger. */
-export type MapperContext = VoteContext;
+/**
+ * What mapping a message needs from its session: our own addresses, the poll book, a logger, and the
+ * group metadata the session holds (whether a group is a community's parent).
+ */
+export interface MapperContext extends VoteContext {
+  groupOf?: (jid: string) => Pick<GroupMetadata, 'isCommunity'> | undefined;
+}
 
 /** A Baileys message to our one shape; `undefined` for messages with nothing to report. */
 export function toNormalizedMessage(msg: WAMessage, ctx: MapperContext): NormalizedMessage | undefined {
@@ -19,6 +31,8 @@ export function toNormalizedMessage(msg: WAMessage, ctx: MapperContext): Normali
   if (!content || !contentType || isSilent(content, contentType)) return undefined;
   const chatType = chatTypeOf(key.remoteJid);
   const chat = partyOf(key.remoteJid, key.remoteJidAlt);
+  // Only a group can be a community's parent; a group the session holds no metadata for is not known to be one.
+  const isCommunity = chatType === 'group' ? ctx.groupOf?.(key.remoteJid)?.isCommunity : undefined;
   const fromMe = !!key.fromMe;
   let sender: Party;
   if (fromMe && own.jid) {
@@ -35,7 +49,7 @@ export function toNormalizedMessage(msg: WAMessage, ctx: MapperContext): Normali
     id: key.id,
     fromMe,
     timestamp: (int64(msg.messageTimestamp) ?? Math.floor(Date.now() / 1000)) * 1000,
-    chat: { ...chat, type: chatType },
+    chat: { ...chat, type: chatType, ...(isCommunity !== undefined ? { isCommunity } : {}) },
     sender,
     ...body,
     ...(mentions.length ? { mentions } : {}),
@@ -49,7 +63,7 @@ function contextInfoOf(content: proto.IMessage, contentType: keyof proto.IMessag
   return inner?.contextInfo ?? undefined;
 }
 
-const STATUS_NAMES: Partial<Record<number, DeliveryEvent['status']>> = {
+const STATUS_NAMES: Partial<Record<number, DeliveryStatus>> = {
   [proto.WebMessageInfo.Status.ERROR]: 'failed',
   [proto.WebMessageInfo.Status.SERVER_ACK]: 'sent',
   [proto.WebMessageInfo.Status.DELIVERY_ACK]: 'delivered',
@@ -57,23 +71,61 @@ const STATUS_NAMES: Partial<Record<number, DeliveryEvent['status']>> = {
   [proto.WebMessageInfo.Status.PLAYED]: 'played',
 };
 
-/** `messages.update` status changes of messages we sent (1:1 chats), grouped by chat and status. */
+/** A received message's receipts from the account's own devices: read (or played) there. */
+const SELF_STATUS_NAMES: Partial<Record<number, DeliveryStatus>> = {
+  [proto.WebMessageInfo.Status.READ]: 'read_self',
+  [proto.WebMessageInfo.Status.PLAYED]: 'played_self',
+};
+
+/**
+ * `messages.update` status changes, grouped by chat and status: of messages we sent (1:1 chats), and
+ * of messages we received that our own phone or another of our devices read or played (Baileys gives
+ * the receipts our own account sends, `read`, `played` or `read-self`, as the received message's status).
+ */
 export function deliveryFromUpdates(updates: WAMessageUpdate[], now: number): DeliveryEvent[] {
   const groups = new Map<string, DeliveryEvent>();
   for (const { key, update } of updates) {
-    const status = typeof update.status === 'number' ? STATUS_NAMES[update.status] : undefined;
-    if (!status || !key.fromMe || !key.remoteJid || !key.id) continue;
+    if (typeof update.status !== 'number' || !key.remoteJid || !key.id) continue;
+    const status = (key.fromMe ? STATUS_NAMES : SELF_STATUS_NAMES)[update.status];
+    if (!status) continue;
     const ts = int64(update.messageTimestamp);
     add(groups, key.remoteJid, key.remoteJid, status, key.id, ts ? ts * 1000 : now);
   }
   return [...groups.values()];
 }
 
-/** `message-receipt.update` (groups and statuses): one receipt per reader. */
-export function deliveryFromReceipts(receipts: MessageUserReceiptUpdate[], now: number): DeliveryEvent[] {
+/**
+ * Statuses folded into our own sends: while Baileys buffers events (a send's own upsert is buffered),
+ * a receipt that arrives meanwhile is merged into the buffered message (`status`) instead of becoming a
+ * `messages.update`. Each status it passed through is reported, as unbuffered updates would have been.
+ */
+export function deliveryFromUpserts(messages: WAMessage[], now: number): DeliveryEvent[] {
+  const updates: WAMessageUpdate[] = [];
+  for (const msg of messages) {
+    const status = msg.status;
+    if (!msg.key.fromMe || typeof status !== 'number' || status < proto.WebMessageInfo.Status.DELIVERY_ACK) continue;
+    for (let s = proto.WebMessageInfo.Status.DELIVERY_ACK; s <= status; s++) {
+      updates.push({ key: msg.key, update: { status: s, messageTimestamp: msg.messageTimestamp } });
+    }
+  }
+  return deliveryFromUpdates(updates, now);
+}
+
+/**
+ * `message-receipt.update` (groups and statuses): one receipt per reader. A receipt whose reader is our
+ * own account came from another of our devices: a received message read (or played) there.
+ */
+export function deliveryFromReceipts(
+  receipts: MessageUserReceiptUpdate[],
+  now: number,
+  own?: Pick<OwnIdentity, 'jid' | 'lid'>,
+): DeliveryEvent[] {
   const groups = new Map<string, DeliveryEvent>();
+  const ours = new Set([own?.jid, own?.lid].filter((jid): jid is string => !!jid));
   for (const { key, receipt } of receipts) {
-    if (!key.fromMe || !key.remoteJid || !key.id || !receipt.userJid) continue;
+    if (!key.remoteJid || !key.id || !receipt.userJid) continue;
+    const self = ours.has(userJid(receipt.userJid));
+    if (!key.fromMe && !self) continue;
     const played = int64(receipt.playedTimestamp);
     const read = int64(receipt.readTimestamp);
     const delivered = int64(receipt.receiptTimestamp);
@@ -82,7 +134,10 @@ export function deliveryFromReceipts(receipts: MessageUserReceiptUpdate[], now: 
       : read
         ? (['read', read] as const)
         : (['delivered', delivered] as const);
-    add(groups, key.remoteJid, receipt.userJid, status, key.id, ts ? ts * 1000 : now);
+    // Our own devices report what they read or played; their delivery of our messages is no news.
+    if (self && status === 'delivered') continue;
+    const named: DeliveryStatus = self ? (status === 'played' ? 'played_self' : 'read_self') : status;
+    add(groups, key.remoteJid, receipt.userJid, named, key.id, ts ? ts * 1000 : now);
   }
   return [...groups.values()];
 }
@@ -91,7 +146,7 @@ function add(
   groups: Map<string, DeliveryEvent>,
   chatJid: string,
   recipient: string,
-  status: DeliveryEvent['status'],
+  status: DeliveryStatus,
   id: string,
   timestamp: number,
 ): void {

@@ -7,15 +7,16 @@ import type { MediaKind, MessageContent, OutgoingMedia, SentMessage } from '../m
 import {
   contactsContent,
   editContent,
+  eventCardContent,
   eventContent,
   eventMessage,
   forwardContent,
   pollContent,
   reactionContent,
 } from './content-messages.js';
-import { buttonsContent, carouselContent, listContent, paymentContent } from './interactive-content.js';
+import { buttonsContent, carouselContent, formContent, listContent, paymentContent } from './interactive-content.js';
 import type { HeaderMedia, PreparedCard } from './interactive-content.js';
-import { relay, send, uploadMedia } from './outgoing.js';
+import { createCallLink, relay, send, uploadMedia } from './outgoing.js';
 import type { PollBook } from './poll-book.js';
 import type { BaileysSocket } from './socket-port.js';
 
@@ -67,8 +68,16 @@ export async function sendContent(
       return sendPoll(ctx, jid, content, options);
     case 'pix':
       return relay(sock, jid, paymentContent(content.payment), options);
+    case 'form':
+      return relay(sock, jid, formContent(jid, content.form), options);
     case 'event':
       return relay(sock, jid, eventContent(eventMessage(content.event)), options);
+    case 'scheduledCall': {
+      const { card } = content;
+      const joinLink =
+        card.joinLink || (await createCallLink(sock, card.video ? 'video' : 'audio', card.startTime)).url;
+      return relay(sock, jid, eventCardContent({ ...card, joinLink }), options);
+    }
     case 'reaction':
       return send(sock, jid, reactionContent(content.target, content.emoji), idOnly);
     case 'edit':

@@ -52,14 +52,18 @@ export type BaileysSocket = Pick<
   | 'groupUpdateSubject'
   | 'groupUpdateDescription'
   | 'groupSettingUpdate'
+  | 'groupMemberAddMode'
+  | 'groupJoinApprovalMode'
   | 'groupParticipantsUpdate'
+  | 'groupRequestParticipantsList'
+  | 'groupRequestParticipantsUpdate'
   | 'groupInviteCode'
   | 'groupRevokeInvite'
   | 'groupAcceptInvite'
   | 'groupLeave'
 > & {
-  /** Baileys' buffered emitter; only `on`/`off` are used, so a plain EventEmitter can stand in. */
-  ev: Pick<BaileysEventEmitter, 'on' | 'off'>;
+  /** Baileys' buffered emitter: `on`/`off`, and `flush` before a socket is forgotten (a plain EventEmitter has none). */
+  ev: Pick<BaileysEventEmitter, 'on' | 'off'> & { flush?: () => boolean };
   signalRepository: { lidMapping: Pick<WASocket['signalRepository']['lidMapping'], 'getLIDForPN'> };
 };
 

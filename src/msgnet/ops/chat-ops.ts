@@ -1,3 +1,5 @@
+import type { AddressBookEntry } from './address-book.js';
+
 /** A chat's state on the phone, as the chat operations set it. */
 export interface ChatFlags {
   archived: boolean;
@@ -34,4 +36,12 @@ export interface ChatOps {
   clear(chatJid: string, last?: LastMessage): Promise<void>;
   /** Which numbers have an account. */
   check(numbers: string[]): Promise<NumberCheck[]>;
+  /** Marks the chat unread on the phone (WhatsApp's "mark as unread"). */
+  markUnread(chatJid: string, last?: LastMessage): Promise<void>;
+  /** Deletes one message on this device only (the others keep it). */
+  deleteForMe(chatJid: string, message: LastMessage, deleteMedia: boolean): Promise<void>;
+  /** Stars (favourites) or unstars a message. */
+  star(chatJid: string, message: { id: string; fromMe: boolean }, star: boolean): Promise<void>;
+  /** The address book synced from the phone (a local read: works while disconnected). */
+  contacts(): Promise<AddressBookEntry[]>;
 }

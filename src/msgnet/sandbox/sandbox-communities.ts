@@ -1,10 +1,16 @@
 import { randomInt } from 'node:crypto';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
 import { requireGroupJid } from '../channel-jids.js';
+import type { AuthStore } from '../msgnet-driver.js';
 import type { CommunityInfo, CommunityOps } from '../ops/channel-ops.js';
 import type { SandboxNet, SandboxOps } from './sandbox-net.js';
 
 const COMMUNITY = 'community:';
+
+/** Whether a group JID is a community this phone keeps (a community's parent group). */
+export async function isCommunityJid(auth: Pick<AuthStore, 'get'>, jid: string): Promise<boolean> {
+  return (await auth.get(`${COMMUNITY}${jid}`)) !== undefined;
+}
 
 /** A community as its creator's phone keeps it (`community:<jid>`). */
 interface SandboxCommunity {

@@ -82,11 +82,28 @@ export function sandboxSend(content: MessageContent): SandboxSend {
         entry: { type: 'payment', payment: content.payment },
         wire: { text: '', kind: 'payment' },
       };
+    case 'form':
+      return {
+        operations: ['sendContent'],
+        entry: {
+          type: 'form',
+          text: content.form.text,
+          form: content.form,
+          ...optional('footer', content.form.footer),
+        },
+        wire: { text: content.form.text, kind: 'interactive' },
+      };
     case 'event':
       return {
         operations: ['sendContent'],
         entry: { type: 'event', event: content.event },
         wire: { text: content.event.name, kind: 'event', details: { event: content.event } },
+      };
+    case 'scheduledCall':
+      return {
+        operations: ['sendEventCard'],
+        entry: { type: 'event', event: content.card },
+        wire: { text: content.card.name },
       };
     case 'reaction': {
       const reaction = { messageId: content.target.id, emoji: content.emoji };

@@ -17,6 +17,10 @@ export interface SandboxInternals {
   requireConnected(): string;
   /** Handles a message as if it had arrived from the network. */
   receive(wire: Extract<SandboxWire, { t: 'msg' }>): void;
+  /** Notes a person in the phone's address book. */
+  saveContact(jid: string, names: { fullName?: string; firstName?: string }): void;
+  /** Answers a call this phone is ringing with. */
+  answerCall(callId: string): Promise<{ from: string }>;
   /** Completes a pending link (the QR scanned or the code entered). */
   link(number: string | undefined): Promise<string>;
 }
@@ -58,6 +62,12 @@ export class SandboxControls {
     return callId;
   }
 
+  /** The phone picks up a call ringing on it (POST /api/sandbox/answerCall): an audio call then plays. */
+  answerCall(callId: string): Promise<{ from: string }> {
+    this.session.requireConnected();
+    return this.session.answerCall(callId);
+  }
+
   /** What the instance sent, oldest first (GET /api/sandbox/outbox). */
   async outbox(to?: string, after?: string): Promise<OutboxEntry[]> {
     const all = [...(await this.session.auth.list('outbox:')).values()].map((v) => JSON.parse(v) as OutboxEntry);
@@ -96,6 +106,14 @@ export class SandboxControls {
       action: labels.length ? 'add' : 'remove',
       timestamp: Date.now(),
     });
+  }
+
+  /** The phone saves a contact, which it syncs to the linked device (POST /api/sandbox/contact). */
+  saveContact(number: string, fullName: string, firstName: string | undefined): string {
+    this.session.requireConnected();
+    const jid = toJid(number);
+    this.session.saveContact(jid, { fullName, ...(firstName ? { firstName } : {}) });
+    return jid;
   }
 
   /** The profile the network holds (GET /api/sandbox/profile). */

@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { NotFoundError } from '../../errors.js';
 import type { AuthStore } from '../msgnet-driver.js';
-import type { GroupDetails } from '../ops/group-ops.js';
+import { NEW_GROUP_SETTINGS } from '../ops/group-ops.js';
+import type { GroupDetails, ParticipantAction } from '../ops/group-ops.js';
 import { GROUP_NOT_FOUND } from '../ops/group-texts.js';
 import type { SandboxGroup } from './sandbox-wire.js';
 
@@ -23,6 +24,11 @@ export function roleOf(group: SandboxGroup, jid: string): GroupRole | undefined 
 export function isAdmin(group: SandboxGroup, jid: string): boolean {
   const role = roleOf(group, jid);
   return role === 'admin' || role === 'superadmin';
+}
+
+/** Whether `jid` may change the members: admins always; anyone in it may add when the group lets members add. */
+export function mayChange(group: SandboxGroup, jid: string, action: ParticipantAction): boolean {
+  return isAdmin(group, jid) || (action === 'add' && group.settings.memberAdd && roleOf(group, jid) !== undefined);
 }
 
 /** The member who answers join requests: the superadmin, else the first admin (one phone, so one answer). */
@@ -59,11 +65,11 @@ function normalized(raw: string): SandboxGroup {
     description: '',
     creatorJid: '',
     participants: [],
-    settings: { announce: false, locked: false },
     inviteCode: `${LEGACY_SECRET}${stored.jid.replace(/@g\.us$/, '')}`,
     createdAt: 0,
     picture: null,
     ...stored,
+    settings: { ...NEW_GROUP_SETTINGS, ...stored.settings },
   };
 }
 

@@ -3,7 +3,9 @@ import type { GroupAction } from '../msgnet-events.js';
 import type {
   GroupChanges,
   GroupDetails,
+  GroupInfo,
   GroupOps,
+  JoinRequest,
   ParticipantAction,
   ParticipantOutcome,
   ParticipantResult,
@@ -17,8 +19,17 @@ import {
   PARTICIPANT_VERBS,
   adminOnly,
 } from '../ops/group-texts.js';
+import { NEW_GROUP_SETTINGS } from '../ops/group-ops.js';
 import { PendingAnswers } from './pending-answers.js';
-import { SandboxGroupBook, answererOf, detailsOf, isAdmin, newGroupJid, roleOf } from './sandbox-group-book.js';
+import {
+  SandboxGroupBook,
+  answererOf,
+  detailsOf,
+  isAdmin,
+  mayChange,
+  newGroupJid,
+  roleOf,
+} from './sandbox-group-book.js';
 import { isSandboxGroupWire } from './sandbox-group-wire.js';
 import type { SandboxGroupWire } from './sandbox-group-wire.js';
 import { groupOfInviteCode, newInviteCode } from './sandbox-invite-code.js';
@@ -87,6 +98,12 @@ export class SandboxGroups implements GroupOps, SandboxOps {
     }
   }
 
+  async list(includeMembers: boolean): Promise<GroupInfo[]> {
+    this.net.me();
+    this.net.failIf('listGroups');
+    return this.net.phone.groups(includeMembers);
+  }
+
   async create(subject: string, participants: string[], description = ''): Promise<GroupDetails> {
     const me = this.net.me();
     this.net.failIf('groups:create');
@@ -100,7 +117,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
       description,
       creatorJid: me,
       participants: [{ jid: me, admin: 'superadmin' }, ...added.map((p) => ({ jid: p, admin: null }))],
-      settings: { announce: false, locked: false },
+      settings: { ...NEW_GROUP_SETTINGS },
       inviteCode: newInviteCode(jid),
       createdAt: Date.now(),
       picture: null,
@@ -132,7 +149,8 @@ export class SandboxGroups implements GroupOps, SandboxOps {
       const editsInfo = [changes.subject, changes.description, changes.picture].some((c) => c !== undefined);
       // Unlocked groups let every member edit the subject, description and picture, as WhatsApp does.
       if (editsInfo && group.settings.locked && !isAdmin(group, me)) throw adminOnly('change the group info');
-      if ((changes.announce !== undefined || changes.locked !== undefined) && !isAdmin(group, me)) {
+      const settings = [changes.announce, changes.locked, changes.memberAdd, changes.joinApproval];
+      if (settings.some((s) => s !== undefined) && !isAdmin(group, me)) {
         throw adminOnly('change the group settings');
       }
       const steps: [() => void, GroupAction | undefined][] = [];
@@ -147,6 +165,12 @@ export class SandboxGroups implements GroupOps, SandboxOps {
         steps.push([() => (group.settings.announce = changes.announce!), 'settings']);
       }
       if (changes.locked !== undefined) steps.push([() => (group.settings.locked = changes.locked!), 'settings']);
+      if (changes.memberAdd !== undefined) {
+        steps.push([() => (group.settings.memberAdd = changes.memberAdd!), 'settings']);
+      }
+      if (changes.joinApproval !== undefined) {
+        steps.push([() => (group.settings.joinApproval = changes.joinApproval!), 'settings']);
+      }
       // One change at a time, each published, as WhatsApp applies and announces them one by one.
       for (const [apply, action] of steps) {
         apply();
@@ -164,7 +188,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
     this.net.failIf('groups:participants');
     const targets = unique(jids.map(toJid));
     const before = await this.#member(groupJid, me);
-    if (!isAdmin(before, me)) throw adminOnly(PARTICIPANT_VERBS[action]);
+    if (!mayChange(before, me, action)) throw adminOnly(PARTICIPANT_VERBS[action]);
     const asked =
       action === 'add'
         ? await this.#askToAdd(
@@ -174,7 +198,7 @@ export class SandboxGroups implements GroupOps, SandboxOps {
         : new Map<string, AddOutcome>();
     const { group, results } = await this.#serial(async () => {
       const current = await this.#member(groupJid, me);
-      if (!isAdmin(current, me)) throw adminOnly(PARTICIPANT_VERBS[action]);
+      if (!mayChange(current, me, action)) throw adminOnly(PARTICIPANT_VERBS[action]);
       const outcomes = targets.map((jid) => ({ jid, outcome: outcomeOf(current, action, jid, asked) }));
       const changed = outcomes.filter((r) => r.outcome === ACTION_EVENTS[action].done).map((r) => r.jid);
       if (changed.length > 0) {
@@ -241,6 +265,21 @@ export class SandboxGroups implements GroupOps, SandboxOps {
       await this.#announce(group, 'left', [me], me);
     });
     await this.net.record({ to: groupJid, type: 'group', operation: { name: 'leave' } });
+  }
+
+  /** The sandbox models no join approval: no request is ever pending (admins only, as on WhatsApp). */
+  async requests(groupJid: string): Promise<JoinRequest[]> {
+    const me = this.net.me();
+    this.net.failIf('groups:requests');
+    if (!isAdmin(await this.#member(groupJid, me), me)) throw adminOnly('view group requests');
+    return [];
+  }
+
+  async answerRequests(groupJid: string, jids: string[]): Promise<ParticipantResult[]> {
+    const me = this.net.me();
+    this.net.failIf('groups:answerRequests');
+    if (!isAdmin(await this.#member(groupJid, me), me)) throw adminOnly('answer join requests');
+    return unique(jids.map(toJid)).map((jid) => ({ jid, outcome: 'not_requested' as const }));
   }
 
   // ---- between phones ------------------------------------------------------------------------

@@ -11,8 +11,14 @@ function typeOf(wire: WireMessage): MessageType {
   return wire.media ? 'media' : wire.location ? 'location' : 'text';
 }
 
-/** A message another phone sent, as this phone shows it, and the bytes of its file to keep for a download. */
-export function incomingMessage(wire: WireMessage): { message: NormalizedMessage; media?: ReceivedMedia } {
+/**
+ * A message another phone sent, as this phone shows it, and the bytes of its file to keep for a download.
+ * `isCommunity`: its group is a community this phone keeps.
+ */
+export function incomingMessage(
+  wire: WireMessage,
+  isCommunity = false,
+): { message: NormalizedMessage; media?: ReceivedMedia } {
   let media: NormalizedMessage['media'];
   let received: ReceivedMedia | undefined;
   if (wire.media) {
@@ -29,8 +35,8 @@ export function incomingMessage(wire: WireMessage): { message: NormalizedMessage
     fromMe: false,
     timestamp: wire.timestamp,
     chat: wire.groupJid
-      ? { jid: wire.groupJid, type: 'group' }
-      : { jid: wire.from, type: 'private', ...(wire.pushName ? { name: wire.pushName } : {}) },
+      ? { jid: wire.groupJid, type: 'group', isCommunity }
+      : { jid: wire.from, type: 'private', isCommunity: false, ...(wire.pushName ? { name: wire.pushName } : {}) },
     sender: { jid: wire.from, ...(wire.pushName ? { name: wire.pushName } : {}) },
     type: typeOf(wire),
     text: wire.text,
@@ -50,12 +56,18 @@ export function incomingMessage(wire: WireMessage): { message: NormalizedMessage
 }
 
 /** A message this phone (`me`) sent to `to`, as its own message events show it. */
-export function outgoingMessage(me: string, to: string, entry: OutboxEntry, wire: WireMessage): NormalizedMessage {
+export function outgoingMessage(
+  me: string,
+  to: string,
+  entry: OutboxEntry,
+  wire: WireMessage,
+  isCommunity = false,
+): NormalizedMessage {
   return {
     id: entry.messageId,
     fromMe: true,
     timestamp: entry.timestamp,
-    chat: { jid: to, type: to.endsWith('@g.us') ? 'group' : 'private' },
+    chat: { jid: to, type: to.endsWith('@g.us') ? 'group' : 'private', isCommunity },
     sender: { jid: me },
     type: typeOf(wire),
     text: wire.text,

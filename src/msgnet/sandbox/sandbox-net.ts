@@ -1,6 +1,7 @@
 import type { AuthStore } from '../msgnet-driver.js';
 import type { MsgNetEvent } from '../msgnet-events.js';
 import type { SandboxPhone } from './sandbox-phone.js';
+import type { OutboxRecord } from './sandbox-outbox.js';
 import type { OutboxEntry, SandboxWire } from './sandbox-wire.js';
 
 export type { SandboxDomain } from './sandbox-wire.js';
@@ -24,7 +25,7 @@ export interface SandboxNet {
   listen(jid: string): Promise<void>;
   unlisten(jid: string): Promise<void>;
   /** Records what the phone sent, as GET /api/sandbox/outbox shows it. */
-  record(entry: Omit<OutboxEntry, 'messageId' | 'timestamp'> & { messageId?: string }): Promise<OutboxEntry>;
+  record(entry: OutboxRecord): Promise<OutboxEntry>;
 }
 
 /** One domain's part of the simulated phone. */

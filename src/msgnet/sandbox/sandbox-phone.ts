@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { AuthStore, ChatLabels, GroupInfo, LabelInfo, OutgoingMedia, PrivacySettings } from '../msgnet-driver.js';
 import { parseAddress } from '../jid.js';
+import { NEW_GROUP_SETTINGS } from '../ops/group-ops.js';
 import type { OutboxMedia, SandboxGroup } from './sandbox-wire.js';
 import { newInviteCode } from './sandbox-invite-code.js';
 
@@ -71,7 +72,7 @@ export class SandboxPhone {
         { jid: me, admin: 'superadmin' },
         ...participants.map((p) => ({ jid: toJid(p.number), admin: p.admin ? ('admin' as const) : null })),
       ],
-      settings: { announce: false, locked: false },
+      settings: { ...NEW_GROUP_SETTINGS },
       inviteCode: '',
       createdAt: Date.now(),
       picture: null,
@@ -123,6 +124,27 @@ export class SandboxPhone {
       id: key.slice('labelname:'.length),
       name,
     }));
+  }
+
+  /** Creates (or renames) a label of the account. */
+  async defineLabel(id: string, name: string): Promise<void> {
+    await this.auth.set({ [`labelname:${id}`]: name });
+  }
+
+  /** Deletes a label and takes it off every chat; the chats it left, each with the label. */
+  async deleteLabel(id: string): Promise<{ chatJid: string; label: LabelInfo }[]> {
+    const name = await this.auth.get(`labelname:${id}`);
+    if (name === undefined) throw new NotFoundError(`Label not found: ${id}`);
+    const changes: Record<string, string | null> = { [`labelname:${id}`]: null };
+    const left: { chatJid: string; label: LabelInfo }[] = [];
+    for (const { chatJid, labels } of await this.chatLabels()) {
+      if (!labels.some((l) => l.id === id)) continue;
+      const after = labels.filter((l) => l.id !== id);
+      changes[`labels:${chatJid}`] = after.length ? JSON.stringify(after) : null;
+      left.push({ chatJid, label: { id, name } });
+    }
+    await this.auth.set(changes);
+    return left;
   }
 
   /** Adds or removes labels on a chat; returns its labels after and those that changed. */

@@ -5,53 +5,28 @@ import {
   ConflictError,
   MediaUploadError,
   NotConnectedError,
-  NotFoundError,
-  PayloadTooLargeError,
   ValidationError,
 } from '../../errors.js';
 import { channels } from '../../redis/keys.js';
 import type { ConnectionState } from '../../store/records.js';
-import type {
-  Button,
-  ChatLabels,
-  ChatPresence,
-  EventCard,
-  Location,
-  GroupInfo,
-  LabelInfo,
-  LinkChallenge,
-  LinkRequest,
-  MessageContent,
-  MsgNetSession,
-  OutgoingMedia,
-  PixPayment,
-  PrivacyField,
-  PrivacySettings,
-  ProfileInfo,
-  ProfileChanges,
-  ReceivedMedia,
-  SendOptions,
-  SentMessage,
-  SessionOptions,
-  StatusPost,
-} from '../msgnet-driver.js';
-import type { NormalizedMessage } from '../msgnet-events.js';
+import type { LinkChallenge, LinkRequest, MsgNetSession, SessionOptions } from '../msgnet-driver.js';
+import type { MsgNetEvent } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN } from './sandbox-phone.js';
 import type { SandboxWire } from './sandbox-wire.js';
-import { BoundedMap } from '../../util/bounded-map.js';
 import { SandboxControls, registerControls } from './sandbox-controls.js';
 import { SandboxChats } from './sandbox-chats.js';
 import { SandboxChannels } from './sandbox-channels.js';
-import { SandboxCommunities } from './sandbox-communities.js';
+import { SandboxCommunities, isCommunityJid } from './sandbox-communities.js';
 import { SandboxGroups } from './sandbox-groups.js';
 import type { SandboxDomain, SandboxNet, SandboxOps } from './sandbox-net.js';
-import { SandboxAccount } from './sandbox-account.js';
 import { SandboxCalls } from './sandbox-calls.js';
+import { SandboxLabels } from './sandbox-labels.js';
 import { incomingMessage } from './sandbox-message.js';
-import { SandboxSends } from './sandbox-sends.js';
-
-/** How many received files a sandbox session keeps for `downloadMedia` (oldest dropped first). */
-const RECEIVED_MEDIA_KEPT = 256;
+import { SandboxMessages } from './sandbox-messages.js';
+import { SandboxOutbox } from './sandbox-outbox.js';
+import { SandboxPrivacy } from './sandbox-privacy.js';
+import { SandboxProfiles } from './sandbox-profiles.js';
+import { SandboxStatus } from './sandbox-status.js';
 
 /**
  * One simulated phone. Its link, outbox, groups, labels, profile and privacy live in the session store
@@ -61,30 +36,38 @@ const RECEIVED_MEDIA_KEPT = 256;
 export class SandboxSession implements MsgNetSession {
   #state: ConnectionState = 'disconnected';
   #numberJid: string | undefined;
-  #pending: { pairingPhone?: string } | undefined;
+  #pending: { pairingPhone?: string; historyDays?: number } | undefined;
+  #outbox: SandboxOutbox;
   #unsubscribe: (() => Promise<void>) | undefined;
   #closed = false;
   /** Failures to simulate, by operation, each used once (in memory: a failover forgets them). */
   readonly #faults = new Map<string, string>();
-  /** Bytes of recently received media by message id, as a phone keeps them until they are downloaded. */
-  readonly #receivedMedia = new BoundedMap<string, ReceivedMedia>(RECEIVED_MEDIA_KEPT);
   readonly #phone: SandboxPhone;
   /** Subscriptions beyond the number's own: the groups and channels the phone is in. */
   readonly #listening = new Map<string, () => Promise<void>>();
+  readonly messages: SandboxMessages;
+  readonly profile: SandboxProfiles;
+  readonly privacy: SandboxPrivacy;
+  readonly labels: SandboxLabels;
+  readonly status: SandboxStatus;
+  readonly calls: SandboxCalls;
   readonly groups: SandboxGroups;
   readonly chats: SandboxChats;
   readonly channels: SandboxChannels;
   readonly communities: SandboxCommunities;
+  /** Received messages waiting to be reported, in order (see `#receive`). */
+  #receiving: Promise<void> = Promise.resolve();
+  #receivesWaiting = 0;
+  /** The domains that hear each other's phones over the network. */
   readonly #ops: Record<SandboxDomain, SandboxOps>;
-  readonly #calls: SandboxCalls;
-  readonly #account: SandboxAccount;
-  readonly #sends: SandboxSends;
 
   constructor(
     private readonly options: SessionOptions,
     private readonly transport: Transport,
   ) {
     this.#phone = new SandboxPhone(options.auth);
+    const outbox = new SandboxOutbox(options.auth);
+    this.#outbox = outbox;
     const net: SandboxNet = {
       me: () => this.#requireConnected(),
       auth: options.auth,
@@ -100,16 +83,20 @@ export class SandboxSession implements MsgNetSession {
         this.#listening.delete(jid);
         await stop?.();
       },
-      record: (entry) => this.#sends.record(entry),
+      record: (entry) => outbox.record(entry),
     };
+    const sender = { numberJid: () => this.#numberJid, emit: (event: MsgNetEvent) => options.emit(event) };
+    this.messages = new SandboxMessages(net, sender);
+    this.profile = new SandboxProfiles(net);
+    this.privacy = new SandboxPrivacy(net);
+    this.labels = new SandboxLabels(net);
+    this.status = new SandboxStatus(net, sender);
+    this.calls = new SandboxCalls(net);
     this.groups = new SandboxGroups(net);
     this.chats = new SandboxChats(net);
     this.channels = new SandboxChannels(net);
     this.communities = new SandboxCommunities(net);
     this.#ops = { groups: this.groups, chats: this.chats, channels: this.channels, communities: this.communities };
-    this.#calls = new SandboxCalls(net);
-    this.#account = new SandboxAccount(net);
-    this.#sends = new SandboxSends(net, { numberJid: () => this.#numberJid, emit: (event) => options.emit(event) });
     registerControls(
       this,
       new SandboxControls({
@@ -119,6 +106,8 @@ export class SandboxSession implements MsgNetSession {
         emit: (event) => options.emit(event),
         requireConnected: () => this.#requireConnected(),
         receive: (wire) => this.#receive(wire),
+        saveContact: (jid, names) => this.chats.noteContact(jid, names),
+        answerCall: (callId) => this.calls.answer(callId),
         link: (number) => this.#link(number),
       }),
     );
@@ -184,12 +173,12 @@ export class SandboxSession implements MsgNetSession {
     if (request.method === 'pairing') {
       const phone = request.phoneNumber.replace(/\D/g, '');
       if (!/^\d{8,15}$/.test(phone)) throw new ValidationError('Invalid phone number for a pairing code');
-      this.#pending = { pairingPhone: phone };
+      this.#pending = { pairingPhone: phone, ...history(request) };
       const pairingCode = Array.from({ length: 8 }, () => 'ABCDEFGHJKLMNPQRSTVWXYZ23456789'[randomInt(30)]).join('');
       this.#set('qr');
       return { status: 'pairing', pairingCode };
     }
-    this.#pending = {};
+    this.#pending = history(request);
     const qrCode = `2@${randomBytes(24).toString('base64')},${randomBytes(16).toString('base64')},sandbox`;
     this.#set('qr', { qrCode });
     return { status: 'qr', qrCode };
@@ -209,6 +198,15 @@ export class SandboxSession implements MsgNetSession {
       throw new ConflictError('That number is already linked to another sandbox instance');
     }
     await this.options.auth.set({ creds: JSON.stringify({ numberJid: jid, linkedAt: new Date().toISOString() }) });
+    // The days of history the link asked the phone for, as the registration carries them (the sandbox has no history).
+    const { historyDays } = this.#pending;
+    if (historyDays !== undefined) {
+      await this.#outbox.record({
+        to: jid,
+        type: 'history_sync',
+        operation: { name: 'historySync', days: historyDays },
+      });
+    }
     this.#pending = undefined;
     this.#numberJid = jid;
     await this.#goOnline();
@@ -250,7 +248,7 @@ export class SandboxSession implements MsgNetSession {
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.#calls.close();
+    this.calls.close();
     await this.#stopListening();
     await this.#unsubscribe?.();
     this.#unsubscribe = undefined;
@@ -296,6 +294,7 @@ export class SandboxSession implements MsgNetSession {
         timestamp: wire.timestamp,
       });
     } else if (wire.t === 'call') {
+      this.calls.heard(wire);
       this.options.emit({
         type: 'call',
         callId: wire.callId,
@@ -323,117 +322,37 @@ export class SandboxSession implements MsgNetSession {
     }
   }
 
+  /**
+   * A group message first reads whether its group is a community; the messages after it wait their turn,
+   * so that none overtakes another. A private message with none waiting is reported at once.
+   */
   #receive(wire: Extract<SandboxWire, { t: 'msg' }>): void {
-    const { message, media } = incomingMessage(wire);
-    if (media) this.#receivedMedia.set(wire.id, media);
+    if (!wire.groupJid && this.#receivesWaiting === 0) {
+      this.#report(wire, false);
+      return;
+    }
+    this.#receivesWaiting++;
+    this.#receiving = this.#receiving
+      .then(async () => {
+        const groupJid = wire.groupJid;
+        const isCommunity = groupJid ? await isCommunityJid(this.options.auth, groupJid).catch(() => false) : false;
+        this.#report(wire, isCommunity);
+      })
+      // A report that threw (the session closing) must not stop the ones after it.
+      .catch(() => undefined)
+      .finally(() => this.#receivesWaiting--);
+  }
+
+  #report(wire: Extract<SandboxWire, { t: 'msg' }>, isCommunity: boolean): void {
+    const { message, media } = incomingMessage(wire, isCommunity);
+    // The phone keeps the push name of whoever writes (its contact store), as WhatsApp Web does.
+    if (wire.pushName && !wire.newsletterJid) this.chats.noteContact(wire.from, { pushName: wire.pushName });
+    if (media) this.messages.keepReceived(wire.id, media);
     this.options.emit({ type: 'message', message });
   }
+}
 
-  async downloadMedia(message: NormalizedMessage, maxBytes: number): Promise<ReceivedMedia> {
-    this.#failIf('downloadMedia');
-    const media = this.#receivedMedia.get(message.id);
-    if (!media) throw new NotFoundError('Media not available');
-    if (media.data.length > maxBytes) throw new PayloadTooLargeError(`Media larger than ${maxBytes} bytes`);
-    return media;
-  }
-
-  // ---- what the phone sends: messages, statuses, presence, receipts, calls ---------------------
-
-  sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {
-    return this.#sends.sendText(to, text, options);
-  }
-
-  sendLocation(to: string, location: Location, options?: SendOptions): Promise<SentMessage> {
-    return this.#sends.sendLocation(to, location, options);
-  }
-
-  sendMedia(to: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
-    return this.#sends.sendMedia(to, media, options);
-  }
-
-  sendButtons(to: string, text: string, buttons: Button[], options?: SendOptions): Promise<SentMessage> {
-    return this.#sends.sendButtons(to, text, buttons, options);
-  }
-
-  sendPayment(to: string, payment: PixPayment, options?: SendOptions): Promise<SentMessage> {
-    return this.#sends.sendPayment(to, payment, options);
-  }
-
-  sendEventCard(to: string, card: EventCard): Promise<SentMessage> {
-    return this.#sends.sendEventCard(to, card);
-  }
-
-  publishStatus(post: StatusPost): Promise<SentMessage> {
-    return this.#sends.publishStatus(post);
-  }
-
-  sendContent(to: string, content: MessageContent, options?: SendOptions): Promise<SentMessage> {
-    return this.#sends.sendContent(to, content, options);
-  }
-
-  sendChatPresence(to: string, state: ChatPresence): Promise<void> {
-    return this.#sends.sendChatPresence(to, state);
-  }
-
-  deleteMessage(chatJid: string, messageId: string): Promise<void> {
-    return this.#sends.deleteMessage(chatJid, messageId);
-  }
-
-  markRead(chatJid: string, messageIds: string[]): Promise<void> {
-    return this.#sends.markRead(chatJid, messageIds);
-  }
-
-  setPresence(available: boolean): Promise<void> {
-    return this.#sends.setPresence(available);
-  }
-
-  rejectCall(callId: string, from: string): Promise<void> {
-    return this.#calls.rejectCall(callId, from);
-  }
-
-  offerCall(to: string, seconds: number): Promise<{ callId: string }> {
-    return this.#calls.offerCall(to, seconds);
-  }
-
-  createCallLink(kind: 'audio' | 'video'): Promise<{ token: string; url: string }> {
-    return this.#calls.createCallLink(kind);
-  }
-
-  // ---- what the phone has: groups, labels, profile, privacy --------------------------------------
-
-  listGroups(includeMembers: boolean): Promise<GroupInfo[]> {
-    return this.#account.listGroups(includeMembers);
-  }
-
-  chatLabels(refresh = false): Promise<ChatLabels[]> {
-    return this.#account.chatLabels(refresh);
-  }
-
-  listLabels(): Promise<LabelInfo[]> {
-    return this.#account.listLabels();
-  }
-
-  assignLabels(chatJid: string, labelIds: string[], add: boolean): Promise<ChatLabels> {
-    return this.#account.assignLabels(chatJid, labelIds, add);
-  }
-
-  updateProfile(changes: ProfileChanges): Promise<void> {
-    return this.#account.updateProfile(changes);
-  }
-
-  getProfile(jid?: string): Promise<ProfileInfo | undefined> {
-    return this.#account.getProfile(jid);
-  }
-
-  getPrivacy(): Promise<PrivacySettings> {
-    return this.#account.getPrivacy();
-  }
-
-  setPrivacy(field: PrivacyField, value: string): Promise<void> {
-    return this.#account.setPrivacy(field, value);
-  }
-
-  lookup(number: string): Promise<{ found: boolean; jid: string | undefined; lid: string | undefined }> {
-    return this.#account.lookup(number);
-  }
+/** The days of history a connect asked for, kept until the link completes. */
+function history(request: LinkRequest): { historyDays?: number } {
+  return request.historyDays !== undefined ? { historyDays: request.historyDays } : {};
 }

@@ -4,12 +4,14 @@ import type {
   ContactCard,
   EventCard,
   EventDetails,
+  FormMessage,
   ListSection,
   Location,
   MediaKind,
   PixPayment,
 } from '../msgnet-driver.js';
 import type { MessageDetails, MessageType } from '../msgnet-events.js';
+import type { GroupSettings } from '../ops/group-ops.js';
 
 /** The domains whose phones talk to each other beyond messages, receipts and calls. */
 export type SandboxDomain = 'groups' | 'chats' | 'channels' | 'communities';
@@ -37,6 +39,9 @@ export type SandboxWire =
         caption?: string;
         size?: number;
         base64?: string;
+        /** An audio recorded as a voice note; a video recorded as a round video note. */
+        ptt?: boolean;
+        ptv?: boolean;
       };
       buttonReplyId?: string;
       mentions?: string[];
@@ -50,7 +55,7 @@ export type SandboxWire =
       t: 'call';
       from: string;
       callId: string;
-      status: 'offer' | 'rejected' | 'terminated';
+      status: 'offer' | 'accepted' | 'rejected' | 'terminated';
       isVideo: boolean;
       timestamp: number;
     }
@@ -74,10 +79,15 @@ export interface OutboxEntry {
     | 'reaction'
     | 'edit'
     | 'payment'
+    | 'form'
     | 'event'
     | 'status'
     | 'call_offer'
     | 'call_reject'
+    /** An audio call's file, played once the callee answered. */
+    | 'call_audio'
+    /** The days of history a new link asked the phone for (`?history=` on connect). */
+    | 'history_sync'
     | 'delete'
     | 'presence'
     | 'chat'
@@ -111,6 +121,8 @@ export interface OutboxEntry {
   /** Sent again from another chat. */
   forwarded?: boolean;
   payment?: PixPayment;
+  /** A native-flow form: its text, footer and the flow's parameters. */
+  form?: FormMessage;
   /** A call's event card, or an invitation to an event. */
   event?: EventCard | EventDetails;
   status?: { type: string; backgroundColor?: string; font?: number };
@@ -152,8 +164,11 @@ export interface SandboxGroup {
   description: string;
   creatorJid: string;
   participants: { jid: string; admin: 'admin' | 'superadmin' | null }[];
-  /** `announce`: only admins send; `locked`: only admins edit the subject, description and picture. */
-  settings: { announce: boolean; locked: boolean };
+  /**
+   * `announce`: only admins send; `locked`: only admins edit the subject, description and picture;
+   * `memberAdd`: every member may add others; `joinApproval`: recorded (the sandbox queues no join).
+   */
+  settings: GroupSettings;
   /** The current invite code (the link is `https://chat.whatsapp.com/<code>`). */
   inviteCode: string;
   /** Unix milliseconds. */

@@ -1,4 +1,6 @@
+import { MongoBulkWriteError } from 'mongodb';
 import type { Collection, Db } from 'mongodb';
+import { DUPLICATE_KEY } from './mongo-docs.js';
 import type { DeliveryRepository, DeliveryRow, DeliverySettlement } from '../store.js';
 import type { ClientSession } from 'mongodb';
 
@@ -42,7 +44,7 @@ export class MongoDeliveries implements DeliveryRepository {
 
   async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
     if (rows.length === 0) return;
-    await this.#col.insertMany(
+    const inserting = this.#col.insertMany(
       rows.map((r) => ({
         _id: r.id,
         instanceId: r.instanceId,
@@ -55,8 +57,13 @@ export class MongoDeliveries implements DeliveryRepository {
         createdAt: r.createdAt,
         updatedAt: r.updatedAt,
       })),
-      { ordered: true },
+      { ordered: false },
     );
+    await inserting.catch((err: unknown) => {
+      // Rows already queued under their id (a producer queueing again after a crash) are left as they are.
+      const errors = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
+      if (errors.length === 0 || errors.some((e) => e.code !== DUPLICATE_KEY)) throw err;
+    });
   }
 
   async take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]> {

@@ -7,10 +7,22 @@ import type { AccountRecord, InstanceRecord, WebhookRecord } from '../records.js
 /** `instanceCount` is reserved before an instance insert so the quota check is atomic. */
 export type AccountDoc = Omit<AccountRecord, 'id'> & { _id: string; instanceCount: number };
 /** `ownedWrites` counts fenced owned writes: touching it is what makes a concurrent claim conflict. */
-export type InstanceDoc = Omit<InstanceRecord, 'id'> & { _id: string; ownedWrites?: number };
-export type WebhookDoc = Omit<WebhookRecord, 'authorizationSealed'> & {
+export type InstanceDoc = Omit<InstanceRecord, 'id'> & {
+  _id: string;
+  ownedWrites?: number;
+  /** The node holding the instance and its node lease's token; null or absent when none. */
+  ownerNode?: string | null;
+  ownerToken?: string | null;
+};
+export type WebhookDoc = Omit<
+  WebhookRecord,
+  'authorizationSealed' | 'secretSealed' | 'previousSecretSealed' | 'previousSecretUntil'
+> & {
   _id: string;
   authorizationSealed: string | null;
+  secretSealed?: string | null;
+  previousSecretSealed?: string | null;
+  previousSecretUntil?: string | null;
 };
 
 export interface OwnedStateDoc {
@@ -32,8 +44,11 @@ export function nullToUndefined<T>(value: T): T {
   return value;
 }
 
+/** MongoDB's error code for a write refused by a unique index. */
+export const DUPLICATE_KEY = 11000;
+
 export function isDuplicateKey(err: unknown): err is MongoServerError {
-  return err instanceof MongoServerError && err.code === 11000;
+  return err instanceof MongoServerError && err.code === DUPLICATE_KEY;
 }
 
 /** Names of the fields of the unique index a duplicate-key error hit (keyPattern, else the index name). */

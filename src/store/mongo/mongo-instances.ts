@@ -1,7 +1,15 @@
 import type { Collection, Document, Filter, MongoClient, UpdateFilter } from 'mongodb';
 import { ConflictError, FencedError, QuotaExceededError } from '../../errors.js';
 import { DEFAULT_SETTINGS } from '../records.js';
-import type { ConnectionInfo, InstanceConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../records.js';
+import type {
+  ConnectionInfo,
+  InstanceConfig,
+  InstanceOwnership,
+  InstanceRecord,
+  InstanceSettings,
+  OwnerHolder,
+  WebhookRecord,
+} from '../records.js';
 import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
@@ -197,14 +205,49 @@ export class MongoInstances implements InstanceRepository {
     }
   }
 
-  async claim(id: string): Promise<number> {
+  async claim(id: string, holder?: OwnerHolder): Promise<number> {
     const doc = await this.col.findOneAndUpdate(
       { _id: id },
-      { $inc: { ownerEpoch: 1 } },
+      { $inc: { ownerEpoch: 1 }, $set: { ownerNode: holder?.node ?? null, ownerToken: holder?.token ?? null } },
       { returnDocument: 'after', projection: { ownerEpoch: 1 } },
     );
     if (!doc) throw new FencedError(id, 0);
     return doc.ownerEpoch;
+  }
+
+  async ownership(ids: string[]): Promise<Map<string, InstanceOwnership>> {
+    const out = new Map<string, InstanceOwnership>();
+    if (ids.length === 0) return out;
+    const docs = await this.col
+      .find({ _id: { $in: ids } }, { projection: { ownerEpoch: 1, ownerNode: 1, ownerToken: 1 } })
+      .toArray();
+    for (const d of docs) {
+      out.set(d._id, {
+        epoch: d.ownerEpoch,
+        ...(d.ownerNode && d.ownerToken ? { holder: { node: d.ownerNode, token: d.ownerToken } } : {}),
+      });
+    }
+    return out;
+  }
+
+  async claimFrom(claims: { id: string; epoch: number }[], holder: OwnerHolder): Promise<Map<string, number>> {
+    const taken = new Map<string, number>();
+    // Each a compare-and-set on the epoch, like `claim`: a concurrent owned write's transaction conflicts.
+    await Promise.all(
+      claims.map(async (c) => {
+        const doc = await this.col.findOneAndUpdate(
+          { _id: c.id, ownerEpoch: c.epoch },
+          { $inc: { ownerEpoch: 1 }, $set: { ownerNode: holder.node, ownerToken: holder.token } },
+          { returnDocument: 'after', projection: { ownerEpoch: 1 } },
+        );
+        if (doc) taken.set(c.id, doc.ownerEpoch);
+      }),
+    );
+    return taken;
+  }
+
+  async release(id: string, epoch: number): Promise<void> {
+    await this.col.updateOne({ _id: id, ownerEpoch: epoch }, { $set: { ownerNode: null, ownerToken: null } });
   }
 
   async setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void> {

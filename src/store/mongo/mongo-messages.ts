@@ -4,11 +4,12 @@ import type { ChatCursor, ChatSummary, HistoryCursor, MessageRecord, MessageStat
 import type { MessageRepository } from '../store.js';
 import type { ClientSession } from 'mongodb';
 
-type MessageDoc = Omit<MessageRecord, 'media' | 'status' | 'source'> & {
+type MessageDoc = Omit<MessageRecord, 'media' | 'status' | 'source' | 'emittedAt'> & {
   _id: string;
   media: MessageRecord['media'] | null;
   status?: MessageStatus | null;
   source?: string | null;
+  emittedAt?: number | null;
 };
 
 const docId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
@@ -19,8 +20,14 @@ function toMessage(d: MessageDoc): MessageRecord {
   const cleanMedia = media
     ? (Object.fromEntries(Object.entries(media).filter(([, v]) => v !== null)) as MessageRecord['media'])
     : undefined;
-  const { status, source, ...rest } = fields;
-  return { ...rest, media: cleanMedia, ...(status ? { status } : {}), ...(source ? { source } : {}) };
+  const { status, source, emittedAt, ...rest } = fields;
+  return {
+    ...rest,
+    media: cleanMedia,
+    ...(status ? { status } : {}),
+    ...(source ? { source } : {}),
+    ...(emittedAt != null ? { emittedAt } : {}),
+  };
 }
 
 /** The chat history in MongoDB (collection `messages`), one document per (instance, message id). */
@@ -41,7 +48,8 @@ export class MongoMessages implements MessageRepository {
 
   async save(m: MessageRecord): Promise<void> {
     const _id = docId(m.instanceId, m.id);
-    const { status, source, ...fields } = m;
+    // `emittedAt` is only ever set by markEmitted: a later save (an edit, our send's echo) keeps it.
+    const { status, source, emittedAt: _emitted, ...fields } = m;
     // A status recorded earlier (a receipt) is kept; a new message takes the one it came with. A label is
     // kept by later saves that carry none (the network's echo of our own send).
     await this.#col.updateOne(
@@ -52,6 +60,10 @@ export class MongoMessages implements MessageRepository {
       },
       { upsert: true },
     );
+  }
+
+  async markEmitted(instanceId: string, id: string, at: number): Promise<void> {
+    await this.#col.updateOne({ _id: docId(instanceId, id), emittedAt: { $in: [null] } }, { $set: { emittedAt: at } });
   }
 
   async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {

@@ -106,6 +106,8 @@ export class MongoStore implements Store {
       const client = new MongoClient(url, {
         serverSelectionTimeoutMS: options.serverSelectionTimeoutMs ?? 5000,
         ignoreUndefined: false,
+        // An acknowledged write is on a majority of the replica set's journals: a failover cannot roll it back.
+        writeConcern: { w: 'majority', journal: true },
       });
       try {
         await client.connect();

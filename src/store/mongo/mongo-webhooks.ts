@@ -14,6 +14,10 @@ export function toWebhook(d: WebhookDoc): WebhookRecord {
     byEvents: d.byEvents,
     events: d.events,
     base64: d.base64,
+    ...(d.secretSealed ? { secretSealed: d.secretSealed } : {}),
+    ...(d.previousSecretSealed && d.previousSecretUntil
+      ? { previousSecretSealed: d.previousSecretSealed, previousSecretUntil: d.previousSecretUntil }
+      : {}),
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
@@ -26,7 +30,16 @@ export function webhookUpsert(w: WebhookRecord): { filter: Filter<WebhookDoc>; u
   const { createdAt, ...fields } = w;
   return {
     filter: { _id: webhookId(w.instanceId, w.label) },
-    update: { $set: { ...fields, authorizationSealed: w.authorizationSealed ?? null }, $setOnInsert: { createdAt } },
+    update: {
+      $set: {
+        ...fields,
+        authorizationSealed: w.authorizationSealed ?? null,
+        secretSealed: w.secretSealed ?? null,
+        previousSecretSealed: w.previousSecretSealed ?? null,
+        previousSecretUntil: w.previousSecretUntil ?? null,
+      },
+      $setOnInsert: { createdAt },
+    },
   };
 }
 

@@ -24,7 +24,7 @@ export class SqliteDeliveries implements DeliveryRepository {
     if (rows.length === 0) return;
     const stmt = this.db.prepare(
       `INSERT INTO webhook_deliveries (id, instance_id, status, due_at, attempts, payload, last_error, created_at, updated_at)
-       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
     );
     this.db
       .transaction(() => {

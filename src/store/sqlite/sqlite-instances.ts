@@ -1,6 +1,14 @@
 import type Database from 'better-sqlite3';
 import { ConflictError, FencedError, QuotaExceededError } from '../../errors.js';
-import type { ConnectionInfo, InstanceConfig, InstanceRecord, InstanceSettings, WebhookRecord } from '../records.js';
+import type {
+  ConnectionInfo,
+  InstanceConfig,
+  InstanceOwnership,
+  InstanceRecord,
+  InstanceSettings,
+  OwnerHolder,
+  WebhookRecord,
+} from '../records.js';
 import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
@@ -167,12 +175,54 @@ export class SqliteInstances implements InstanceRepository {
     }
   }
 
-  async claim(id: string): Promise<number> {
+  async claim(id: string, holder?: OwnerHolder): Promise<number> {
     const row = this.db
-      .prepare('UPDATE instances SET owner_epoch = owner_epoch + 1 WHERE id = ? RETURNING owner_epoch')
-      .get(id) as { owner_epoch: number } | undefined;
+      .prepare(
+        `UPDATE instances SET owner_epoch = owner_epoch + 1, owner_node = ?, owner_token = ?
+         WHERE id = ? RETURNING owner_epoch`,
+      )
+      .get(holder?.node ?? null, holder?.token ?? null, id) as { owner_epoch: number } | undefined;
     if (!row) throw new FencedError(id, 0);
     return row.owner_epoch;
+  }
+
+  async ownership(ids: string[]): Promise<Map<string, InstanceOwnership>> {
+    const out = new Map<string, InstanceOwnership>();
+    const read = this.db.prepare('SELECT owner_epoch, owner_node, owner_token FROM instances WHERE id = ?');
+    for (const id of ids) {
+      const row = read.get(id) as
+        { owner_epoch: number; owner_node: string | null; owner_token: string | null } | undefined;
+      if (!row) continue;
+      out.set(id, {
+        epoch: row.owner_epoch,
+        ...(row.owner_node !== null && row.owner_token !== null
+          ? { holder: { node: row.owner_node, token: row.owner_token } }
+          : {}),
+      });
+    }
+    return out;
+  }
+
+  async claimFrom(claims: { id: string; epoch: number }[], holder: OwnerHolder): Promise<Map<string, number>> {
+    const take = this.db.prepare(
+      `UPDATE instances SET owner_epoch = owner_epoch + 1, owner_node = ?, owner_token = ?
+       WHERE id = ? AND owner_epoch = ? RETURNING owner_epoch`,
+    );
+    // One transaction for the batch: a failover takes thousands of instances, one commit (one fsync) in all.
+    return this.db.transaction(() => {
+      const taken = new Map<string, number>();
+      for (const c of claims) {
+        const row = take.get(holder.node, holder.token, c.id, c.epoch) as { owner_epoch: number } | undefined;
+        if (row) taken.set(c.id, row.owner_epoch);
+      }
+      return taken;
+    })();
+  }
+
+  async release(id: string, epoch: number): Promise<void> {
+    this.db
+      .prepare('UPDATE instances SET owner_node = NULL, owner_token = NULL WHERE id = ? AND owner_epoch = ?')
+      .run(id, epoch);
   }
 
   async setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void> {

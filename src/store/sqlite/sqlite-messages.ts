@@ -18,6 +18,7 @@ function toMessage(row: Row): MessageRecord {
     media: row.media === null ? undefined : (JSON.parse(row.media as string) as MessageRecord['media']),
     ...(row.status ? { status: row.status as MessageStatus } : {}),
     ...(row.source ? { source: row.source as string } : {}),
+    ...(row.emitted_at != null ? { emittedAt: row.emitted_at as number } : {}),
   };
 }
 
@@ -48,6 +49,12 @@ export class SqliteMessages implements MessageRepository {
         m.status ?? null,
         m.source ?? null,
       );
+  }
+
+  async markEmitted(instanceId: string, id: string, at: number): Promise<void> {
+    this.db
+      .prepare('UPDATE messages SET emitted_at = ? WHERE instance_id = ? AND id = ? AND emitted_at IS NULL')
+      .run(at, instanceId, id);
   }
 
   async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {

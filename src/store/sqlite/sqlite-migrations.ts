@@ -128,6 +128,15 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE accounts ADD COLUMN disabled_at TEXT;`,
   // 9: the client's label of a sent message (the send's `source`).
   `ALTER TABLE messages ADD COLUMN source TEXT;`,
+  // 10: the node holding each instance (its node lease's token), read before an instance is taken over.
+  `ALTER TABLE instances ADD COLUMN owner_node TEXT;
+   ALTER TABLE instances ADD COLUMN owner_token TEXT;`,
+  // 11: each webhook's sealed signing secret, and the one a rotation replaced while it still signs.
+  `ALTER TABLE webhooks ADD COLUMN secret_sealed TEXT;
+   ALTER TABLE webhooks ADD COLUMN previous_secret_sealed TEXT;
+   ALTER TABLE webhooks ADD COLUMN previous_secret_until TEXT;`,
+  // 12: when each message's event left, so a message the network delivers again is not emitted twice.
+  `ALTER TABLE messages ADD COLUMN emitted_at INTEGER;`,
 ];
 
 export function migrate(db: Database.Database): void {

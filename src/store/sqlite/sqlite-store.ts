@@ -51,12 +51,16 @@ export class SqliteStore implements Store {
   readonly #stopPruning: () => void;
 
   /** `messageRetentionDays` > 0 prunes the history about every hour. */
-  constructor(file: string, options: { busyTimeoutMs?: number; messageRetentionDays?: number } = {}) {
+  constructor(
+    file: string,
+    options: { busyTimeoutMs?: number; messageRetentionDays?: number; synchronous?: 'full' | 'normal' } = {},
+  ) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.#db = new Database(file);
     this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('synchronous = NORMAL');
+    // FULL: a commit is on the disk before the write is acknowledged, so a power loss cannot take it back.
+    this.#db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     this.#db.pragma('foreign_keys = ON');
     migrate(this.#db);
     cacheStatements(this.#db);
@@ -77,6 +81,12 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.#db.prepare('SELECT 1').get();
+  }
+
+  /** The connection's `synchronous` mode: what an acknowledged commit survives (SQLITE_SYNCHRONOUS). */
+  synchronousMode(): 'off' | 'normal' | 'full' | 'extra' {
+    const level = this.#db.pragma('synchronous', { simple: true }) as number;
+    return (['off', 'normal', 'full', 'extra'] as const)[level] ?? 'full';
   }
 
   async close(): Promise<void> {

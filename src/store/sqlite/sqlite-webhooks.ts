@@ -15,17 +15,28 @@ function toWebhook(row: Row): WebhookRecord {
     byEvents: row.by_events === 1,
     events: JSON.parse(str(row, 'events')) as string[],
     base64: row.base64 === 1,
+    ...(row.secret_sealed ? { secretSealed: str(row, 'secret_sealed') } : {}),
+    ...(row.previous_secret_sealed
+      ? {
+          previousSecretSealed: str(row, 'previous_secret_sealed'),
+          previousSecretUntil: str(row, 'previous_secret_until'),
+        }
+      : {}),
     createdAt: str(row, 'created_at'),
     updatedAt: str(row, 'updated_at'),
   };
 }
 
 export const WEBHOOK_UPSERT = `INSERT INTO webhooks
-  (instance_id, label, enabled, url, authorization_sealed, by_events, events, base64, created_at, updated_at)
-  VALUES (@instanceId, @label, @enabled, @url, @authorizationSealed, @byEvents, @events, @base64, @createdAt, @updatedAt)
+  (instance_id, label, enabled, url, authorization_sealed, by_events, events, base64, secret_sealed,
+   previous_secret_sealed, previous_secret_until, created_at, updated_at)
+  VALUES (@instanceId, @label, @enabled, @url, @authorizationSealed, @byEvents, @events, @base64, @secretSealed,
+   @previousSecretSealed, @previousSecretUntil, @createdAt, @updatedAt)
   ON CONFLICT (instance_id, label) DO UPDATE SET enabled = excluded.enabled, url = excluded.url,
     authorization_sealed = excluded.authorization_sealed, by_events = excluded.by_events,
-    events = excluded.events, base64 = excluded.base64, updated_at = excluded.updated_at`;
+    events = excluded.events, base64 = excluded.base64, secret_sealed = excluded.secret_sealed,
+    previous_secret_sealed = excluded.previous_secret_sealed, previous_secret_until = excluded.previous_secret_until,
+    updated_at = excluded.updated_at`;
 
 export function webhookParams(w: WebhookRecord) {
   return {
@@ -37,6 +48,9 @@ export function webhookParams(w: WebhookRecord) {
     byEvents: w.byEvents ? 1 : 0,
     events: JSON.stringify(w.events),
     base64: w.base64 ? 1 : 0,
+    secretSealed: w.secretSealed ?? null,
+    previousSecretSealed: w.previousSecretSealed ?? null,
+    previousSecretUntil: w.previousSecretUntil ?? null,
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
   };

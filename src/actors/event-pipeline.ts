@@ -1,0 +1,300 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StoreUnavailableError, UnavailableError, isOwnershipLoss } from '../errors.js';
+import type { InstanceEventSink } from '../events/instance-event-sink.js';
+import { instanceState, toInstanceEvent } from '../events/instance-events.js';
+import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
+import { withReceivedMedia } from '../events/received-media.js';
+import type { ReceivedMediaPipeline } from '../events/received-media.js';
+import type { DeliveryStatus, MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
+import type { MessageStatus } from '../store/records.js';
+import { DEPENDENCY_WAIT, backoffDelay } from '../util/backoff.js';
+import { BoundedMap } from '../util/bounded-map.js';
+import type { ActorContext } from './instance-actor.js';
+import { CallRejections } from './call-rejections.js';
+import { applyEdit, historyRecord, remember } from './message-history.js';
+import { recordPoll } from './poll-tally.js';
+import type { SessionLifecycle, SessionReports } from './session-lifecycle.js';
+
+export interface PipelineDeps {
+  sink: InstanceEventSink;
+  /** The durable sink alone, for a received message decrypted under an ownership lost since (MessagingDeps). */
+  salvage?: InstanceEventSink;
+  /** Received files: download, object storage, base64 for the consumers that ask (events/received-media.ts). */
+  media?: ReceivedMediaPipeline;
+}
+
+/**
+ * The network events of one actor's session, handled one after another in the order they came: the
+ * seven settings applied to them, connection changes persisted under the owner's epoch, messages kept
+ * in the history, then each emitted as an API event and handed to the extensions (`notify`).
+ */
+export class EventPipeline implements SessionReports {
+  #chain: Promise<void> = Promise.resolve();
+  /** Network events whose handling failed (lost ownership, or an error), for the sandbox's acknowledgements. */
+  #unhandled = 0;
+  /** Clients' labels (`source`) of messages being sent, by id, until their outgoing event leaves. */
+  readonly #sources = new BoundedMap<string, string>(1024);
+  /** Calls owed a rejection (autoRejectCalls), recorded before the network's offer is acknowledged. */
+  readonly rejections: CallRejections;
+
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly ctx: ActorContext,
+    private readonly lifecycle: SessionLifecycle,
+    /** Hands a message, once its event left, to the extensions. */
+    private readonly notify: (message: NormalizedMessage) => void,
+  ) {
+    this.rejections = new CallRejections(ctx);
+  }
+
+  /** Rejections a previous owner recorded and did not finish (it died between the offer's ack and them). */
+  async finishOwedRejections(): Promise<void> {
+    const session = this.lifecycle.session();
+    for (const [callId, owed] of await this.rejections.pending()) {
+      await this.rejections.complete(session, callId, owed, () => this.lifecycle.assertOwner());
+    }
+  }
+
+  report(event: MsgNetEvent): void {
+    this.#chain = this.#chain
+      .then(() => this.#handle(event))
+      .catch(async (err: unknown) => {
+        this.#unhandled++;
+        if (!isOwnershipLoss(err)) {
+          this.ctx.log.error({ err, event: event.type }, 'event handling failed');
+          return;
+        }
+        if (event.type === 'message') await this.#salvage(event.message);
+      });
+  }
+
+  drained(): Promise<void> {
+    return this.#chain;
+  }
+
+  async drainedQuiet(): Promise<void> {
+    for (let chain = this.#chain; ; chain = this.#chain) {
+      await chain;
+      if (chain === this.#chain) return;
+    }
+  }
+
+  /**
+   * Runs something that makes the network report events (a sandbox injection) and answers only once they
+   * are durably handled: the simulated network counts a message as delivered when the owner has queued it,
+   * so a 200 is never an event this owner lost (its lease ran out meanwhile). Otherwise 503, which the
+   * contact's side sees as "not delivered".
+   */
+  async afterEvents<T>(run: () => T): Promise<T> {
+    const before = this.#unhandled;
+    const result = run();
+    await this.drained();
+    if (this.#unhandled > before || this.lifecycle.stopped) {
+      throw new UnavailableError('The network event could not be handled here; the instance is moving to another node');
+    }
+    return result;
+  }
+
+  labelSource(messageId: string, source: string): void {
+    this.#sources.set(messageId, source);
+  }
+
+  /** Caches a push name the instance just set, in order with the connection events that also write it. */
+  async setProfileName(name: string): Promise<void> {
+    const done = this.#chain.then(async () => {
+      const connection = {
+        ...this.lifecycle.instance().connection,
+        profileName: name,
+        updatedAt: new Date().toISOString(),
+      };
+      await this.ctx.setConnection(connection);
+      this.lifecycle.recordConnection(connection);
+    });
+    this.#chain = done.catch(() => undefined);
+    await done;
+  }
+
+  /**
+   * An event accepted from the network leaves only while this node surely owns the instance (a node
+   * resumed after SIGSTOP must not act for it), and is retried until it is durably queued.
+   */
+  async emit(event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
+    const stillOwner = () => this.lifecycle.assertOwner();
+    stillOwner();
+    await this.deps.sink.emit(this.lifecycle.instance(), event, attachments, stillOwner);
+  }
+
+  /**
+   * While the store is out, the event being handled (and every one behind it, in order) waits for it, for
+   * as long as this node owns the instance: events are held, never dropped.
+   */
+  async #untilStored(write: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        this.lifecycle.assertOwner();
+        if (attempt === 0) this.ctx.log.warn({ err }, 'store unavailable: events wait for it');
+        await sleep(backoffDelay(attempt, DEPENDENCY_WAIT));
+      }
+    }
+  }
+
+  async #handle(e: MsgNetEvent): Promise<void> {
+    const { ctx, lifecycle } = this;
+    if (lifecycle.stopped) {
+      if (e.type === 'message') await this.#salvage(e.message);
+      return;
+    }
+    const session = lifecycle.session();
+    const settings = lifecycle.settings();
+    switch (e.type) {
+      case 'connection': {
+        const before = lifecycle.instance().connection;
+        // The last failure to reach the network stays shown until a connection succeeds.
+        const lastError = e.state === 'connected' ? undefined : (e.error ?? before.lastError);
+        const connection = {
+          state: e.state,
+          numberJid: e.state === 'loggedout' ? undefined : (e.numberJid ?? before.numberJid),
+          updatedAt: new Date().toISOString(),
+          ...(e.profileName
+            ? { profileName: e.profileName }
+            : before.profileName
+              ? { profileName: before.profileName }
+              : {}),
+          ...(lastError ? { lastError } : {}),
+        };
+        await this.#untilStored(() => ctx.setConnection(connection));
+        lifecycle.recordConnection(connection);
+        if (before.state !== e.state) {
+          await this.emit(instanceState(lifecycle.instance().name, e.state, Date.now(), e.reason));
+        }
+        if (e.state === 'connected' && lifecycle.settings().keepOnlineStatus) {
+          lifecycle.assertOwner();
+          await session.profile.setPresence(true);
+        }
+        if (e.state === 'connected') {
+          await this.finishOwedRejections().catch((err: unknown) => {
+            if (!isOwnershipLoss(err)) {
+              ctx.log.warn({ err }, 'could not finish the call rejections a previous owner owed');
+            }
+          });
+        }
+        return;
+      }
+      case 'message': {
+        const m = e.message;
+        const ignored =
+          (!m.fromMe && m.chat.type === 'group' && settings.ignoreGroupMessages) ||
+          (m.chat.type === 'status' && settings.ignoreStatus);
+        if (ignored || (await this.#emittedBefore(m.id))) {
+          e.acknowledge?.();
+          return;
+        }
+        // A received file is downloaded (stored, kept for base64) first; a failure is only noted in the event.
+        const media = await this.deps.media?.receive(lifecycle.instance(), m, session, ctx.log);
+        // Stored before the event leaves, so that a client reacting to it finds it in the history.
+        await remember(ctx.store, historyRecord(ctx.instanceId, m, media?.stored), ctx.log);
+        if (m.poll || m.pollVote) await recordPoll(ctx, m);
+        if (!m.fromMe && m.edit) {
+          await applyEdit(ctx.store, ctx.instanceId, m.edit.messageId, m.edit.text, ctx.log);
+        }
+        const source = this.#sources.get(m.id) ?? 'api';
+        this.#sources.delete(m.id);
+        const event = toInstanceEvent(e, source);
+        await this.emit(media ? withReceivedMedia(event, media) : event, media?.attachments);
+        await ctx.store.messages.markEmitted(ctx.instanceId, m.id, Date.now()).catch((err: unknown) => {
+          ctx.log.warn({ err, messageId: m.id }, 'could not note that a message was emitted');
+        });
+        // Durably queued now: the network may forget the message (its receipt goes).
+        e.acknowledge?.();
+        this.notify(m);
+        if (!m.fromMe && lifecycle.settings().autoReadMessages && m.chat.type !== 'status') {
+          lifecycle.assertOwner();
+          await session.messages.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
+          await this.#recordStatus([m.id], 'read');
+        }
+        return;
+      }
+      case 'delivery': {
+        await this.#recordStatus(e.messageIds, storedStatus(e.status));
+        await this.emit(toInstanceEvent(e));
+        return;
+      }
+      case 'call': {
+        await this.emit(toInstanceEvent(e));
+        if (e.status !== 'offer' || !lifecycle.settings().autoRejectCalls) {
+          e.acknowledge?.();
+          return;
+        }
+        // The rejection is owed before the network may forget the offer: a new owner finishes it.
+        await this.rejections.record(e, lifecycle.settings().callRejectMessage || undefined);
+        e.acknowledge?.();
+        const owed = (await this.rejections.pending()).get(e.callId);
+        if (owed) await this.rejections.complete(session, e.callId, owed, () => lifecycle.assertOwner());
+        return;
+      }
+      default:
+        await this.emit(toInstanceEvent(e));
+    }
+  }
+
+  /**
+   * A message received from a contact and decrypted, whose event could not leave because this node lost
+   * the instance meanwhile: Baileys stored the Signal state its decryption spent, so WhatsApp's next copy,
+   * to the next owner, cannot be decrypted (a spent pre-key is refused, not retried). The event is queued
+   * for the webhooks anyway and marked emitted (the next owner then only settles its copy); nothing goes
+   * to the network or the WebSockets from here, and no receipt is sent. Its files are not downloaded.
+   */
+  async #salvage(m: NormalizedMessage): Promise<void> {
+    const { ctx, lifecycle } = this;
+    const sink = this.deps.salvage;
+    const settings = lifecycle.settings();
+    const ignored =
+      (m.chat.type === 'group' && settings.ignoreGroupMessages) || (m.chat.type === 'status' && settings.ignoreStatus);
+    if (!sink || m.fromMe || ignored) return;
+    try {
+      if (await this.#emittedBefore(m.id)) return;
+      await remember(ctx.store, historyRecord(ctx.instanceId, m), ctx.log);
+      await sink.emit(lifecycle.instance(), toInstanceEvent({ type: 'message', message: m }));
+      await ctx.store.messages.markEmitted(ctx.instanceId, m.id, Date.now());
+      ctx.log.info({ messageId: m.id }, 'queued the event of a message decrypted before the instance was lost');
+    } catch (err) {
+      ctx.log.warn(
+        { err, messageId: m.id },
+        'could not queue the event of a message decrypted before the instance was lost',
+      );
+    }
+  }
+
+  /**
+   * Whether this message's event left already (under this owner or an earlier one): WhatsApp delivers a
+   * message again when the receipt did not reach it, and clients must see it once. If the history cannot
+   * be read, the message is emitted: twice is better than lost.
+   */
+  async #emittedBefore(messageId: string): Promise<boolean> {
+    const { ctx } = this;
+    try {
+      return (await ctx.store.messages.find(ctx.instanceId, messageId))?.emittedAt !== undefined;
+    } catch (err) {
+      ctx.log.warn({ err, messageId }, 'could not read the history; the message is emitted');
+      return false;
+    }
+  }
+
+  /** Where messages got to, for GET /api/chat/status; a failure only loses that, never the event. */
+  async #recordStatus(ids: string[], status: MessageStatus): Promise<void> {
+    await this.ctx.store.messages.setStatus(this.ctx.instanceId, ids, status).catch((err: unknown) => {
+      this.ctx.log.warn({ err, ids }, 'could not record a message status');
+    });
+  }
+}
+
+/** A received message read or played on the account's own devices is stored as read or played. */
+function storedStatus(status: DeliveryStatus): MessageStatus {
+  if (status === 'read_self') return 'read';
+  if (status === 'played_self') return 'played';
+  return status;
+}

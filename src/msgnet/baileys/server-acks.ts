@@ -1,0 +1,110 @@
+import { OutcomeUnknownError } from '../../errors.js';
+import { systemClock } from '../../util/clock.js';
+import type { Cancel, Clock } from '../../util/clock.js';
+import type { BaileysSocket } from './socket-port.js';
+
+/** How long a send waits for WhatsApp's ack of its stanza before its outcome counts as unknown. */
+export const SERVER_ACK_TIMEOUT_MS = 10_000;
+/** Acks that arrive before their send waits for them (a loopback server is fast) are kept this long. */
+const EARLY_ACK_MS = 60_000;
+
+/** What a socket emits for every frame: Baileys' websocket client, an EventEmitter of `CB:<tag>,…` events. */
+interface FrameEmitter {
+  on(event: string, listener: (node: { attrs: Record<string, string> }) => void): unknown;
+  off(event: string, listener: (node: { attrs: Record<string, string> }) => void): unknown;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+const ACK_EVENT = 'CB:ack,class:message';
+
+/**
+ * WhatsApp's acks of the messages one socket sent. A message is WhatsApp's to deliver only once the
+ * server acked it: a send written to a socket that then dies is not (it lies in our buffers, or the
+ * server dropped the connection before reading it), and Baileys never sends it again. So a send answers
+ * only after the ack; without one before the socket closes or the timeout, its outcome is unknown.
+ */
+export class ServerAcks {
+  readonly #waiting = new Map<string, { resolve: () => void; reject: (err: Error) => void; cancel: Cancel }>();
+  readonly #early = new Map<string, number>();
+  #closed: Error | undefined;
+
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly timeoutMs = SERVER_ACK_TIMEOUT_MS,
+  ) {}
+
+  /** The server acked `id` (with or without an error: either way it has the message). */
+  acked(id: string): void {
+    const waiter = this.#waiting.get(id);
+    if (waiter) {
+      this.#waiting.delete(id);
+      waiter.cancel();
+      waiter.resolve();
+      return;
+    }
+    const now = this.clock.now();
+    for (const [k, at] of this.#early) if (now - at > EARLY_ACK_MS) this.#early.delete(k);
+    this.#early.set(id, now);
+  }
+
+  /** Resolves once the server acked `id`; rejects with OutcomeUnknownError if the socket closes or time runs out. */
+  wait(id: string): Promise<void> {
+    if (this.#early.delete(id)) return Promise.resolve();
+    if (this.#closed) return Promise.reject(this.#closed);
+    return new Promise<void>((resolve, reject) => {
+      const cancel = this.clock.after(this.timeoutMs, () => {
+        this.#waiting.delete(id);
+        reject(unacknowledged(`no ack from WhatsApp within ${this.timeoutMs} ms`));
+      });
+      this.#waiting.set(id, { resolve, reject, cancel });
+    });
+  }
+
+  /** The socket is gone: every send still waiting may or may not have reached WhatsApp. */
+  close(): void {
+    this.#closed ??= unacknowledged('the connection to WhatsApp closed before its ack');
+    for (const [id, waiter] of this.#waiting) {
+      this.#waiting.delete(id);
+      waiter.cancel();
+      waiter.reject(this.#closed);
+    }
+  }
+}
+
+function unacknowledged(why: string): OutcomeUnknownError {
+  return new OutcomeUnknownError(`The message was written to WhatsApp, but ${why}: it may or may not be sent`);
+}
+
+/**
+ * The socket the session uses, whose `sendMessage` and `relayMessage` resolve only once WhatsApp acked
+ * the stanza. A socket without a frame emitter (a test's fake) is used as it is. Returns the detach.
+ */
+export function awaitingServerAcks(sock: BaileysSocket, acks: ServerAcks): { sock: BaileysSocket; detach: () => void } {
+  const ws = (sock as { ws?: FrameEmitter }).ws;
+  if (!ws || typeof ws.on !== 'function') return { sock, detach: () => undefined };
+  const onAck = (node: { attrs: Record<string, string> }) => {
+    if (node.attrs.id) acks.acked(node.attrs.id);
+  };
+  ws.on(ACK_EVENT, onAck);
+  // No ack comes over a closed socket: the sends still waiting learn it at once, not at the timeout.
+  ws.once('close', () => acks.close());
+  // Everything else, getters included (`user` reads the live credentials), is the socket's own.
+  const wrapped = Object.create(sock) as BaileysSocket;
+  wrapped.sendMessage = async (...args) => {
+    const msg = await sock.sendMessage(...args);
+    if (msg?.key.id) await acks.wait(msg.key.id);
+    return msg;
+  };
+  wrapped.relayMessage = async (...args) => {
+    const id = await sock.relayMessage(...args);
+    await acks.wait(id);
+    return id;
+  };
+  return {
+    sock: wrapped,
+    detach: () => {
+      ws.off(ACK_EVENT, onAck);
+      acks.close();
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import type { ActorContext } from '../../src/actors/actor-context.js';
+import { EventPipeline } from '../../src/actors/event-pipeline.js';
+import type { SessionLifecycle } from '../../src/actors/session-lifecycle.js';
+import { NotOwnerError } from '../../src/errors.js';
+import type { InstanceEventSink } from '../../src/events/instance-event-sink.js';
+import type { InstanceEvent } from '../../src/events/instance-events.js';
+import type { NormalizedMessage } from '../../src/msgnet/msgnet-events.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { instanceRecord } from '../helpers/records.js';
+
+/** A sink that records what it was given. */
+function recording(): InstanceEventSink & { events: InstanceEvent[] } {
+  const sink = {
+    events: [] as InstanceEvent[],
+    async emit(_instance: unknown, event: InstanceEvent) {
+      sink.events.push(event);
+    },
+  };
+  return sink;
+}
+
+const message = (id: string): NormalizedMessage => ({
+  id,
+  fromMe: false,
+  timestamp: Date.now(),
+  chat: { jid: '5511900000002@s.whatsapp.net', type: 'private' },
+  sender: { jid: '5511900000002@s.whatsapp.net' },
+  type: 'text',
+  text: `text of ${id}`,
+});
+
+/**
+ * A message the owner decrypted (its Signal keys spent, so WhatsApp's next copy cannot be decrypted by the
+ * next owner) whose event could not leave before the instance was lost: it is queued for the webhooks anyway,
+ * marked emitted, and nothing else happens (no receipt, no WebSocket).
+ */
+describe('the event pipeline: a message decrypted before the instance was lost is queued, not dropped', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let instanceId: string;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchboard-salvage-'));
+    store = new SqliteStore(join(dir, 'switchboard.db'));
+    const accountId = randomUUID();
+    await store.accounts.create({
+      id: accountId,
+      name: `acct-${accountId.slice(0, 8)}`,
+      tokenHash: randomUUID(),
+      instanceQuota: 10,
+      allowedOrigins: [],
+      createdAt: new Date().toISOString(),
+    });
+    const instance = instanceRecord(accountId);
+    await store.instances.create(instance, [], 10);
+    instanceId = instance.id;
+  });
+
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function pipeline(owner: { lost: boolean; stopped: boolean }) {
+    const sink = recording();
+    const salvage = recording();
+    const acknowledged: string[] = [];
+    const notified: string[] = [];
+    const assertOwner = () => {
+      if (owner.lost) throw new NotOwnerError(instanceId);
+    };
+    const ctx = { instanceId, store, log: pino({ level: 'silent' }), assertOwner } as unknown as ActorContext;
+    const lifecycle = {
+      get stopped() {
+        return owner.stopped;
+      },
+      session: () => ({}),
+      settings: () => ({ ignoreGroupMessages: false, ignoreStatus: false, autoReadMessages: false }),
+      instance: () => ({ id: instanceId, name: 'desk' }),
+      assertOwner,
+    } as unknown as SessionLifecycle;
+    const events = new EventPipeline({ sink, salvage }, ctx, lifecycle, (m) => notified.push(m.id));
+    const report = (m: NormalizedMessage) =>
+      events.report({ type: 'message', message: m, acknowledge: () => acknowledged.push(m.id) });
+    return { events, report, sink, salvage, acknowledged, notified };
+  }
+
+  it('lost between its arrival and its event: queued durably, marked emitted, never acknowledged', async () => {
+    const owner = { lost: true, stopped: false };
+    const p = pipeline(owner);
+    p.report(message('M1'));
+    await p.events.drainedQuiet();
+    expect(p.sink.events).to.have.length(0);
+    expect(p.salvage.events.map((e) => e.event)).to.deep.equal(['message.exchange']);
+    expect(p.acknowledged).to.deep.equal([]);
+    expect(p.notified).to.deep.equal([]);
+    expect((await store.messages.find(instanceId, 'M1'))?.emittedAt).to.be.a('number');
+  });
+
+  it('stopped with the message still waiting in line: queued too, and the next copy is only settled', async () => {
+    const p = pipeline({ lost: false, stopped: true });
+    p.report(message('M2'));
+    await p.events.drainedQuiet();
+    expect(p.salvage.events).to.have.length(1);
+    // The next owner gets WhatsApp's next copy (were it decryptable): its event left already.
+    const next = pipeline({ lost: false, stopped: false });
+    next.report(message('M2'));
+    await next.events.drainedQuiet();
+    expect(next.sink.events).to.have.length(0);
+    expect(next.acknowledged).to.deep.equal(['M2']);
+  });
+
+  it('a message whose event left already is not queued again', async () => {
+    const p = pipeline({ lost: false, stopped: false });
+    p.report(message('M3'));
+    await p.events.drainedQuiet();
+    expect(p.sink.events).to.have.length(1);
+    const stale = pipeline({ lost: false, stopped: true });
+    stale.report(message('M3'));
+    await stale.events.drainedQuiet();
+    expect(stale.salvage.events).to.have.length(0);
+  });
+});

@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { FencedError } from '../../../src/errors.js';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { storeContract } from './store-contract.js';
+
+describe('SqliteStore', () => {
+  const dirs: string[] = [];
+  const fresh = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-sqlite-'));
+    dirs.push(dir);
+    return join(dir, 'store.db');
+  };
+
+  after(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  describe('contract', () => {
+    storeContract(async () => new SqliteStore(fresh()));
+  });
+
+  it('syncs every commit to the disk by default (an acknowledged write survives a power loss)', async () => {
+    const file = fresh();
+    // The pragma is per connection: only the store's own connection can tell.
+    const probe = (store: SqliteStore) => store.synchronousMode();
+    const full = new SqliteStore(file);
+    const normal = new SqliteStore(file, { synchronous: 'normal' });
+    try {
+      expect(probe(full)).to.equal('full');
+      expect(probe(normal)).to.equal('normal');
+    } finally {
+      await full.close();
+      await normal.close();
+    }
+  });
+
+  it('two connections on one file see each other and share fencing', async () => {
+    const file = fresh();
+    const a = new SqliteStore(file);
+    const b = new SqliteStore(file);
+    try {
+      const id = 'acct-1';
+      await a.accounts.create({
+        id,
+        name: 'shared',
+        tokenHash: 'h',
+        instanceQuota: 5,
+        allowedOrigins: [],
+        createdAt: new Date().toISOString(),
+      });
+      expect((await b.accounts.findByName('shared'))?.id).to.equal(id);
+      await a.instances.create(
+        {
+          id: 'i-1',
+          accountId: id,
+          name: 'one',
+          tokenHash: 't',
+          tokenSealed: 's',
+          ownerEpoch: 0,
+          config: {
+            settings: {
+              autoRejectCalls: false,
+              callRejectMessage: '',
+              ignoreGroupMessages: false,
+              keepOnlineStatus: false,
+              autoReadMessages: false,
+              disableHistorySync: true,
+              ignoreStatus: false,
+            },
+            proxy: undefined,
+            websocket: undefined,
+            helpdesk: undefined,
+            chatbot: undefined,
+            storage: undefined,
+          },
+          connection: { state: 'disconnected', numberJid: undefined, updatedAt: new Date().toISOString() },
+          createdAt: new Date().toISOString(),
+        },
+        [],
+        5,
+      );
+      const epochA = await a.instances.claim('i-1');
+      const epochB = await b.instances.claim('i-1');
+      expect(epochB).to.equal(epochA + 1);
+      const err = await a.ownedState
+        .write('i-1', epochA, [{ namespace: 'auth', key: 'creds', value: 'x' }])
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(FencedError);
+      await b.ownedState.write('i-1', epochB, [{ namespace: 'auth', key: 'creds', value: 'y' }]);
+      expect(await a.ownedState.get('i-1', 'auth', 'creds')).to.equal('y');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('keeps data across reopen (migrations run once)', async () => {
+    const file = fresh();
+    const a = new SqliteStore(file);
+    await a.accounts.create({
+      id: 'x',
+      name: 'kept',
+      tokenHash: 'h2',
+      instanceQuota: 1,
+      allowedOrigins: [],
+      createdAt: new Date().toISOString(),
+    });
+    await a.close();
+    const b = new SqliteStore(file);
+    expect((await b.accounts.findByName('kept'))?.id).to.equal('x');
+    await b.close();
+  });
+});

@@ -1,0 +1,65 @@
+import { expect } from 'chai';
+import { EventEmitter } from 'node:events';
+import { OutcomeUnknownError } from '../../src/errors.js';
+import { ServerAcks, awaitingServerAcks } from '../../src/msgnet/baileys/server-acks.js';
+import type { BaileysSocket } from '../../src/msgnet/baileys/socket-port.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+const settled = async (p: Promise<unknown>) => {
+  let state = 'pending';
+  p.then(
+    () => (state = 'resolved'),
+    () => (state = 'rejected'),
+  );
+  await new Promise((r) => setImmediate(r));
+  return state;
+};
+
+describe('ServerAcks: a send answers once WhatsApp acked it', () => {
+  it('resolves on the ack, also on one that came before the send waited', async () => {
+    const acks = new ServerAcks(new ManualClock(), 10_000);
+    const waiting = acks.wait('m1');
+    expect(await settled(waiting)).to.equal('pending');
+    acks.acked('m1');
+    expect(await settled(waiting)).to.equal('resolved');
+    acks.acked('m2');
+    expect(await settled(acks.wait('m2'))).to.equal('resolved');
+  });
+
+  it('makes the outcome unknown when no ack comes in time, or the socket closes first', async () => {
+    const clock = new ManualClock();
+    const acks = new ServerAcks(clock, 10_000);
+    const timedOut = acks.wait('m1');
+    timedOut.catch(() => undefined);
+    const cut = acks.wait('m2');
+    cut.catch(() => undefined);
+    await clock.advance(10_000);
+    expect(await timedOut.catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
+    acks.close();
+    expect(await cut.catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
+    expect(await acks.wait('m3').catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
+  });
+
+  it('wraps a socket: sendMessage resolves after the ack frame, and the rest of the socket is its own', async () => {
+    const ws = new EventEmitter();
+    const raw = {
+      ws,
+      get user() {
+        return { id: 'live' };
+      },
+      sendMessage: async () => ({ key: { id: 'm9' } }),
+      relayMessage: async () => 'm10',
+    } as unknown as BaileysSocket;
+    const { sock, detach } = awaitingServerAcks(raw, new ServerAcks(new ManualClock(), 10_000));
+    expect(sock.user?.id).to.equal('live');
+    const sent = sock.sendMessage('x@s.whatsapp.net', { text: 'hi' });
+    expect(await settled(sent)).to.equal('pending');
+    ws.emit('CB:ack,class:message', { attrs: { id: 'm9' } });
+    expect(await settled(sent)).to.equal('resolved');
+    const relayed = sock.relayMessage('x@s.whatsapp.net', {}, { messageId: 'm10' });
+    relayed.catch(() => undefined);
+    ws.emit('close');
+    expect(await relayed.catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
+    detach();
+  });
+});
