@@ -54,13 +54,23 @@ export function checkLostEvents(
   history: History,
   delivered: Map<string, Set<string>>,
   received: Map<string, Set<string>>,
+  consumer: 'webhook' | 'NATS stream' = 'webhook',
 ): Verdict {
   const found = history
     .of('inbound')
     .filter((op) => delivered.get(op.fields.instance as string)?.has(op.fields.text as string))
     .filter((op) => !received.get(op.fields.instance as string)?.has(op.fields.text as string))
-    .map((op) => `${describe(op)}: handed over to the instance, no message.exchange at the webhook`);
-  return verdict('lost inbound', found);
+    .map((op) => `${describe(op)}: handed over to the instance, no message.exchange at the ${consumer}`);
+  return verdict(consumer === 'webhook' ? 'lost inbound' : `lost inbound (${consumer})`, found);
+}
+
+/**
+ * A stream that deduplicates on the event id must hold each message's event once: a second copy is an
+ * event emitted twice (under two ids) or a publish the duplicate window did not catch.
+ */
+export function checkStreamDuplicates(copies: Map<string, number>, consumer = 'NATS stream'): Verdict {
+  const found = [...copies].filter(([, n]) => n > 1).map(([id, n]) => `message ${id}: ${n} events in the ${consumer}`);
+  return verdict(`duplicates (${consumer})`, found);
 }
 
 /**

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import type { ChaosCluster, ChaosNode } from './chaos-cluster.js';
 import { CHAOS_TTL_MS } from './chaos-cluster.js';
-import type { ChaosNetwork } from './chaos-network.js';
+import type { ChaosNetwork, NetworkFault } from './chaos-network.js';
 import type { ChaosRedisMode } from './chaos-redis.js';
 import type { History } from './history.js';
 import type { Random } from './random.js';
@@ -49,6 +49,8 @@ export const CHAOS_BUSY_TIMEOUT_MS = 1000;
 export interface NemesisOptions {
   minNodes: number;
   maxNodes: number;
+  /** Faults of the run's other parts (the broker's), beside the cluster's and the network's. */
+  faults?: NetworkFault[];
 }
 
 /**
@@ -69,14 +71,15 @@ export class Nemesis {
 
   /** One fault, healed before it returns. */
   async strike(): Promise<void> {
-    const names = [...faultsFor(this.cluster.redis.mode), ...this.network.faults.map((f) => f.name)];
+    const own = [...this.network.faults, ...(this.o.faults ?? [])];
+    const names = [...faultsFor(this.cluster.redis.mode), ...own.map((f) => f.name)];
     const fault = this.random.pick(names);
     const node = this.random.pick(this.cluster.running);
     const instance = this.random.pick(this.instances);
     const started = this.history.invoke('nemesis', fault, { node: node.id, instance: instance.name });
     try {
-      const own = this.network.faults.find((f) => f.name === fault);
-      if (own) await own.inject({ node, instance, random: this.random });
+      const theirs = own.find((f) => f.name === fault);
+      if (theirs) await theirs.inject({ node, instance, random: this.random });
       else await this.#inject(fault as Fault, node);
       this.faults++;
       this.history.ok(started);

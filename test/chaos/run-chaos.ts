@@ -10,6 +10,8 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { CLUSTER_ADMIN_TOKEN } from '../cluster/node-process.js';
 import { CHAOS_TTL_MS, ChaosCluster } from './chaos-cluster.js';
 import type { ChaosNetwork } from './chaos-network.js';
+import { ChaosNats } from './chaos-nats.js';
+import type { StreamRecord } from './chaos-nats.js';
 import type { ChaosRedisMode } from './chaos-redis.js';
 import {
   checkAvailability,
@@ -23,6 +25,7 @@ import {
   checkSends,
   checkStaleSideEffects,
   checkStaleWrites,
+  checkStreamDuplicates,
   checkTwoOwners,
 } from './checkers.js';
 import { EpochWatch } from './epoch-watch.js';
@@ -157,6 +160,7 @@ async function setUp(
   network: ChaosNetwork,
   receiver: WebhookReceiver,
   count: number,
+  nats: ChaosNats | undefined,
 ): Promise<ChaosInstance[]> {
   const front = cluster.running[0]!.process!;
   const account = await front.api.post('/api/admin/accounts', { name: 'chaos' }, { token: CLUSTER_ADMIN_TOKEN });
@@ -187,6 +191,8 @@ async function setUp(
       { token: created.body.instance.token as string },
     );
     if (cfg.status !== 201) throw new Error(`cfg webhook of ${name}: ${cfg.text}`);
+    // The broker is a second consumer of the same events: the lost-inbound checker reads it too.
+    await nats?.enable(front.api, name, created.body.instance.token as string);
     const instance: ChaosInstance = {
       name,
       id: created.body.instance.id as string,
@@ -210,6 +216,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const receiver = await WebhookReceiver.start();
   const typebot = await FakeTypebot.start();
   const network: ChaosNetwork = o.driver === 'baileys' ? await SimulatorNetwork.start() : new SandboxNetwork();
+  const nats = await ChaosNats.start();
   const cluster = await ChaosCluster.start(
     o.nodes,
     {
@@ -229,6 +236,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       BILLING_CYCLE: '10s',
       BILLING_BASE_CENTS: String(BILLING_TERMS.baseCents),
       BILLING_INSTANCE_MONTHLY_CENTS: String(BILLING_TERMS.instanceMonthlyCents),
+      ...nats?.env,
     },
     (nodeId) => network.nodeEnv(nodeId),
     o.redis ?? 'single',
@@ -236,15 +244,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const epochs = network instanceof SimulatorNetwork ? new EpochWatch(join(cluster.dir, 'switchboard.db')) : undefined;
   if (network instanceof SimulatorNetwork) network.epochs = epochs;
   try {
-    const instances = await setUp(cluster, network, receiver, o.instances);
+    const instances = await setUp(cluster, network, receiver, o.instances, nats);
     await setUpBilling(cluster, receiver);
     const botInstance = await setUpBot(cluster, network, typebot);
     o.log(
       `chaos: ${cluster.running.length} nodes (${o.driver}, Redis ${cluster.redis.mode}), ${instances.length} instances, seed ${o.seed}`,
     );
+    o.log(`chaos: events also to ${nats ? 'a NATS JetStream stream' : `no broker (${ChaosNats.missing()})`}`);
     const nemesis = new Nemesis(cluster, network, random, history, instances, {
       minNodes: Math.min(3, o.nodes),
       maxNodes: 5,
+      ...(nats ? { faults: nats.faults } : {}),
     });
     const workload = new Workload(cluster, network, instances, random, history, botInstance);
     workload.receiverUrl = receiver.url;
@@ -325,11 +335,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     };
     // Deliveries a killed node held are taken again once their lease ends: wait that long for what is missing.
     const inboundWaitStart = Date.now();
+    let stream: StreamRecord | undefined;
     await until(
-      () => (checkLostEvents(history, observed.delivered, receivedNow().received).anomalies === 0 ? true : undefined),
+      async () => {
+        if (checkLostEvents(history, observed.delivered, receivedNow().received).anomalies > 0) return undefined;
+        stream = await nats?.read();
+        if (stream && checkLostEvents(history, observed.delivered, stream.received).anomalies > 0) return undefined;
+        return true;
+      },
       'the inbound events still missing',
       CHAOS_WEBHOOK_LEASE_MS + 5000,
-      100,
+      250,
     ).catch(() => undefined);
     const inboundWaitMs = Date.now() - inboundWaitStart;
     if (inboundWaitMs > 200) o.log(`chaos: waited ${inboundWaitMs} ms for inbound events held by a dead node`);
@@ -356,6 +372,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const acknowledgedCalls = [...observed.acknowledgedCalls.values()].reduce((n, ids) => n + ids.size, 0);
     const handedOver = [...observed.delivered.values()].reduce((n, texts) => n + texts.size, 0);
     o.log(`chaos: inbound sent ${history.of('inbound').length}, handed over to the instances ${handedOver}`);
+    stream = await nats?.read();
+    if (stream) o.log(`chaos: message.exchange events in the NATS stream ${stream.stored}`);
     o.log(`chaos: calls acknowledged ${acknowledgedCalls}, rejections at the network ${rejectionCount}`);
     o.log(`chaos: chatbot questions ${history.of('chat').length}, answers ${observed.botReplies.length}`);
     o.log(`chaos: websocket connections ${subscribers.connections.length}, events received ${socketEvents}`);
@@ -363,6 +381,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       checkStaleWrites(cluster.probeFile),
       ...checkSends(history, observed.sent),
       checkLostEvents(history, observed.delivered, received),
+      ...(stream
+        ? [
+            checkLostEvents(history, observed.delivered, stream.received, 'NATS stream'),
+            checkStreamDuplicates(stream.copies),
+          ]
+        : []),
       checkConfigChanges(history, viaCfg, received, INITIAL_CFG_PATH),
       checkLostWrites(history, finalValues),
       checkTwoOwners(cluster.probeFile),
@@ -407,6 +431,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await network.close();
     await receiver.stop();
     await typebot.close();
+    await nats?.close();
   }
 }
 

@@ -9,6 +9,7 @@ import {
   checkConfigChanges,
   checkDecryptFailures,
   checkLostEvents,
+  checkStreamDuplicates,
   checkLostWrites,
   checkSends,
 } from '../chaos/checkers.js';
@@ -208,6 +209,22 @@ describe('the send, inbound, write and availability checkers', () => {
     const received = new Map([['i', new Set(['a'])]]);
     const v = checkLostEvents(h, handed, received);
     expect(v.anomalies, 'b lost; c never handed over').to.equal(1);
+    const stream = checkLostEvents(h, handed, new Map([['i', new Set(['b'])]]), 'NATS stream');
+    expect(stream.checker).to.equal('lost inbound (NATS stream)');
+    expect(stream.examples).to.have.length(1);
+    expect(stream.examples[0]).to.contain('"text":"a"').and.contain('no message.exchange at the NATS stream');
+  });
+
+  it('counts a message whose event the deduplicating stream holds twice', () => {
+    const v = checkStreamDuplicates(
+      new Map([
+        ['M1', 1],
+        ['M2', 2],
+      ]),
+    );
+    expect(v.anomalies).to.equal(1);
+    expect(v.examples).to.deep.equal(['message M2: 2 events in the NATS stream']);
+    expect(checkStreamDuplicates(new Map([['M1', 1]])).anomalies).to.equal(0);
   });
 
   it('counts a final value that is neither the last acknowledged write nor an unknown one', () => {
