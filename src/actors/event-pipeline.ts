@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { StoreUnavailableError, UnavailableError, isOwnershipLoss } from '../errors.js';
+import { UnavailableError, isOwnershipLoss } from '../errors.js';
 import type { InstanceEventSink } from '../events/instance-event-sink.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
@@ -7,13 +6,16 @@ import { withReceivedMedia } from '../events/received-media.js';
 import type { ReceivedMediaPipeline } from '../events/received-media.js';
 import type { DeliveryStatus, MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
 import type { MessageStatus } from '../store/records.js';
-import { DEPENDENCY_WAIT, backoffDelay } from '../util/backoff.js';
 import { BoundedMap } from '../util/bounded-map.js';
 import type { ActorContext } from './instance-actor.js';
 import { CallRejections } from './call-rejections.js';
 import { applyEdit, historyRecord, remember } from './message-history.js';
 import { recordPoll } from './poll-tally.js';
 import type { SessionLifecycle, SessionReports } from './session-lifecycle.js';
+import { untilStored } from './until-stored.js';
+
+/** Owed messages handed over per connection (what a few seconds of a lost owner's backlog holds). */
+const OWED_BATCH = 500;
 
 export interface PipelineDeps {
   sink: InstanceEventSink;
@@ -128,18 +130,8 @@ export class EventPipeline implements SessionReports {
    * While the store is out, the event being handled (and every one behind it, in order) waits for it, for
    * as long as this node owns the instance: events are held, never dropped.
    */
-  async #untilStored(write: () => Promise<void>): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await write();
-        return;
-      } catch (err) {
-        if (!(err instanceof StoreUnavailableError)) throw err;
-        this.lifecycle.assertOwner();
-        if (attempt === 0) this.ctx.log.warn({ err }, 'store unavailable: events wait for it');
-        await sleep(backoffDelay(attempt, DEPENDENCY_WAIT));
-      }
-    }
+  #untilStored(write: () => Promise<void>): Promise<void> {
+    return untilStored({ assertOwner: () => this.lifecycle.assertOwner(), log: this.ctx.log }, write, 'events');
   }
 
   async #handle(e: MsgNetEvent): Promise<void> {
@@ -181,6 +173,9 @@ export class EventPipeline implements SessionReports {
               ctx.log.warn({ err }, 'could not finish the call rejections a previous owner owed');
             }
           });
+          await this.#handOwedMessages().catch((err: unknown) => {
+            if (!isOwnershipLoss(err)) ctx.log.warn({ err }, 'could not hand over the messages a previous owner owed');
+          });
         }
         return;
       }
@@ -189,8 +184,14 @@ export class EventPipeline implements SessionReports {
         const ignored =
           (!m.fromMe && m.chat.type === 'group' && settings.ignoreGroupMessages) ||
           (m.chat.type === 'status' && settings.ignoreStatus);
-        if (ignored || (await this.#emittedBefore(m.id))) {
+        if (ignored) {
           e.acknowledge?.();
+          return;
+        }
+        if (await this.#emittedBefore(m.id)) {
+          e.acknowledge?.();
+          // Queued by a node that lost the instance before its extensions saw it: they get it here, once.
+          if (!m.fromMe && (await this.#takeOwed(m.id))) this.notify(m);
           return;
         }
         // A received file is downloaded (stored, kept for base64) first; a failure is only noted in the event.
@@ -245,8 +246,9 @@ export class EventPipeline implements SessionReports {
    * A message received from a contact and decrypted, whose event could not leave because this node lost
    * the instance meanwhile: Baileys stored the Signal state its decryption spent, so WhatsApp's next copy,
    * to the next owner, cannot be decrypted (a spent pre-key is refused, not retried). The event is queued
-   * for the webhooks anyway and marked emitted (the next owner then only settles its copy); nothing goes
-   * to the network or the WebSockets from here, and no receipt is sent. Its files are not downloaded.
+   * for the webhooks anyway and marked emitted, owed to the extensions (the next owner settles its copy and
+   * hands the message to them); nothing goes to the network or the WebSockets from here, and no receipt is
+   * sent. Its files are not downloaded.
    */
   async #salvage(m: NormalizedMessage): Promise<void> {
     const { ctx, lifecycle } = this;
@@ -259,13 +261,40 @@ export class EventPipeline implements SessionReports {
       if (await this.#emittedBefore(m.id)) return;
       await remember(ctx.store, historyRecord(ctx.instanceId, m), ctx.log);
       await sink.emit(lifecycle.instance(), toInstanceEvent({ type: 'message', message: m }));
-      await ctx.store.messages.markEmitted(ctx.instanceId, m.id, Date.now());
+      // The extensions (chatbot, helpdesk) are owed it: the next owner hands it to them.
+      await ctx.store.messages.markEmitted(ctx.instanceId, m.id, Date.now(), JSON.stringify(m));
       ctx.log.info({ messageId: m.id }, 'queued the event of a message decrypted before the instance was lost');
     } catch (err) {
       ctx.log.warn(
         { err, messageId: m.id },
         'could not queue the event of a message decrypted before the instance was lost',
       );
+    }
+  }
+
+  /**
+   * Messages a node queued after it lost the instance (`#salvage`), handed to the extensions once connected
+   * here; one whose copy WhatsApp delivers again is handed over as it arrives instead (`#takeOwed`).
+   */
+  async #handOwedMessages(): Promise<void> {
+    const { ctx } = this;
+    for (const { id, owed } of await ctx.store.messages.owed(ctx.instanceId, OWED_BATCH)) {
+      this.lifecycle.assertOwner();
+      if (await ctx.store.messages.takeOwed(ctx.instanceId, id)) {
+        ctx.log.info({ messageId: id }, 'handed a message a previous owner owed to the extensions');
+        this.notify(JSON.parse(owed) as NormalizedMessage);
+      }
+    }
+  }
+
+  /** Whether this owner takes the extensions' debt for a message (a store failure: not owed, logged). */
+  async #takeOwed(messageId: string): Promise<boolean> {
+    const { ctx } = this;
+    try {
+      return await ctx.store.messages.takeOwed(ctx.instanceId, messageId);
+    } catch (err) {
+      ctx.log.warn({ err, messageId }, 'could not read whether the extensions are owed a message');
+      return false;
     }
   }
 

@@ -214,8 +214,15 @@ export interface MessageRepository {
   /**
    * Notes that the message's event left: the network delivers a message again when its receipt was lost
    * (a cut connection, a failover), and the owner then knows not to emit it twice. Unknown ids are ignored.
+   * The first time stays. Without `owed` the caller hands the message to the extensions itself, and any debt
+   * recorded for it is dropped. With `owed` (the message for the extensions, as JSON: a node that lost the
+   * instance queued the event) it is recorded only if no event left before, for the next owner to take.
    */
-  markEmitted(instanceId: string, id: string, at: number): Promise<void>;
+  markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void>;
+  /** Messages owed to the extensions (their JSON), oldest first, at most `limit`. */
+  owed(instanceId: string, limit: number): Promise<{ id: string; owed: string }[]>;
+  /** Takes a message owed to the extensions: true for one caller only, who hands it over. */
+  takeOwed(instanceId: string, id: string): Promise<boolean>;
   /** Moves the messages' status forward (never back, by MESSAGE_STATUS_RANK); unknown ids are ignored. */
   setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void>;
   /** Deletes every message (of every instance) older than `before` (Unix ms); returns how many. */

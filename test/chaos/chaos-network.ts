@@ -20,6 +20,8 @@ export interface NetworkObservation {
   acknowledgedCalls: Map<string, Set<string>>;
   /** Every text the bot instance sent to a contact. */
   botReplies: string[];
+  /** Questions to the bot that the network considers handed over (the bot instance's device answered them). */
+  questions: Set<string>;
   /** Decryption failures at either end that nothing repaired, one line each (the sandbox has none). */
   decryptFailures: string[];
   /**
@@ -84,6 +86,7 @@ export function emptyObservation(): NetworkObservation {
     rejections: new Map(),
     acknowledgedCalls: new Map(),
     botReplies: [],
+    questions: new Set(),
     decryptFailures: [],
     companionRetries: [],
     recoveredDecryptFailures: 0,

@@ -171,6 +171,16 @@ export function checkChatbotReplies(history: History, replies: string[]): Verdic
   return verdict('chatbot replies twice', found);
 }
 
+/** Chatbot: a question the bot's instance took from the network (its receipt went) and never answered. */
+export function checkChatbotUnanswered(history: History, questions: Set<string>, replies: string[]): Verdict {
+  const answered = new Set(replies);
+  const found = history
+    .of('chat')
+    .filter((op) => questions.has(op.fields.text as string) && !answered.has(`echo ${String(op.fields.text)}`))
+    .map((op) => `${describe(op)}: handed over to the bot's instance, never answered`);
+  return verdict('chatbot questions unanswered', found);
+}
+
 /**
  * Calls: a call whose offer the instance acknowledged is rejected exactly once at the network (the owner
  * rejects it with autoRejectCalls); any call rejected twice is an anomaly.

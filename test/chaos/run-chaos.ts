@@ -18,6 +18,7 @@ import {
   checkBilling,
   checkCallRejections,
   checkChatbotReplies,
+  checkChatbotUnanswered,
   checkConfigChanges,
   checkDecryptFailures,
   checkLostEvents,
@@ -375,7 +376,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     stream = await nats?.read();
     if (stream) o.log(`chaos: message.exchange events in the NATS stream ${stream.stored}`);
     o.log(`chaos: calls acknowledged ${acknowledgedCalls}, rejections at the network ${rejectionCount}`);
-    o.log(`chaos: chatbot questions ${history.of('chat').length}, answers ${observed.botReplies.length}`);
+    o.log(
+      `chaos: chatbot questions ${history.of('chat').length}, handed over ${observed.questions.size}, answers ${observed.botReplies.length}`,
+    );
     o.log(`chaos: websocket connections ${subscribers.connections.length}, events received ${socketEvents}`);
     const verdicts = [
       checkStaleWrites(cluster.probeFile),
@@ -392,6 +395,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       checkTwoOwners(cluster.probeFile),
       checkWebSockets(subscribers.connections),
       checkChatbotReplies(history, observed.botReplies),
+      checkChatbotUnanswered(history, observed.questions, observed.botReplies),
       ...checkCallRejections(observed.acknowledgedCalls, observed.rejections),
       ...(o.driver === 'baileys'
         ? [

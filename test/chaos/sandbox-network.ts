@@ -84,6 +84,9 @@ export class SandboxNetwork implements ChaosNetwork {
     for (const op of history.of('inbound')) {
       if (op.outcome === 'ok') addTo(o.delivered, op.fields.instance as string, op.fields.text as string);
     }
+    for (const op of history.of('chat')) {
+      if (op.outcome === 'ok') o.questions.add(op.fields.text as string);
+    }
     for (const op of history.of('call')) {
       if (op.outcome === 'ok') addTo(o.acknowledgedCalls, op.fields.instance as string, op.detail ?? '');
     }

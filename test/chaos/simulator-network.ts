@@ -235,10 +235,15 @@ export class SimulatorNetwork implements ChaosNetwork {
     }
     const events = core.log.after(0, Number.MAX_SAFE_INTEGER);
     // Inbound messages: handed over once the instance's companion sent its receipt (WhatsApp then forgets them).
-    const inboundById = new Map<string, { instance: string; text: string }>();
+    const inboundById = new Map<string, { instance: string; text: string; question?: true }>();
     for (const op of history.of('inbound')) {
       if (op.outcome === 'ok' && op.detail) {
         inboundById.set(op.detail, { instance: op.fields.instance as string, text: op.fields.text as string });
+      }
+    }
+    for (const op of history.of('chat')) {
+      if (op.outcome === 'ok' && op.detail) {
+        inboundById.set(op.detail, { instance: bot.name, text: op.fields.text as string, question: true });
       }
     }
     const callByStanza = new Map<string, string>();
@@ -263,7 +268,8 @@ export class SimulatorNetwork implements ChaosNetwork {
         for (const id of (e.ids as string[] | undefined) ?? [e.id]) {
           if (retried.delete(`${e.device}/${id}`)) o.recoveredDecryptFailures++;
           const inbound = id ? inboundById.get(id) : undefined;
-          if (inbound) addTo(o.delivered, inbound.instance, inbound.text);
+          if (inbound?.question) o.questions.add(inbound.text);
+          else if (inbound) addTo(o.delivered, inbound.instance, inbound.text);
         }
       }
       if (e.kind === 'ack' && e.class === 'call' && e.id) {

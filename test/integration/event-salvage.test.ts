@@ -75,14 +75,21 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     const assertOwner = () => {
       if (owner.lost) throw new NotOwnerError(instanceId);
     };
-    const ctx = { instanceId, store, log: pino({ level: 'silent' }), assertOwner } as unknown as ActorContext;
+    const ctx = {
+      instanceId,
+      store,
+      log: pino({ level: 'silent' }),
+      assertOwner,
+      setConnection: async () => undefined,
+    } as unknown as ActorContext;
     const lifecycle = {
       get stopped() {
         return owner.stopped;
       },
       session: () => ({}),
       settings: () => ({ ignoreGroupMessages: false, ignoreStatus: false, autoReadMessages: false }),
-      instance: () => ({ id: instanceId, name: 'desk' }),
+      instance: () => ({ id: instanceId, name: 'desk', connection: { state: 'connecting' } }),
+      recordConnection: () => undefined,
       assertOwner,
     } as unknown as SessionLifecycle;
     const events = new EventPipeline({ sink, salvage }, ctx, lifecycle, (m) => notified.push(m.id));
@@ -114,6 +121,44 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     await next.events.drainedQuiet();
     expect(next.sink.events).to.have.length(0);
     expect(next.acknowledged).to.deep.equal(['M2']);
+    // Its extensions (chatbot, helpdesk) never saw it: the next owner hands it to them, once.
+    expect(next.notified).to.deep.equal(['M2']);
+    next.report(message('M2'));
+    await next.events.drainedQuiet();
+    expect(next.acknowledged).to.deep.equal(['M2', 'M2']);
+    expect(next.notified).to.deep.equal(['M2']);
+  });
+
+  it('the next owner hands what a lost owner queued to its extensions once connected, with no new copy', async () => {
+    const lost = pipeline({ lost: true, stopped: false });
+    lost.report(message('M4'));
+    lost.report(message('M5'));
+    await lost.events.drainedQuiet();
+    expect(lost.salvage.events).to.have.length(2);
+    const next = pipeline({ lost: false, stopped: false });
+    next.events.report({ type: 'connection', state: 'connected' });
+    await next.events.drainedQuiet();
+    expect(next.notified).to.deep.equal(['M4', 'M5']);
+    // WhatsApp's next copy then only settles.
+    next.report(message('M4'));
+    next.events.report({ type: 'connection', state: 'connected' });
+    await next.events.drainedQuiet();
+    expect(next.notified).to.deep.equal(['M4', 'M5']);
+    expect(next.acknowledged).to.deep.equal(['M4']);
+  });
+
+  it('a message the owner emitted itself is owed to no one, even if a lost owner queued it too', async () => {
+    const stale = pipeline({ lost: true, stopped: false });
+    const owner = pipeline({ lost: false, stopped: false });
+    // The stale node's record lands first; the owner's own event then takes the debt over.
+    stale.report(message('M6'));
+    await stale.events.drainedQuiet();
+    expect(await store.messages.owed(instanceId, 10)).to.have.length(1);
+    await store.messages.markEmitted(instanceId, 'M6', Date.now());
+    expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
+    owner.events.report({ type: 'connection', state: 'connected' });
+    await owner.events.drainedQuiet();
+    expect(owner.notified).to.deep.equal([]);
   });
 
   it('a message whose event left already is not queued again', async () => {

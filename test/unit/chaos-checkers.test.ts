@@ -6,6 +6,7 @@ import {
   checkBilling,
   checkCallRejections,
   checkChatbotReplies,
+  checkChatbotUnanswered,
   checkConfigChanges,
   checkDecryptFailures,
   checkLostEvents,
@@ -103,6 +104,16 @@ describe('the chatbot checker', () => {
     const verdict = checkChatbotReplies(history, ['echo question-1', 'echo question-2', 'echo question-2']);
     expect(verdict.anomalies).to.equal(1);
     expect(verdict.examples[0]).to.match(/question-2.*answered 2 times/);
+  });
+
+  it('counts a question handed over to the bot and never answered, not one the network never handed over', () => {
+    const history = new History();
+    for (const text of ['question-1', 'question-2', 'question-3']) {
+      history.ok(history.invoke('client-0', 'chat', { instance: 'bot', text }));
+    }
+    const verdict = checkChatbotUnanswered(history, new Set(['question-1', 'question-2']), ['echo question-1']);
+    expect(verdict.anomalies).to.equal(1);
+    expect(verdict.examples[0]).to.match(/question-2.*never answered/);
   });
 });
 

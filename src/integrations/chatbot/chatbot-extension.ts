@@ -118,7 +118,7 @@ export class ChatbotExtension implements InstanceExtension {
 
   async onActivate(env: ExtensionEnv): Promise<void> {
     this.#env = env;
-    this.#state = new ConversationState(env.ctx);
+    this.#state = new ConversationState(env.ctx, () => this.#chats.stopped);
     this.#flow = new FlowRunner({
       instanceId: this.instanceId,
       client: this.deps.client,

@@ -1,4 +1,5 @@
 import type { ActorContext } from '../../actors/instance-actor.js';
+import { untilStored } from '../../actors/until-stored.js';
 import { CHATBOT_NAMESPACE } from '../../store/namespaces.js';
 import type { ChatbotBotRecord, OwnedStateOp } from '../../store/records.js';
 import { activityKey, inboxKey, manualKey, readChatState, sessionKey } from './session-records.js';
@@ -31,7 +32,11 @@ export class ConversationState {
   bots: ChatbotBotRecord[] = [];
   botsAt = 0;
 
-  constructor(private readonly ctx: ActorContext) {}
+  constructor(
+    private readonly ctx: ActorContext,
+    /** The extension stopped: a write waiting for the store gives up. */
+    private readonly stopped: () => boolean = () => false,
+  ) {}
 
   /** Loads the bots and what the previous owner left; operator markers past the window are deleted. */
   async load(): Promise<void> {
@@ -69,7 +74,13 @@ export class ConversationState {
     if (change.manual !== undefined) put(manualKey(chat), String(change.manual));
     if (change.activity !== undefined) put(activityKey(change.activity), new Date().toISOString());
     for (const other of change.staleManual ?? []) put(manualKey(other), null);
-    await this.ctx.writeOwned(ops);
+    // A store that is out holds the chat's lane (a contact's message already acknowledged to the network
+    // would otherwise be dropped with the failed step); the write is one fenced batch, so a retry is safe.
+    await untilStored(
+      { assertOwner: () => this.ctx.assertOwner(), log: this.ctx.log, abandoned: this.stopped },
+      () => this.ctx.writeOwned(ops),
+      'chatbot steps',
+    );
     if (change.session === null) this.sessions.delete(chat);
     else if (change.session) this.sessions.set(chat, change.session);
     if (change.inbox === null) this.inboxes.delete(chat);

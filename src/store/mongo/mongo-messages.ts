@@ -10,6 +10,8 @@ type MessageDoc = Omit<MessageRecord, 'media' | 'status' | 'source' | 'emittedAt
   status?: MessageStatus | null;
   source?: string | null;
   emittedAt?: number | null;
+  /** The message owed to the extensions (JSON), see MessageRepository.markEmitted. */
+  owed?: string | null;
 };
 
 const docId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
@@ -20,7 +22,7 @@ function toMessage(d: MessageDoc): MessageRecord {
   const cleanMedia = media
     ? (Object.fromEntries(Object.entries(media).filter(([, v]) => v !== null)) as MessageRecord['media'])
     : undefined;
-  const { status, source, emittedAt, ...rest } = fields;
+  const { status, source, emittedAt, owed: _owed, ...rest } = fields;
   return {
     ...rest,
     media: cleanMedia,
@@ -43,6 +45,7 @@ export class MongoMessages implements MessageRepository {
       { key: { instanceId: 1, chatJid: 1, timestamp: -1, id: -1 }, name: 'instance_chat_time' },
       { key: { instanceId: 1, timestamp: -1, id: -1 }, name: 'instance_time' },
       { key: { timestamp: 1 }, name: 'time' },
+      { key: { instanceId: 1 }, name: 'instance_owed', partialFilterExpression: { owed: { $type: 'string' } } },
     ]);
   }
 
@@ -62,8 +65,30 @@ export class MongoMessages implements MessageRepository {
     );
   }
 
-  async markEmitted(instanceId: string, id: string, at: number): Promise<void> {
-    await this.#col.updateOne({ _id: docId(instanceId, id), emittedAt: { $in: [null] } }, { $set: { emittedAt: at } });
+  async markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void> {
+    const _id = docId(instanceId, id);
+    if (owed === undefined) {
+      await this.#col.updateOne({ _id }, [{ $set: { emittedAt: { $ifNull: ['$emittedAt', at] }, owed: null } }]);
+      return;
+    }
+    await this.#col.updateOne({ _id, emittedAt: { $in: [null] } }, { $set: { emittedAt: at, owed } });
+  }
+
+  async owed(instanceId: string, limit: number): Promise<{ id: string; owed: string }[]> {
+    const docs = await this.#col
+      .find({ instanceId, owed: { $type: 'string' } }, { projection: { id: 1, owed: 1 } })
+      .sort({ timestamp: 1, id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({ id: d.id, owed: d.owed! }));
+  }
+
+  async takeOwed(instanceId: string, id: string): Promise<boolean> {
+    const res = await this.#col.updateOne(
+      { _id: docId(instanceId, id), owed: { $type: 'string' } },
+      { $set: { owed: null } },
+    );
+    return res.modifiedCount === 1;
   }
 
   async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {

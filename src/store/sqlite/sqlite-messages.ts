@@ -51,10 +51,33 @@ export class SqliteMessages implements MessageRepository {
       );
   }
 
-  async markEmitted(instanceId: string, id: string, at: number): Promise<void> {
+  async markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void> {
+    if (owed === undefined) {
+      this.db
+        .prepare(
+          'UPDATE messages SET emitted_at = COALESCE(emitted_at, ?), owed = NULL WHERE instance_id = ? AND id = ?',
+        )
+        .run(at, instanceId, id);
+      return;
+    }
     this.db
-      .prepare('UPDATE messages SET emitted_at = ? WHERE instance_id = ? AND id = ? AND emitted_at IS NULL')
-      .run(at, instanceId, id);
+      .prepare('UPDATE messages SET emitted_at = ?, owed = ? WHERE instance_id = ? AND id = ? AND emitted_at IS NULL')
+      .run(at, owed, instanceId, id);
+  }
+
+  async owed(instanceId: string, limit: number): Promise<{ id: string; owed: string }[]> {
+    return this.db
+      .prepare(
+        'SELECT id, owed FROM messages WHERE instance_id = ? AND owed IS NOT NULL ORDER BY timestamp, id LIMIT ?',
+      )
+      .all(instanceId, limit) as { id: string; owed: string }[];
+  }
+
+  async takeOwed(instanceId: string, id: string): Promise<boolean> {
+    const res = this.db
+      .prepare('UPDATE messages SET owed = NULL WHERE instance_id = ? AND id = ? AND owed IS NOT NULL')
+      .run(instanceId, id);
+    return res.changes === 1;
   }
 
   async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {

@@ -137,6 +137,10 @@ const MIGRATIONS: string[] = [
    ALTER TABLE webhooks ADD COLUMN previous_secret_until TEXT;`,
   // 12: when each message's event left, so a message the network delivers again is not emitted twice.
   `ALTER TABLE messages ADD COLUMN emitted_at INTEGER;`,
+  // 13: a received message whose event a node queued after it lost the instance: the extensions (chatbot,
+  // helpdesk) are owed it by the next owner. The partial index keeps the next owner's look-up small.
+  `ALTER TABLE messages ADD COLUMN owed TEXT;
+   CREATE INDEX messages_owed ON messages (instance_id) WHERE owed IS NOT NULL;`,
 ];
 
 export function migrate(db: Database.Database): void {

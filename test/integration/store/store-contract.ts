@@ -639,6 +639,34 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.messages.find(i.id, 'unknown')).to.equal(undefined);
     });
 
+    it('records a message owed to the extensions only if no event left before, and lets one caller take it', async () => {
+      const { i } = await seeded();
+      for (const [id, t] of [
+        ['o1', 2000],
+        ['o2', 1000],
+        ['o3', 3000],
+      ] as const) {
+        await store.messages.save({ ...message(i.id, id, t), status: 'received' });
+      }
+      await store.messages.markEmitted(i.id, 'o1', 5000, '{"id":"o1"}');
+      await store.messages.markEmitted(i.id, 'o2', 5000, '{"id":"o2"}');
+      // An event left already (the owner's own): no debt is recorded.
+      await store.messages.markEmitted(i.id, 'o3', 4000);
+      await store.messages.markEmitted(i.id, 'o3', 5000, '{"id":"o3"}');
+      expect(await store.messages.owed(i.id, 10)).to.deep.equal([
+        { id: 'o2', owed: '{"id":"o2"}' },
+        { id: 'o1', owed: '{"id":"o1"}' },
+      ]);
+      expect(await store.messages.owed(i.id, 1)).to.have.length(1);
+      expect(await store.messages.takeOwed(i.id, 'o2')).to.equal(true);
+      expect(await store.messages.takeOwed(i.id, 'o2')).to.equal(false);
+      // The owner emitting it itself drops the debt, and keeps the first time.
+      await store.messages.markEmitted(i.id, 'o1', 9000);
+      expect(await store.messages.owed(i.id, 10)).to.deep.equal([]);
+      expect((await store.messages.find(i.id, 'o1'))?.emittedAt).to.equal(5000);
+      expect(await store.messages.takeOwed(i.id, 'o1')).to.equal(false);
+    });
+
     it('lists chats by their newest message with unread counts, pages them, and clears one chat', async () => {
       const { i } = await seeded();
       const [a, b, c] = ['551100000001@s.whatsapp.net', '551100000002@s.whatsapp.net', '120363000000000009@g.us'];
