@@ -1,5 +1,6 @@
 import type { ActorContext } from '../../actors/instance-actor.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
+import { untilStored } from '../../actors/until-stored.js';
 import type { MediaConfig } from '../../config/config.js';
 import { NotOwnerError, isOwnershipLoss, reasonOf } from '../../errors.js';
 import type { MsgNetSession } from '../../msgnet/msgnet-driver.js';
@@ -63,6 +64,8 @@ class HelpdeskBridge implements InstanceExtension {
   /** Cuts short the Chatwoot request of a forward in flight (an operator change preempts it). */
   #abort: AbortController | undefined;
   #retryAt = 0;
+  /** onStop ran: a forward waiting for the store gives up. */
+  #stopping = false;
   #retryTimer: NodeJS.Timeout | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
 
@@ -155,7 +158,12 @@ class HelpdeskBridge implements InstanceExtension {
       return;
     }
     const { entry, op } = this.#state.outboundEntry(message);
-    await env.ctx.writeOwned([op]);
+    // The network forgot the message already: while the store is out, it waits here rather than being dropped.
+    await untilStored(
+      { assertOwner: () => env.ctx.assertOwner(), log: this.#log, abandoned: () => this.#stopping },
+      () => env.ctx.writeOwned([op]),
+      'helpdesk forwards',
+    );
     this.#outbound.push(entry);
     this.#worker.kick();
   }
@@ -167,6 +175,7 @@ class HelpdeskBridge implements InstanceExtension {
   }
 
   async onStop(): Promise<void> {
+    this.#stopping = true;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#pruneTimer);
     this.#abort?.abort();
