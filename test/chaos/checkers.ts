@@ -54,7 +54,7 @@ export function checkLostEvents(
   history: History,
   delivered: Map<string, Set<string>>,
   received: Map<string, Set<string>>,
-  consumer: 'webhook' | 'NATS stream' = 'webhook',
+  consumer = 'webhook',
 ): Verdict {
   const found = history
     .of('inbound')
@@ -65,8 +65,9 @@ export function checkLostEvents(
 }
 
 /**
- * A stream that deduplicates on the event id must hold each message's event once: a second copy is an
- * event emitted twice (under two ids) or a publish the duplicate window did not catch.
+ * A broker must hold each message's event once: a second distinct copy (on a stream that deduplicates on
+ * the event id, any second copy; elsewhere, a second event id) is an event emitted twice or a publish the
+ * duplicate window did not catch.
  */
 export function checkStreamDuplicates(copies: Map<string, number>, consumer = 'NATS stream'): Verdict {
   const found = [...copies].filter(([, n]) => n > 1).map(([id, n]) => `message ${id}: ${n} events in the ${consumer}`);

@@ -10,8 +10,8 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { CLUSTER_ADMIN_TOKEN } from '../cluster/node-process.js';
 import { CHAOS_TTL_MS, ChaosCluster } from './chaos-cluster.js';
 import type { ChaosNetwork } from './chaos-network.js';
-import { ChaosNats } from './chaos-nats.js';
-import type { StreamRecord } from './chaos-nats.js';
+import { startChaosBrokers } from './chaos-brokers.js';
+import type { BrokerRecord, ChaosBroker } from './chaos-brokers.js';
 import type { ChaosRedisMode } from './chaos-redis.js';
 import {
   checkAvailability,
@@ -161,7 +161,7 @@ async function setUp(
   network: ChaosNetwork,
   receiver: WebhookReceiver,
   count: number,
-  nats: ChaosNats | undefined,
+  brokers: ChaosBroker[],
 ): Promise<ChaosInstance[]> {
   const front = cluster.running[0]!.process!;
   const account = await front.api.post('/api/admin/accounts', { name: 'chaos' }, { token: CLUSTER_ADMIN_TOKEN });
@@ -192,8 +192,8 @@ async function setUp(
       { token: created.body.instance.token as string },
     );
     if (cfg.status !== 201) throw new Error(`cfg webhook of ${name}: ${cfg.text}`);
-    // The broker is a second consumer of the same events: the lost-inbound checker reads it too.
-    await nats?.enable(front.api, name, created.body.instance.token as string);
+    // The brokers consume the same events: the lost-inbound checker reads them too.
+    for (const broker of brokers) await broker.enable(front.api, name, created.body.instance.token as string);
     const instance: ChaosInstance = {
       name,
       id: created.body.instance.id as string,
@@ -217,7 +217,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const receiver = await WebhookReceiver.start();
   const typebot = await FakeTypebot.start();
   const network: ChaosNetwork = o.driver === 'baileys' ? await SimulatorNetwork.start() : new SandboxNetwork();
-  const nats = await ChaosNats.start();
+  const { brokers, missing: brokersMissing } = await startChaosBrokers();
   const cluster = await ChaosCluster.start(
     o.nodes,
     {
@@ -237,7 +237,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       BILLING_CYCLE: '10s',
       BILLING_BASE_CENTS: String(BILLING_TERMS.baseCents),
       BILLING_INSTANCE_MONTHLY_CENTS: String(BILLING_TERMS.instanceMonthlyCents),
-      ...nats?.env,
+      ...Object.assign({}, ...brokers.map((b) => b.env)),
     },
     (nodeId) => network.nodeEnv(nodeId),
     o.redis ?? 'single',
@@ -245,17 +245,18 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const epochs = network instanceof SimulatorNetwork ? new EpochWatch(join(cluster.dir, 'switchboard.db')) : undefined;
   if (network instanceof SimulatorNetwork) network.epochs = epochs;
   try {
-    const instances = await setUp(cluster, network, receiver, o.instances, nats);
+    const instances = await setUp(cluster, network, receiver, o.instances, brokers);
     await setUpBilling(cluster, receiver);
     const botInstance = await setUpBot(cluster, network, typebot);
     o.log(
       `chaos: ${cluster.running.length} nodes (${o.driver}, Redis ${cluster.redis.mode}), ${instances.length} instances, seed ${o.seed}`,
     );
-    o.log(`chaos: events also to ${nats ? 'a NATS JetStream stream' : `no broker (${ChaosNats.missing()})`}`);
+    for (const broker of brokers) o.log(`chaos: events also to a ${broker.name}`);
+    for (const why of brokersMissing) o.log(`chaos: a broker left out: ${why}`);
     const nemesis = new Nemesis(cluster, network, random, history, instances, {
       minNodes: Math.min(3, o.nodes),
       maxNodes: 5,
-      ...(nats ? { faults: nats.faults } : {}),
+      faults: brokers.flatMap((b) => b.faults),
     });
     const workload = new Workload(cluster, network, instances, random, history, botInstance);
     workload.receiverUrl = receiver.url;
@@ -336,12 +337,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     };
     // Deliveries a killed node held are taken again once their lease ends: wait that long for what is missing.
     const inboundWaitStart = Date.now();
-    let stream: StreamRecord | undefined;
+    const held = new Map<ChaosBroker, BrokerRecord>();
     await until(
       async () => {
         if (checkLostEvents(history, observed.delivered, receivedNow().received).anomalies > 0) return undefined;
-        stream = await nats?.read();
-        if (stream && checkLostEvents(history, observed.delivered, stream.received).anomalies > 0) return undefined;
+        for (const broker of brokers) {
+          const record = await broker.read();
+          held.set(broker, record);
+          if (checkLostEvents(history, observed.delivered, record.received).anomalies > 0) return undefined;
+        }
         return true;
       },
       'the inbound events still missing',
@@ -373,8 +377,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const acknowledgedCalls = [...observed.acknowledgedCalls.values()].reduce((n, ids) => n + ids.size, 0);
     const handedOver = [...observed.delivered.values()].reduce((n, texts) => n + texts.size, 0);
     o.log(`chaos: inbound sent ${history.of('inbound').length}, handed over to the instances ${handedOver}`);
-    stream = await nats?.read();
-    if (stream) o.log(`chaos: message.exchange events in the NATS stream ${stream.stored}`);
+    for (const broker of brokers) {
+      const record = await broker.read();
+      held.set(broker, record);
+      o.log(`chaos: message.exchange events in the ${broker.name} ${record.stored}`);
+    }
     o.log(`chaos: calls acknowledged ${acknowledgedCalls}, rejections at the network ${rejectionCount}`);
     o.log(
       `chaos: chatbot questions ${history.of('chat').length}, handed over ${observed.questions.size}, answers ${observed.botReplies.length}`,
@@ -384,12 +391,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       checkStaleWrites(cluster.probeFile),
       ...checkSends(history, observed.sent),
       checkLostEvents(history, observed.delivered, received),
-      ...(stream
-        ? [
-            checkLostEvents(history, observed.delivered, stream.received, 'NATS stream'),
-            checkStreamDuplicates(stream.copies),
-          ]
-        : []),
+      ...[...held].flatMap(([broker, record]) => [
+        checkLostEvents(history, observed.delivered, record.received, broker.name),
+        checkStreamDuplicates(record.copies, broker.name),
+      ]),
       checkConfigChanges(history, viaCfg, received, INITIAL_CFG_PATH),
       checkLostWrites(history, finalValues),
       checkTwoOwners(cluster.probeFile),
@@ -435,7 +440,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await network.close();
     await receiver.stop();
     await typebot.close();
-    await nats?.close();
+    for (const broker of brokers) await broker.close();
   }
 }
 
