@@ -43,12 +43,22 @@ function name(commonName: string): Buffer {
   return seq(set(seq(oid('2.5.4.3'), der(0x0c, Buffer.from(commonName, 'utf8')))));
 }
 
+/**
+ * A serial number from random bytes, as a positive DER INTEGER in its shortest form: a leading 0x00 before a
+ * byte under 0x80 is refused by OpenSSL ("illegal padding"), which one certificate in about 300 met when
+ * only the sign bit was cleared.
+ */
+export function certificateSerial(random: Buffer): Buffer {
+  const serial = Buffer.from(random);
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
+  return serial;
+}
+
 export function makeSelfSignedCert(commonName = 'whatsapp-simulator', days = 3650): SelfSignedCert {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   const ecdsaWithSha256 = seq(oid('1.2.840.10045.4.3.2'));
-  const serial = randomBytes(16);
-  serial[0] = serial[0]! & 0x7f;
+  const serial = certificateSerial(randomBytes(16));
   const now = new Date(Date.now() - 3600_000);
   const until = new Date(now.getTime() + days * 86_400_000);
   const altNames = seq(
