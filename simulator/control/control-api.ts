@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { FAULT_KINDS } from '../server/faults.js';
+import { closeServer, listenOn } from '../util/http-listen.js';
 import { LinkError, linkByCode, scanQr } from '../phone/phone-linking.js';
 import type { Phone } from '../phone/phone.js';
 import type { Simulator } from '../simulator.js';
@@ -260,18 +260,11 @@ export class ControlApi {
   async listen(port: number, host: string): Promise<number> {
     const server = createServer((req, res) => void this.#handle(req, res));
     this.#server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => resolve());
-    });
-    return (server.address() as AddressInfo).port;
+    return listenOn(server, port, host);
   }
 
-  async close(): Promise<void> {
-    const server = this.#server;
-    if (!server) return;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+  close(): Promise<void> {
+    return closeServer(this.#server);
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

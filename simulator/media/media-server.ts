@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import type { SelfSignedCert } from './self-signed-cert.js';
+import { closeServer, listenOn } from '../util/http-listen.js';
 
 /** Uploads are refused past this size, as WhatsApp's `maxContentLengthBytes` says. */
 const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
@@ -56,18 +56,11 @@ export class MediaServer {
       });
     });
     this.#server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => resolve());
-    });
-    return (server.address() as AddressInfo).port;
+    return listenOn(server, port, host);
   }
 
-  async close(): Promise<void> {
-    const server = this.#server;
-    if (!server) return;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+  close(): Promise<void> {
+    return closeServer(this.#server);
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
