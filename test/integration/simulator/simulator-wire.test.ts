@@ -112,6 +112,31 @@ describe('the WhatsApp simulator on the wire, with the unchanged Baileys client'
     await until(() => a.client.open, 'open again', 10_000);
   });
 
+  // Baileys' end() drops every `close` listener of its socket, the in-flight queries' own among them: without
+  // the patch a query awaited when the server restarts (or the node ends the socket) waits its whole
+  // defaultQueryTimeoutMs (60 s), and so does whatever awaits it (the fault harness saw an instance's events
+  // stall that long).
+  for (const ending of ['a server restart (503)', 'the client ending its socket'] as const) {
+    it(`a query in flight when ${ending} ends the connection fails at once, not at its timeout`, async () => {
+      const { client } = await linked();
+      const sock = client.sock!;
+      const settled = (p: Promise<unknown>) =>
+        p.then(
+          () => 'answered',
+          (err: { output?: { statusCode?: number } }) => err.output?.statusCode ?? String(err),
+        );
+      // A tag the server never answers: a query whose answer is still on its way.
+      const waiting = settled(sock.waitForMessage('query-held-by-the-server'));
+      if (ending === 'a server restart (503)')
+        await sim.control.ok('POST', '/faults', { kind: 'restart', downMs: 300 });
+      else await sock.end(undefined);
+      const outcome = await Promise.race([waiting, new Promise((r) => setTimeout(() => r('still waiting'), 5_000))]);
+      expect(outcome).to.equal(DisconnectReason.connectionClosed);
+      // A wait that begins after the end fails at once too.
+      expect(await settled(sock.waitForMessage('after-the-end'))).to.equal(DisconnectReason.connectionClosed);
+    });
+  }
+
   it('a logout by the phone closes the companion with 401 and its credentials no longer log in', async () => {
     const { number, client } = await linked();
     const companion = await companionOf(number);
