@@ -87,6 +87,7 @@ export class ActorHost<S = ActorContext> implements HostedActors {
       clock: this.#clock,
       fresh: true,
       safetyMarginMs: options.safetyMarginMs,
+      onAcquired: () => this.#heartbeat(),
       onLost: () => {
         for (const actor of [...this.#actors.values()]) actor.selfStop('lease-lost');
       },
@@ -96,6 +97,7 @@ export class ActorHost<S = ActorContext> implements HostedActors {
           .catch((err: unknown) => options.log.warn({ err }, 'could not write the owner hints again'));
       },
       onRenewal: (seconds, outcome) => {
+        if (outcome === 'renewed') this.#heartbeat();
         if (outcome === 'undecided') options.metrics?.leaseRenewalFailed();
         else options.metrics?.leaseRenewal(seconds, outcome === 'lost' ? this.#actors.size : 0);
       },
@@ -196,6 +198,7 @@ export class ActorHost<S = ActorContext> implements HostedActors {
     const owned = await this.options.store.instances.ownership(ids);
     const judged = new Map<string, Promise<HolderState>>();
     const claims: { id: string; epoch: number }[] = [];
+    const takeovers: { id: string; epoch: number; holder: OwnerHolder }[] = [];
     for (const id of ids) {
       const o = owned.get(id);
       if (!o) continue; // deleted
@@ -209,10 +212,11 @@ export class ActorHost<S = ActorContext> implements HostedActors {
       let state = judged.get(key);
       if (!state) judged.set(key, (state = this.options.leases.holderState(nodeResource(h.node), h.token)));
       const s = await state;
-      if (s.kind === 'gone') claims.push({ id, epoch: o.epoch });
+      if (s.kind === 'gone') takeovers.push({ id, epoch: o.epoch, holder: h });
       else if (s.kind === 'alive') report.busy.push({ instanceId: id, node: h.node, expiresInMs: s.expiresInMs });
       else report.retryInMs = Math.min(report.retryInMs ?? Infinity, s.retryInMs);
     }
+    claims.push(...(await this.#heardFrom(takeovers, report)));
     if (claims.length === 0) return out;
     const taken = await this.options.store.instances.claimFrom(claims, me);
     // A claim slower than the lease (a paused process, a slow store): another node may own them by now.
@@ -234,6 +238,46 @@ export class ActorHost<S = ActorContext> implements HostedActors {
     };
     await Promise.all(Array.from({ length: Math.min(this.options.activationConcurrency ?? 32, queue.length) }, worker));
     return out;
+  }
+
+  /**
+   * The takeovers whose holder the store has not heard from within a TTL. Redis calls their leases gone,
+   * but two Redis masters at once (a restarted primary that the sentinels have not demoted yet) each call
+   * the other side's nodes gone while they still act: the store, one for every node, is the second witness.
+   * A holder still heard from is waited for, as one whose Redis cannot tell yet.
+   */
+  async #heardFrom(
+    takeovers: { id: string; epoch: number; holder: OwnerHolder }[],
+    report: ActivationReport,
+  ): Promise<{ id: string; epoch: number }[]> {
+    if (takeovers.length === 0) return [];
+    const ttlMs = this.options.leases.ttlMs;
+    const beats = await this.options.store.instances.heartbeats([...new Set(takeovers.map((t) => t.holder.node))]);
+    const claims: { id: string; epoch: number }[] = [];
+    const waited = new Map<string, { instances: number; heardMsAgo: number }>();
+    for (const { id, epoch, holder } of takeovers) {
+      const beat = beats.get(holder.node);
+      if (beat?.token === holder.token && beat.ageMs < ttlMs) {
+        waited.set(holder.node, { instances: (waited.get(holder.node)?.instances ?? 0) + 1, heardMsAgo: beat.ageMs });
+        report.retryInMs = Math.min(report.retryInMs ?? Infinity, ttlMs - beat.ageMs);
+      } else claims.push({ id, epoch });
+    }
+    for (const [holder, seen] of waited) {
+      this.options.log.warn(
+        { holder, ...seen },
+        'Redis calls the holder gone but the store heard from it within a TTL; waiting',
+      );
+    }
+    return claims;
+  }
+
+  /** Tells the store this node lives under its current lease (the second witness `#heardFrom` reads). */
+  #heartbeat(): void {
+    const lease = this.#lease.lease;
+    if (!lease) return;
+    this.options.store.instances
+      .heartbeat({ node: this.options.nodeId, token: lease.token })
+      .catch((err: unknown) => this.options.log.debug({ err }, 'could not write the node heartbeat'));
   }
 
   async #start(instanceId: string, epoch: number, token: string): Promise<InstanceActor<S> | undefined> {
@@ -315,6 +359,12 @@ export class ActorHost<S = ActorContext> implements HostedActors {
     await this.#retryReleases();
     this.#releaseTimer?.();
     // Renewed until the last actor is gone: a long drain must not let the lease lapse mid-handoff.
+    const lease = this.#lease.lease;
     await this.#lease.stop();
+    if (lease) {
+      await this.options.store.instances
+        .endHeartbeat({ node: this.options.nodeId, token: lease.token })
+        .catch((err: unknown) => this.options.log.debug({ err }, 'could not end the node heartbeat'));
+    }
   }
 }

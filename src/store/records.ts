@@ -205,6 +205,10 @@ export interface ConnectionInfo {
   /** The push name and picture the network reports for the linked number. */
   profileName?: string;
   profilePictureUrl?: string;
+  /** Whether the linked number is a WhatsApp Business account (learnt at its first connection). */
+  isBusiness?: boolean;
+  /** A business account's name. */
+  businessName?: string;
   /** Why the last attempt to reach the network failed; dropped once connected. */
   lastError?: string;
 }
@@ -226,6 +230,12 @@ export interface InstanceRecord {
 export interface OwnerHolder {
   node: string;
   token: string;
+}
+
+/** A node's last heartbeat in the store: the lease token it renewed, and how long ago (the store's clock). */
+export interface NodeHeartbeat {
+  token: string;
+  ageMs: number;
 }
 
 /** Who owns an instance, as the store knows it: the fencing epoch and, while a node holds it, that node. */

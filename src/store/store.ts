@@ -16,6 +16,7 @@ import type {
   MediaBlob,
   MessageRecord,
   OwnedStateOp,
+  NodeHeartbeat,
   OwnerHolder,
   WebhookRecord,
 } from './records.js';
@@ -128,6 +129,16 @@ export interface InstanceRepository {
   claimFrom(claims: { id: string; epoch: number }[], holder: OwnerHolder): Promise<Map<string, number>>;
   /** Forgets the holder, if `epoch` is still the current epoch (the epoch itself stays). */
   release(id: string, epoch: number): Promise<void>;
+  /**
+   * Records, by the store's clock, that `holder.node` renewed its node lease under `holder.token` just now:
+   * the store's own witness that a holder lives, beside its lease in Redis, which two Redis masters at once
+   * (a restarted primary not yet demoted) can each call gone.
+   */
+  heartbeat(holder: OwnerHolder): Promise<void>;
+  /** Each of `nodes` with a heartbeat: its token and the heartbeat's age, by the store's clock. */
+  heartbeats(nodes: string[]): Promise<Map<string, NodeHeartbeat>>;
+  /** Deletes the node's heartbeat if it is still `holder.token`'s (a node that stops). */
+  endHeartbeat(holder: OwnerHolder): Promise<void>;
   /** @throws FencedError unless `epoch` is the current owner epoch. */
   setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void>;
 }

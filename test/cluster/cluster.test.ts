@@ -3,6 +3,7 @@ import { placeInstance } from '../../src/cluster/placement.js';
 import { ClusterFixture, TEST_TTL_MS, sleep } from './cluster-fixture.js';
 import type { NodeProcess } from './node-process.js';
 import { readProbe } from './probe-checker.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/until.js';
 
 const INSTANCES = 24;
@@ -237,6 +238,34 @@ describe('cluster: exactly one owner across node processes (real Redis, kill -9,
     expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
     await c.addNode();
     await c.waitForMembers(c.nodes.length);
+  });
+
+  // A killed primary restarted from its disk serves as a master until the sentinels demote it; nodes that
+  // reach it see none of the other nodes' leases. The fault harness's Sentinel run saw two nodes take the
+  // same instances from each other for seconds, acting on both sides between claims.
+  it('a node that reaches only a second Redis master takes nothing that live nodes still hold', async () => {
+    await c.waitSettled(20_000);
+    const before = await c.owners();
+    const second = await startRedisServer();
+    // Alone on its master: placement gives it every instance, and their holders' leases are missing there.
+    const stray = await c.addNode({ REDIS_URL: second.url }, 'stray');
+    try {
+      const takenByStray = async () =>
+        [...(await c.store.instances.ownership(c.instanceIds)).values()].filter((o) => o.holder?.node === 'stray');
+      // Once its master's incarnation is old enough, the stray node either waits or takes (the defect).
+      await until(
+        async () => stray.output.includes('the store heard from it within a TTL') || (await takenByStray()).length > 0,
+        'the stray node judges the holders',
+        15_000,
+      );
+      await sleep(2 * TEST_TTL_MS);
+      expect(await takenByStray()).to.deep.equal([]);
+      expect(await c.owners()).to.deep.equal(before);
+    } finally {
+      await stray.kill9();
+      c.remove(stray);
+      await second.stop();
+    }
   });
 
   it('holds under a seeded random schedule of faults', async () => {

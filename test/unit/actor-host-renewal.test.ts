@@ -46,13 +46,31 @@ class FlakyLeases implements LeaseManager {
   }
 }
 
-/** The store's ownership records, in memory; `slow` delays every claim (a paused process, a slow store). */
+/**
+ * The store's ownership records and nodes' heartbeats, in memory; `slow` delays every claim (a paused
+ * process, a slow store). Heartbeats are aged by `clock`, the store's.
+ */
 class Ownership {
   readonly rows = new Map<string, InstanceOwnership>();
+  readonly beats = new Map<string, { token: string; at: number }>();
   slow: (() => Promise<void>) | undefined;
 
+  constructor(readonly clock?: ManualClock) {}
+
   asStore(): Store {
+    const now = () => this.clock?.now() ?? 0;
     const instances = {
+      heartbeat: async (holder: OwnerHolder) => void this.beats.set(holder.node, { token: holder.token, at: now() }),
+      heartbeats: async (nodes: string[]) =>
+        new Map(
+          nodes.flatMap((n) => {
+            const b = this.beats.get(n);
+            return b ? [[n, { token: b.token, ageMs: now() - b.at }]] : [];
+          }),
+        ),
+      endHeartbeat: async (holder: OwnerHolder) => {
+        if (this.beats.get(holder.node)?.token === holder.token) this.beats.delete(holder.node);
+      },
       ownership: async (ids: string[]) =>
         new Map(ids.flatMap((id) => (this.rows.has(id) ? [[id, this.rows.get(id)!]] : []))),
       claimFrom: async (claims: { id: string; epoch: number }[], holder: OwnerHolder) => {
@@ -192,6 +210,56 @@ describe('ActorHost: taking instances over', () => {
     leases.youngFor = undefined;
     expect(await h.activate('inst-1')).to.not.equal(undefined);
     await h.stopAll('shutdown');
+  });
+
+  it('a holder that Redis calls gone but the store heard from within a TTL (two Redis masters) is waited for', async () => {
+    const clock = new ManualClock();
+    const leases = new FlakyLeases(1500, clock);
+    const ownership = new Ownership(clock);
+    // node-b holds inst-1 under a lease this node's Redis has never seen (it renews on another master).
+    ownership.rows.set('inst-1', { epoch: 7, holder: { node: 'node-b', token: 'tb' } });
+    await ownership.asStore().instances.heartbeat({ node: 'node-b', token: 'tb' });
+    const { h } = await host(leases, [], ownership);
+    await clock.advance(1000);
+    const report = await h.activateMany(['inst-1']);
+    expect(h.get('inst-1')).to.equal(undefined);
+    expect(ownership.rows.get('inst-1')!.epoch, 'no claim while the holder beats').to.equal(7);
+    expect(report.retryInMs).to.equal(500);
+    // node-b keeps renewing (its heartbeat moves on): still not taken.
+    await clock.advance(400);
+    await ownership.asStore().instances.heartbeat({ node: 'node-b', token: 'tb' });
+    await clock.advance(1000);
+    expect(await h.activate('inst-1')).to.equal(undefined);
+    // Silent for a TTL: gone by both witnesses, taken.
+    await clock.advance(500);
+    expect(await h.activate('inst-1')).to.not.equal(undefined);
+    expect(ownership.rows.get('inst-1')).to.deep.include({ epoch: 8 });
+    await h.stopAll('shutdown');
+  });
+
+  it('a heartbeat under another token (the holder lost its lease and took a new one) is no witness', async () => {
+    const clock = new ManualClock();
+    const leases = new FlakyLeases(1500, clock);
+    const ownership = new Ownership(clock);
+    ownership.rows.set('inst-1', { epoch: 3, holder: { node: 'node-b', token: 'old' } });
+    await ownership.asStore().instances.heartbeat({ node: 'node-b', token: 'new' });
+    const { h } = await host(leases, [], ownership);
+    expect(await h.activate('inst-1')).to.not.equal(undefined);
+    await h.stopAll('shutdown');
+  });
+
+  it("beats at each renewal under its own lease's token, and ends its heartbeat when it stops", async () => {
+    const clock = new ManualClock();
+    const leases = new FlakyLeases(1500, clock);
+    const ownership = new Ownership(clock).add('inst-1');
+    const { h } = await host(leases, [], ownership);
+    await h.activate('inst-1');
+    const first = ownership.beats.get('node-a');
+    expect(first?.token).to.equal(ownership.rows.get('inst-1')!.holder!.token);
+    await clock.advance(600);
+    expect(ownership.beats.get('node-a')!.at, 'renewed every TTL/3').to.be.greaterThan(first!.at);
+    await h.stopAll('shutdown');
+    expect(ownership.beats.has('node-a')).to.equal(false);
   });
 
   it('letting an instance go clears the holder and the hint, so the next node need not wait', async () => {

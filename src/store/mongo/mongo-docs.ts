@@ -34,6 +34,13 @@ export interface OwnedStateDoc {
   epoch: number;
 }
 
+/** A node's last lease renewal (`_id` the node id), stamped by the server. */
+export interface NodeHeartbeatDoc {
+  _id: string;
+  token: string;
+  at: Date;
+}
+
 /** BSON stores `undefined` as null; records use `undefined` for absent optional fields. */
 export function nullToUndefined<T>(value: T): T {
   if (value === null) return undefined as T;

@@ -7,6 +7,7 @@ import type {
   InstanceOwnership,
   InstanceRecord,
   InstanceSettings,
+  NodeHeartbeat,
   OwnerHolder,
   WebhookRecord,
 } from '../records.js';
@@ -14,7 +15,7 @@ import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
 import { duplicateKeyFields, isDuplicateKey, nullToUndefined } from './mongo-docs.js';
-import type { AccountDoc, InstanceDoc, OwnedStateDoc, WebhookDoc } from './mongo-docs.js';
+import type { AccountDoc, InstanceDoc, NodeHeartbeatDoc, OwnedStateDoc, WebhookDoc } from './mongo-docs.js';
 import { webhookUpsert } from './mongo-webhooks.js';
 import type { MongoDeliveries } from './mongo-deliveries.js';
 import type { MongoMessages } from './mongo-messages.js';
@@ -248,6 +249,34 @@ export class MongoInstances implements InstanceRepository {
 
   async release(id: string, epoch: number): Promise<void> {
     await this.col.updateOne({ _id: id, ownerEpoch: epoch }, { $set: { ownerNode: null, ownerToken: null } });
+  }
+
+  /** Nodes' heartbeats, stamped and aged by the server's clock (`$$NOW`): nodes on many hosts, one clock. */
+  get #heartbeats(): Collection<NodeHeartbeatDoc> {
+    return this.client.db(this.col.dbName).collection<NodeHeartbeatDoc>('node_heartbeats');
+  }
+
+  async heartbeat(holder: OwnerHolder): Promise<void> {
+    await this.#heartbeats.updateOne({ _id: holder.node }, [{ $set: { token: holder.token, at: '$$NOW' } }], {
+      upsert: true,
+    });
+  }
+
+  async heartbeats(nodes: string[]): Promise<Map<string, NodeHeartbeat>> {
+    const beats = new Map<string, NodeHeartbeat>();
+    if (nodes.length === 0) return beats;
+    const rows = await this.#heartbeats
+      .aggregate<{ _id: string; token: string; ageMs: number }>([
+        { $match: { _id: { $in: nodes } } },
+        { $project: { token: 1, ageMs: { $subtract: ['$$NOW', '$at'] } } },
+      ])
+      .toArray();
+    for (const r of rows) beats.set(r._id, { token: r.token, ageMs: Math.max(0, r.ageMs) });
+    return beats;
+  }
+
+  async endHeartbeat(holder: OwnerHolder): Promise<void> {
+    await this.#heartbeats.deleteOne({ _id: holder.node, token: holder.token });
   }
 
   async setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void> {

@@ -6,6 +6,7 @@ import type {
   InstanceOwnership,
   InstanceRecord,
   InstanceSettings,
+  NodeHeartbeat,
   OwnerHolder,
   WebhookRecord,
 } from '../records.js';
@@ -223,6 +224,31 @@ export class SqliteInstances implements InstanceRepository {
     this.db
       .prepare('UPDATE instances SET owner_node = NULL, owner_token = NULL WHERE id = ? AND owner_epoch = ?')
       .run(id, epoch);
+  }
+
+  // One host's file: every process reads the same clock, which is the store's.
+  async heartbeat(holder: OwnerHolder): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO node_heartbeats (node, token, at) VALUES (?, ?, ?)
+         ON CONFLICT (node) DO UPDATE SET token = excluded.token, at = excluded.at`,
+      )
+      .run(holder.node, holder.token, Date.now());
+  }
+
+  async heartbeats(nodes: string[]): Promise<Map<string, NodeHeartbeat>> {
+    const beats = new Map<string, NodeHeartbeat>();
+    if (nodes.length === 0) return beats;
+    const now = Date.now();
+    const rows = this.db
+      .prepare(`SELECT node, token, at FROM node_heartbeats WHERE node IN (${nodes.map(() => '?').join(',')})`)
+      .all(...nodes) as { node: string; token: string; at: number }[];
+    for (const r of rows) beats.set(r.node, { token: r.token, ageMs: Math.max(0, now - r.at) });
+    return beats;
+  }
+
+  async endHeartbeat(holder: OwnerHolder): Promise<void> {
+    this.db.prepare('DELETE FROM node_heartbeats WHERE node = ? AND token = ?').run(holder.node, holder.token);
   }
 
   async setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void> {

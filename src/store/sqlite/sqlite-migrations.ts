@@ -141,6 +141,9 @@ const MIGRATIONS: string[] = [
   // helpdesk) are owed it by the next owner. The partial index keeps the next owner's look-up small.
   `ALTER TABLE messages ADD COLUMN owed TEXT;
    CREATE INDEX messages_owed ON messages (instance_id) WHERE owed IS NOT NULL;`,
+  // 14: each node's last lease renewal, the store's witness that a holder lives (two Redis masters at once
+  // can each call it gone).
+  `CREATE TABLE node_heartbeats (node TEXT PRIMARY KEY, token TEXT NOT NULL, at INTEGER NOT NULL);`,
 ];
 
 export function migrate(db: Database.Database): void {

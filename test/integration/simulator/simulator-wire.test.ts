@@ -123,13 +123,13 @@ describe('the WhatsApp simulator on the wire, with the unchanged Baileys client'
       const settled = (p: Promise<unknown>) =>
         p.then(
           () => 'answered',
-          (err: { output?: { statusCode?: number } }) => err.output?.statusCode ?? String(err),
+          (err: Error & { output?: { statusCode?: number } }) => err.output?.statusCode ?? err.message,
         );
       // A tag the server never answers: a query whose answer is still on its way.
       const waiting = settled(sock.waitForMessage('query-held-by-the-server'));
-      if (ending === 'a server restart (503)')
+      if (ending === 'a server restart (503)') {
         await sim.control.ok('POST', '/faults', { kind: 'restart', downMs: 300 });
-      else await sock.end(undefined);
+      } else await sock.end(undefined);
       const outcome = await Promise.race([waiting, new Promise((r) => setTimeout(() => r('still waiting'), 5_000))]);
       expect(outcome).to.equal(DisconnectReason.connectionClosed);
       // A wait that begins after the end fails at once too.

@@ -366,6 +366,29 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(now.get(y.id)?.holder).to.deep.equal({ node: 'node-b', token: 'tb' });
     });
 
+    it("keeps each node's last heartbeat (its token, aged by the store's clock) and ends it only under that token", async () => {
+      const a = `node-${randomUUID()}`;
+      const b = `node-${randomUUID()}`;
+      expect((await store.instances.heartbeats([a, b])).size).to.equal(0);
+      await store.instances.heartbeat({ node: a, token: 't1' });
+      await store.instances.heartbeat({ node: b, token: 'tb' });
+      await new Promise((r) => setTimeout(r, 60));
+      const first = (await store.instances.heartbeats([a])).get(a)!;
+      expect(first.token).to.equal('t1');
+      expect(first.ageMs).to.be.within(40, 5_000);
+      // A renewal under a new lease replaces token and time.
+      await store.instances.heartbeat({ node: a, token: 't2' });
+      const beats = await store.instances.heartbeats([a, b, 'node-never-seen']);
+      expect([...beats.keys()].sort()).to.deep.equal([a, b].sort());
+      expect(beats.get(a)!.token).to.equal('t2');
+      expect(beats.get(a)!.ageMs).to.be.below(first.ageMs);
+      await store.instances.endHeartbeat({ node: a, token: 't1' });
+      expect((await store.instances.heartbeats([a])).get(a)?.token, 'an old token ends nothing').to.equal('t2');
+      await store.instances.endHeartbeat({ node: a, token: 't2' });
+      expect((await store.instances.heartbeats([a, b])).has(a)).to.equal(false);
+      expect((await store.instances.heartbeats([])).size).to.equal(0);
+    });
+
     it('claiming a missing instance fails with FencedError', async () => {
       const err = await store.instances.claim(randomUUID()).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(FencedError);
