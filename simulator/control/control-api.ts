@@ -66,13 +66,15 @@ export class ControlApi {
     }));
     this.#route('GET', '/node-env', () => sim.nodeEnv);
     this.#route('POST', '/phones', ({ body }) => {
-      const { number, name, book } = parse(
+      const { number, name, book, business } = parse(
         z.object({
           number: z
             .string()
             .regex(/^\d{6,15}$/)
             .optional(),
           name: z.string().max(100).optional(),
+          // A WhatsApp Business account, with its business name.
+          business: z.object({ name: z.string().min(1).max(100) }).optional(),
           // What only the phone knows (contacts, groups, history), for the size of a companion's first sync.
           book: z
             .object({
@@ -85,7 +87,13 @@ export class ControlApi {
         body ?? {},
       );
       if (number && sim.core.directory.byNumber(number)) throw new ControlError(409, `number ${number} exists`);
-      return phoneView(sim.addPhone(number, name, book));
+      const phone = sim.addPhone(number, name, book);
+      // A business's push name is its business name unless another is given.
+      if (business) {
+        phone.account.business = { name: business.name };
+        if (!name) phone.account.pushName = business.name;
+      }
+      return phoneView(phone);
     });
     this.#route('GET', '/phones', () => sim.core.directory.accounts().map((a) => phoneView(sim.phone(a.number)!)));
     this.#route('GET', '/phones/:number', ({ params }) => phoneView(this.#phone(params.number)));

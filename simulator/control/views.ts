@@ -9,6 +9,7 @@ export function phoneView(phone: Phone): Record<string, unknown> {
     jid: a.pnJid,
     lid: a.lidJid,
     name: a.pushName,
+    business: a.business ?? null,
     devices: a.linkedDevices().map((d) => d.pnJid),
     autoRead: phone.autoRead,
   };

@@ -79,6 +79,8 @@ export class Account {
     messages: 'all',
   };
   readonly blocklist = new Set<string>();
+  /** A WhatsApp Business account: its verified business name (pair-success says `smba` and names it). */
+  business: { name: string } | undefined;
   #nextDevice = 1;
   #nextKeyIndex = 1;
 

@@ -191,7 +191,9 @@ export class PairingDesk {
           attrs: {},
           content: [
             { tag: 'device-identity', attrs: { 'key-index': String(device.keyIndex) }, content: identity },
-            { tag: 'platform', attrs: { name: 'smba' } },
+            // The phone's app: WhatsApp Business on Android ("smba") names the business, WhatsApp does not.
+            { tag: 'platform', attrs: { name: account.business ? 'smba' : 'android' } },
+            ...(account.business ? [{ tag: 'biz', attrs: { name: account.business.name } }] : []),
             { tag: 'device', attrs: { jid: device.pnJid, lid: device.lidJid } },
           ],
         },

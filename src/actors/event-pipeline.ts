@@ -156,6 +156,7 @@ export class EventPipeline implements SessionReports {
             : before.profileName
               ? { profileName: before.profileName }
               : {}),
+          ...businessOf(e.business, e.state === 'loggedout' ? {} : before),
           ...(lastError ? { lastError } : {}),
         };
         await this.#untilStored(() => ctx.setConnection(connection));
@@ -326,4 +327,18 @@ function storedStatus(status: DeliveryStatus): MessageStatus {
   if (status === 'read_self') return 'read';
   if (status === 'played_self') return 'played';
   return status;
+}
+
+/** What a connection event says of the number's business account, else what was known (none once logged out). */
+function businessOf(
+  told: { isBusiness: boolean; name?: string } | undefined,
+  before: { isBusiness?: boolean; businessName?: string },
+): { isBusiness?: boolean; businessName?: string } {
+  if (told) {
+    return { isBusiness: told.isBusiness, ...(told.isBusiness && told.name ? { businessName: told.name } : {}) };
+  }
+  return {
+    ...(before.isBusiness !== undefined ? { isBusiness: before.isBusiness } : {}),
+    ...(before.businessName ? { businessName: before.businessName } : {}),
+  };
 }

@@ -126,9 +126,9 @@ export function instanceView(instance: InstanceRecord, webhooks: WebhookRecord[]
     profile: {
       name: connection.profileName ?? null,
       pictureUrl: connection.profilePictureUrl ?? null,
-      // Not recorded per instance (GET /api/profile/getAccount reads them from the network).
-      isBusiness: null,
-      businessName: null,
+      // Learnt when the number connects; null before the first connection.
+      isBusiness: connection.isBusiness ?? null,
+      businessName: connection.businessName ?? null,
     },
     settings: config.settings,
     proxy: proxySummary(config),

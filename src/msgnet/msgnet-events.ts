@@ -22,6 +22,8 @@ export interface ConnectionEvent {
   /** The network's own words when it could not be reached (`getaddrinfo ENOTFOUND web.whatsapp.com`). */
   error?: string;
   profileName?: string;
+  /** Once connected: whether the number is a WhatsApp Business account, and then its business name. */
+  business?: { isBusiness: boolean; name?: string };
 }
 
 /** A place, as a location message carries it. */

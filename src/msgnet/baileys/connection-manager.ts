@@ -302,6 +302,7 @@ export class ConnectionManager {
       this.#setState('connected', {
         ...(this.#numberJid ? { numberJid: this.#numberJid } : {}),
         ...(sock.user?.name ? { profileName: sock.user.name } : {}),
+        business: businessAccount(sock.authState.creds.platform, sock.user?.name),
       });
       this.#waiters.settle({ kind: 'open' });
     }
@@ -486,4 +487,13 @@ function flushEvents(sock: BaileysSocket, log: Logger): void {
   } catch (err) {
     log.debug({ err }, 'could not flush the events of an ending socket');
   }
+}
+
+/**
+ * The phone's app, as pair-success named it: WhatsApp Business on Android (`smba`) or iOS (`smbi`). A
+ * business's push name is its business name.
+ */
+export function businessAccount(platform: string | undefined, pushName: string | undefined) {
+  const isBusiness = platform === 'smba' || platform === 'smbi';
+  return { isBusiness, ...(isBusiness && pushName ? { name: pushName } : {}) };
 }

@@ -10,7 +10,7 @@ import {
 import { channels } from '../../redis/keys.js';
 import type { ConnectionState } from '../../store/records.js';
 import type { LinkChallenge, LinkRequest, MsgNetSession, SessionOptions } from '../msgnet-driver.js';
-import type { MsgNetEvent } from '../msgnet-events.js';
+import type { ConnectionEvent, MsgNetEvent } from '../msgnet-events.js';
 import { SandboxPhone, USER_DOMAIN } from './sandbox-phone.js';
 import type { SandboxWire } from './sandbox-wire.js';
 import { SandboxControls, registerControls } from './sandbox-controls.js';
@@ -123,7 +123,7 @@ export class SandboxSession implements MsgNetSession {
 
   #set(
     state: ConnectionState,
-    extra: { qrCode?: string; reason?: string; error?: string; profileName?: string } = {},
+    extra: Partial<Pick<ConnectionEvent, 'qrCode' | 'reason' | 'error' | 'profileName' | 'business'>> = {},
   ): void {
     this.#state = state;
     if (this.#closed) return;
@@ -154,7 +154,8 @@ export class SandboxSession implements MsgNetSession {
     }
     // The network reports the push name on connect, as WhatsApp does.
     const { name } = await this.#phone.profile();
-    this.#set('connected', name ? { profileName: name } : {});
+    // The sandbox's numbers are personal accounts.
+    this.#set('connected', { ...(name ? { profileName: name } : {}), business: { isBusiness: false } });
   }
 
   async connect(request: LinkRequest): Promise<LinkChallenge> {

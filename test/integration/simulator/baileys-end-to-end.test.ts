@@ -75,6 +75,25 @@ describe('the Baileys driver end to end through the WhatsApp simulator (one node
       'instance.state connected on the webhook',
       15_000,
     );
+    const listed = (await node.api.get('/api/instance/list', { token })).body.instances[0];
+    expect(listed.profile).to.deep.include({ isBusiness: false, businessName: null });
+  });
+
+  it('a WhatsApp Business number: the instance list says so and gives the business name', async () => {
+    const shop = '5511988880009';
+    await sim.control.ok('POST', '/phones', { number: shop, business: { name: 'Padaria Central' } });
+    const shopToken = await node.createInstance(account, { name: 'shop' });
+    const qr = await node.api.get('/api/instance/connect/shop', { token: shopToken });
+    await sim.control.ok('POST', `/phones/${shop}/scan`, { qr: qr.body.qrCode });
+    const listed = await until(
+      async () => {
+        const i = (await node.api.get('/api/instance/list', { token: shopToken })).body.instances?.[0];
+        return i?.connection?.state === 'connected' ? i : undefined;
+      },
+      'the business number connected',
+      15_000,
+    );
+    expect(listed.profile).to.deep.include({ isBusiness: true, businessName: 'Padaria Central' });
   });
 
   it('sends a text that the contact decrypts and receives the reply on the webhook; receipts become message.status', async () => {

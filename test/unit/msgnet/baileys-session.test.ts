@@ -55,10 +55,25 @@ describe('BaileysSession: connection lifecycle', () => {
     sock.open();
     expect(connectionEvents(h.events)).to.deep.equal([
       { type: 'connection', state: 'connecting' },
-      { type: 'connection', state: 'connected', numberJid: OWN_JID, profileName: 'Me' },
+      {
+        type: 'connection',
+        state: 'connected',
+        numberJid: OWN_JID,
+        profileName: 'Me',
+        business: { isBusiness: false },
+      },
     ]);
     expect(h.session.state).to.equal('connected');
     expect(h.session.numberJid).to.equal(OWN_JID);
+  });
+
+  it('a number linked from WhatsApp Business (pair-success platform smba or smbi) connects as a business', async () => {
+    const h = await openSession({ linked: true });
+    await h.session.resume();
+    const sock = h.factory.last;
+    sock.authState.creds.platform = 'smbi';
+    sock.open();
+    expect(connectionEvents(h.events).at(-1)).to.deep.include({ business: { isBusiness: true, name: 'Me' } });
   });
 
   it('connect({method: qr}) resolves with the first QR and reports it', async () => {
