@@ -12,7 +12,10 @@ export interface ChannelCallMap {
   'channels.publish': { payload: { jid: string; text: string; media?: WireMedia }; result: SentMessage };
   'channels.follow': { payload: { jid: string }; result: { jid: string } };
   'channels.unfollow': { payload: { jid: string }; result: { jid: string } };
-  'communities.create': { payload: { subject: string; description?: string }; result: CommunityInfo };
+  'communities.create': {
+    payload: { subject: string; description?: string; joinApproval?: boolean };
+    result: CommunityInfo;
+  };
   'communities.list': { payload: Record<string, never>; result: CommunityInfo[] };
   'communities.link': {
     payload: { communityJid: string; groupJid: string };

@@ -48,8 +48,10 @@ export function channelHandlers(): Pick<CallHandlers<ActorScope>, keyof ChannelC
       await networkOperation('Failed to unfollow the channel', () => channels(scope).unfollow(jid));
       return { jid };
     },
-    'communities.create': async (scope, { subject, description }) =>
-      networkOperation('Failed to create the community', () => communities(scope).create(subject, description)),
+    'communities.create': async (scope, { subject, description, joinApproval }) =>
+      networkOperation('Failed to create the community', () =>
+        communities(scope).create(subject, description, joinApproval ? { joinApproval } : {}),
+      ),
     'communities.list': async (scope) =>
       networkOperation('Failed to list the communities', () => communities(scope).list()),
     'communities.link': async (scope, { communityJid, groupJid }) => {

@@ -63,6 +63,20 @@ describe('communities: create, list, link and unlink groups', function () {
     expectError(await post('create', { subject: 'X' }), 500, 'Failed to create the community: server said no');
   });
 
+  it('create with membershipApprovalMode request_required: joining the community asks an admin first', async () => {
+    const res = await post('create', { name: 'Gated', membershipApprovalMode: 'request_required' });
+    expectOk(res);
+    expect(res.body).to.deep.include({ message: 'Community created', isCommunity: true });
+    expect(res.body.community).to.deep.include({ subject: 'Gated', joinApproval: true });
+    expect((await list()).find((c) => c.jid === res.body.community.jid)).to.deep.include({ joinApproval: true });
+    const open = await post('create', { name: 'Open', membershipApprovalMode: 'none' });
+    expectOk(open);
+    expect(open.body.community).to.deep.include({ joinApproval: false });
+    const bad = await post('create', { name: 'X', membershipApprovalMode: 'sometimes' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.message).to.include('membershipApprovalMode');
+  });
+
   it('link-group: the admin links groups; the list shows them; linking twice changes nothing', async () => {
     for (const groupJid of groups) {
       const res = await post('link-group', { communityJid: community, groupJid });

@@ -15,7 +15,7 @@ const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(
 
 type Deps = ActorRouteDeps;
 
-const COMMUNITY_VIEW = '`{jid, subject, description, groups: [{jid, subject}]}`';
+const COMMUNITY_VIEW = '`{jid, subject, description, groups: [{jid, subject}], joinApproval}`';
 
 const createBody = z.strictObject({
   subject: z.string().trim().max(100).optional().describe("The community's name (required; 'name' is the same field)"),
@@ -27,7 +27,10 @@ const createBody = z.strictObject({
     .max(50)
     .optional()
     .describe('Existing groups to link to it, one second apart'),
-  membershipApprovalMode: z.string().trim().max(32).optional().describe('Accepted and not applied (no driver sets it)'),
+  membershipApprovalMode: z
+    .enum(['request_required', 'on', 'none', 'off'])
+    .optional()
+    .describe('`request_required` (or `on`): joining asks an admin first; `none` (or `off`, the default): it does not'),
 });
 
 const linkBody = z.strictObject({
@@ -77,9 +80,11 @@ export function communityRoutes(deps: Deps) {
       const id = ctx.state.instance!.id;
       assertConnected(ctx.state.instance!);
       const picture = b.image ? await groupPicture(b.image, deps.media) : undefined;
+      const joinApproval = b.membershipApprovalMode === 'request_required' || b.membershipApprovalMode === 'on';
       let community = await actors.for(ctx).call(id, 'communities.create', {
         subject,
         ...(b.description ? { description: b.description } : {}),
+        ...(joinApproval ? { joinApproval } : {}),
       });
       // The hosted product's follow-ups; the community exists whatever they give.
       const problems: string[] = [];

@@ -5,7 +5,13 @@ import { refusing } from './network-refusal.js';
 import type { BaileysSocket } from './socket-port.js';
 
 function community(meta: GroupMetadata, groups: { jid: string; subject: string }[]): CommunityInfo {
-  return { jid: meta.id, subject: meta.subject, description: meta.desc ?? '', groups };
+  return {
+    jid: meta.id,
+    subject: meta.subject,
+    description: meta.desc ?? '',
+    groups,
+    joinApproval: !!meta.joinApprovalMode,
+  };
 }
 
 /**
@@ -20,10 +26,18 @@ export class BaileysCommunities implements CommunityOps {
     private readonly onRead: (group: GroupMetadata) => void = () => undefined,
   ) {}
 
-  async create(subject: string, description?: string): Promise<CommunityInfo> {
+  async create(
+    subject: string,
+    description?: string,
+    options: { joinApproval?: boolean } = {},
+  ): Promise<CommunityInfo> {
     const sock = this.socket();
     const meta = await refusing('create the community', () => sock.communityCreate(subject, description ?? ''));
     if (!meta) throw new Error('WhatsApp did not describe the new community');
+    if (options.joinApproval) {
+      await refusing('require approval to join the community', () => sock.communityJoinApprovalMode(meta.id, 'on'));
+      meta.joinApprovalMode = true;
+    }
     this.onRead(meta);
     // The groups WhatsApp made with it (its announcement group); the community exists even when this read fails.
     const linked = await sock.communityFetchLinkedGroups(meta.id).catch(() => undefined);

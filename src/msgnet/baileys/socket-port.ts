@@ -17,6 +17,7 @@ export type BaileysSocket = Pick<
   | 'newsletterUnfollow'
   | 'communityCreate'
   | 'communityFetchLinkedGroups'
+  | 'communityJoinApprovalMode'
   | 'communityLinkGroup'
   | 'communityUnlinkGroup'
   | 'readMessages'

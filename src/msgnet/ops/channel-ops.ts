@@ -33,10 +33,13 @@ export interface CommunityInfo {
   description: string;
   /** The groups linked to it (its announcement group included). */
   groups: { jid: string; subject: string }[];
+  /** Joining asks an admin first (WhatsApp's membership approval mode). */
+  joinApproval: boolean;
 }
 
 export interface CommunityOps {
-  create(subject: string, description?: string): Promise<CommunityInfo>;
+  /** `joinApproval`: joining asks an admin first (set right after the community exists). */
+  create(subject: string, description?: string, options?: { joinApproval?: boolean }): Promise<CommunityInfo>;
   /** Communities this number is in. */
   list(): Promise<CommunityInfo[]>;
   linkGroup(communityJid: string, groupJid: string): Promise<void>;

@@ -19,13 +19,16 @@ interface SandboxCommunity {
   description: string;
   creatorJid: string;
   groups: { jid: string; subject: string }[];
+  /** Absent in communities kept before it existed: off. */
+  joinApproval?: boolean;
 }
 
-const info = ({ jid, subject, description, groups }: SandboxCommunity): CommunityInfo => ({
+const info = ({ jid, subject, description, groups, joinApproval }: SandboxCommunity): CommunityInfo => ({
   jid,
   subject,
   description,
   groups: groups.map((g) => ({ ...g })),
+  joinApproval: joinApproval ?? false,
 });
 
 /**
@@ -51,7 +54,7 @@ export class SandboxCommunities implements CommunityOps, SandboxOps {
     await this.net.auth.set({ [`${COMMUNITY}${community.jid}`]: JSON.stringify(community) });
   }
 
-  async create(subject: string, description = ''): Promise<CommunityInfo> {
+  async create(subject: string, description = '', options: { joinApproval?: boolean } = {}): Promise<CommunityInfo> {
     const me = this.net.me();
     this.net.failIf('communities:create');
     const community: SandboxCommunity = {
@@ -60,12 +63,13 @@ export class SandboxCommunities implements CommunityOps, SandboxOps {
       description,
       creatorJid: me,
       groups: [],
+      joinApproval: options.joinApproval ?? false,
     };
     await this.#save(community);
     await this.net.record({
       to: community.jid,
       type: 'community',
-      operation: { name: 'create', subject, description },
+      operation: { name: 'create', subject, description, ...(options.joinApproval ? { joinApproval: true } : {}) },
     });
     return info(community);
   }

@@ -155,6 +155,10 @@ export class FakeSocket {
     this.refused('communityCreate');
     return { id: '120363000000000099@g.us', subject, desc: body, owner: OWN_JID, participants: [], isCommunity: true };
   };
+  communityJoinApprovalMode = async (jid: string, mode: 'on' | 'off') => {
+    this.record('communityJoinApprovalMode', jid, mode);
+    this.refused('communityJoinApprovalMode');
+  };
   communityFetchLinkedGroups = async (jid: string) => {
     this.record('communityFetchLinkedGroups', jid);
     this.refused('communityFetchLinkedGroups');

@@ -162,9 +162,17 @@ describe('baileys driver: channels and communities through the socket', () => {
         subject: 'Neighbours',
         description: 'Our street',
         groups: [{ jid: GROUP, subject: 'Announcements' }],
+        joinApproval: false,
       });
+      expect(sock.callsOf('communityJoinApprovalMode')).to.deep.equal([]);
       await h.session.communities.create('Bare');
       expect(sock.callsOf('communityCreate')[1]).to.deep.equal(['Bare', '']);
+    });
+
+    it('create with joinApproval: membership approval turned on right after the community exists', async () => {
+      const created = await h.session.communities.create('Gated', undefined, { joinApproval: true });
+      expect(sock.callsOf('communityJoinApprovalMode')).to.deep.equal([[created.jid, 'on']]);
+      expect(created.joinApproval).to.equal(true);
     });
 
     it('list: the parents among the groups this number is in, each with the groups linked to it', async () => {
@@ -186,6 +194,7 @@ describe('baileys driver: channels and communities through the socket', () => {
           subject: 'Neighbours',
           description: 'Our street',
           groups: [{ jid: GROUP, subject: 'Announcements' }],
+          joinApproval: false,
         },
       ]);
       // What the list read is kept: a message in the community's parent group now says so.
