@@ -98,6 +98,13 @@ async function sent(
     },
     ctx.log,
   );
+  // Acknowledged already (its status event may still be on its way through the event chain): a client
+  // reading the status right after the answer sees it sent.
+  if (result.acknowledged) {
+    await ctx.store.messages.setStatus(ctx.instanceId, [result.messageId], 'sent').catch((err: unknown) => {
+      ctx.log.warn({ err, messageId: result.messageId }, 'could not record a message status');
+    });
+  }
 }
 
 export interface MessageHandlerDeps {

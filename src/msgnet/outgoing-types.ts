@@ -19,6 +19,8 @@ export interface SentMessage {
   messageId: string;
   /** Unix milliseconds. */
   timestamp: number;
+  /** The network acknowledged the send before answering (the sandbox does; WhatsApp acks it later). */
+  acknowledged?: true;
 }
 
 /** The message a reply quotes, as the history kept it (the network needs its author and text). */

@@ -735,7 +735,7 @@ describe("hosted product's routes and fields beside ours (sandbox, HTTP)", funct
       expect(res.body).to.deep.include({ success: true, message: 'Audio call placed', number: BOB });
       const callId = res.body.callId as string;
       expect(callId).to.be.a('string').and.not.empty;
-      await until(() => callStatuses(bobEvents, callId).includes('offer'), 'the offer on bob', 5000);
+      await until(() => callStatuses(bobEvents, callId).includes('offer'), 'the offer on bob', 15_000);
       const offered = (await n.outbox('alice', alice, BOB)).at(-1);
       expect(offered).to.deep.include({ type: 'call_offer' });
       expect(offered.call.callId).to.equal(callId);
@@ -744,11 +744,11 @@ describe("hosted product's routes and fields beside ours (sandbox, HTTP)", funct
       const answered = await n.node.api.post('/api/sandbox/answerCall/bob', { callId }, { token: bob });
       expectOk(answered);
       expect(answered.body).to.deep.include({ callId, from: ALICE_JID });
-      await until(() => callStatuses(bobEvents, callId).includes('terminated'), 'the hang-up on bob', 5000);
+      await until(() => callStatuses(bobEvents, callId).includes('terminated'), 'the hang-up on bob', 15_000);
       expect(callStatuses(bobEvents, callId)).to.deep.equal(['offer', 'accepted', 'terminated']);
       const played = (await n.outbox('alice', alice, BOB)).find((e: any) => e.type === 'call_audio');
       expect(played).to.deep.include({ call: { callId, durationSeconds: 1 } });
-      await until(() => callStatuses(aliceEvents, callId).includes('terminated'), 'the hang-up on alice', 5000);
+      await until(() => callStatuses(aliceEvents, callId).includes('terminated'), 'the hang-up on alice', 15_000);
       expect(callStatuses(aliceEvents, callId)).to.deep.equal(['accepted', 'terminated']);
       expectError(
         await n.node.api.post('/api/sandbox/answerCall/bob', { callId }, { token: bob }),

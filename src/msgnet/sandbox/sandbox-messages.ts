@@ -59,7 +59,7 @@ export class SandboxMessages implements MessageOps {
     const raw = await this.net.auth.get(`sentid:${options.messageId}`);
     if (!raw) return undefined;
     const first = JSON.parse(raw) as OutboxEntry;
-    return { messageId: first.messageId, timestamp: first.timestamp };
+    return { messageId: first.messageId, timestamp: first.timestamp, acknowledged: true };
   }
 
   async #deliver(to: string, entry: OutboxEntry, wire: Extract<SandboxWire, { t: 'msg' }>): Promise<SentMessage> {
@@ -75,7 +75,7 @@ export class SandboxMessages implements MessageOps {
       timestamp: entry.timestamp,
     });
     await this.net.publish(to, wire).catch(() => 0);
-    return { messageId: entry.messageId, timestamp: entry.timestamp };
+    return { messageId: entry.messageId, timestamp: entry.timestamp, acknowledged: true };
   }
 
   async sendText(to: string, text: string, options?: SendOptions): Promise<SentMessage> {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { MESSAGE_STATUS_RANK } from '../records.js';
 import type { ChatCursor, ChatSummary, HistoryCursor, MessageRecord, MessageStatus } from '../records.js';
 import type { MessageRepository } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 
 type Row = Record<string, unknown>;
 
@@ -24,9 +25,17 @@ function toMessage(row: Row): MessageRecord {
 
 /** The chat history in SQLite (table `messages`, migration 3); the instance's deletion cascades to it. */
 export class SqliteMessages implements MessageRepository {
-  constructor(private readonly db: Database.Database) {}
+  constructor(
+    private readonly db: Database.Database,
+    /** The history's writes share a transaction with the others of their turn (one fsync). */
+    private readonly group: GroupCommit,
+  ) {}
 
   async save(m: MessageRecord): Promise<void> {
+    await this.group.run(() => this.#save(m));
+  }
+
+  #save(m: MessageRecord): void {
     this.db
       .prepare(
         `INSERT INTO messages (instance_id, id, chat_jid, from_me, sender_jid, timestamp, type, text, media, status, source)
@@ -52,6 +61,10 @@ export class SqliteMessages implements MessageRepository {
   }
 
   async markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void> {
+    await this.group.run(() => this.#markEmitted(instanceId, id, at, owed));
+  }
+
+  #markEmitted(instanceId: string, id: string, at: number, owed?: string): void {
     if (owed === undefined) {
       this.db
         .prepare(
@@ -74,26 +87,26 @@ export class SqliteMessages implements MessageRepository {
   }
 
   async takeOwed(instanceId: string, id: string): Promise<boolean> {
-    const res = this.db
-      .prepare('UPDATE messages SET owed = NULL WHERE instance_id = ? AND id = ? AND owed IS NOT NULL')
-      .run(instanceId, id);
-    return res.changes === 1;
+    return this.group.run(
+      () =>
+        this.db
+          .prepare('UPDATE messages SET owed = NULL WHERE instance_id = ? AND id = ? AND owed IS NOT NULL')
+          .run(instanceId, id).changes === 1,
+    );
   }
 
   async setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void> {
     const read = this.db.prepare('SELECT status FROM messages WHERE instance_id = ? AND id = ?');
     const write = this.db.prepare('UPDATE messages SET status = ? WHERE instance_id = ? AND id = ?');
-    this.db
-      .transaction(() => {
-        for (const id of ids) {
-          const row = read.get(instanceId, id) as { status: MessageStatus | null } | undefined;
-          if (!row) continue;
-          if (row.status === null || MESSAGE_STATUS_RANK[row.status] < MESSAGE_STATUS_RANK[status]) {
-            write.run(status, instanceId, id);
-          }
+    await this.group.run(() => {
+      for (const id of ids) {
+        const row = read.get(instanceId, id) as { status: MessageStatus | null } | undefined;
+        if (!row) continue;
+        if (row.status === null || MESSAGE_STATUS_RANK[row.status] < MESSAGE_STATUS_RANK[status]) {
+          write.run(status, instanceId, id);
         }
-      })
-      .immediate();
+      }
+    });
   }
 
   async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {

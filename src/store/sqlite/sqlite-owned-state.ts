@@ -2,13 +2,18 @@ import type Database from 'better-sqlite3';
 import { FencedError } from '../../errors.js';
 import type { OwnedStateOp } from '../records.js';
 import type { OwnedStateRepository } from '../store.js';
+import type { GroupCommit } from './group-commit.js';
 
 /**
  * An instance's owned state (session keys, outbox, labels, records): every write checks the owner epoch and
  * writes in one `BEGIN IMMEDIATE` transaction, so a superseded owner's write is refused, never interleaved.
  */
 export class SqliteOwnedState implements OwnedStateRepository {
-  constructor(private readonly db: Database.Database) {}
+  constructor(
+    private readonly db: Database.Database,
+    /** Writes share a transaction with the others of their turn (one fsync). */
+    private readonly group: GroupCommit,
+  ) {}
 
   async get(instanceId: string, namespace: string, key: string): Promise<string | undefined> {
     const row = this.db
@@ -46,14 +51,13 @@ export class SqliteOwnedState implements OwnedStateRepository {
        ON CONFLICT (instance_id, namespace, key) DO UPDATE SET value = excluded.value`,
     );
     const del = this.db.prepare('DELETE FROM owned_state WHERE instance_id = ? AND namespace = ? AND key = ?');
-    const tx = this.db.transaction(() => {
+    await this.group.run(() => {
       this.#checkEpoch(instanceId, epoch);
       for (const op of ops) {
         if (op.value === null) del.run(instanceId, op.namespace, op.key);
         else put.run(instanceId, op.namespace, op.key, op.value);
       }
     });
-    tx.immediate();
   }
 
   async clear(instanceId: string, epoch: number, namespace?: string): Promise<void> {

@@ -25,6 +25,7 @@ import { guardOutages } from '../store-outage.js';
 import { isSqliteOutage } from './sqlite-outage.js';
 
 import { SqliteAccounts } from './sqlite-accounts.js';
+import { GroupCommit } from './group-commit.js';
 import { SqliteInstances } from './sqlite-instances.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { SqliteOwnedState } from './sqlite-owned-state.js';
@@ -66,12 +67,13 @@ export class SqliteStore implements Store {
     cacheStatements(this.#db);
     // A file locked past the busy timeout or a failing disk answers 503, as an unreachable MongoDB does.
     const guard = <R extends object>(repository: R) => guardOutages(repository, isSqliteOutage);
+    const group = new GroupCommit(this.#db);
     this.accounts = guard(new SqliteAccounts(this.#db));
     this.instances = guard(new SqliteInstances(this.#db));
     this.webhooks = guard(new SqliteWebhooks(this.#db));
-    this.ownedState = guard(new SqliteOwnedState(this.#db));
+    this.ownedState = guard(new SqliteOwnedState(this.#db, group));
     this.deliveries = guard(new SqliteDeliveries(this.#db));
-    this.messages = guard(new SqliteMessages(this.#db));
+    this.messages = guard(new SqliteMessages(this.#db, group));
     this.accountWebhooks = guard(new SqliteAccountWebhooks(this.#db));
     this.billingLedger = guard(new SqliteBillingLedger(this.#db));
     this.mediaBlobs = guard(new SqliteMediaBlobs(this.#db));
