@@ -40,6 +40,27 @@ describe('ServerAcks: a send answers once WhatsApp acked it', () => {
     expect(await acks.wait('m3').catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
   });
 
+  it('tells its owner of a send that waited out the timeout (the socket is likely dead), not of an acked or cut one', async () => {
+    const clock = new ManualClock();
+    let timeouts = 0;
+    const acks = new ServerAcks(clock, 10_000, () => timeouts++);
+    const acked = acks.wait('m1');
+    const unacked = acks.wait('m2');
+    unacked.catch(() => undefined);
+    acks.acked('m1');
+    await acked;
+    await clock.advance(9_999);
+    expect(timeouts).to.equal(0);
+    await clock.advance(1);
+    expect(await unacked.catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
+    expect(timeouts).to.equal(1);
+    const cut = acks.wait('m3');
+    cut.catch(() => undefined);
+    acks.close();
+    await clock.advance(20_000);
+    expect(timeouts).to.equal(1);
+  });
+
   it('wraps a socket: sendMessage resolves after the ack frame, and the rest of the socket is its own', async () => {
     const ws = new EventEmitter();
     const raw = {

@@ -1,3 +1,4 @@
+import { DisconnectReason } from '@whiskeysockets/baileys';
 import type { ConnectionState as WAConnectionUpdate } from '@whiskeysockets/baileys';
 import type { Logger } from 'pino';
 import { NetworkUnreachableError, NotConnectedError } from '../../errors.js';
@@ -19,7 +20,7 @@ import type { SharedCaches } from './socket-config.js';
 import { bindSocketEvents } from './socket-events.js';
 import type { MediaDownloader } from './media-download.js';
 import { NetworkAcks } from './network-acks.js';
-import { ServerAcks, awaitingServerAcks } from './server-acks.js';
+import { SERVER_ACK_TIMEOUT_MS, ServerAcks, awaitingServerAcks } from './server-acks.js';
 import type { NetworkEndpoint } from './network-endpoint.js';
 import type { BaileysSocket, SocketFactory } from './socket-port.js';
 import { TtlCache } from './ttl-cache.js';
@@ -247,7 +248,8 @@ export class ConnectionManager {
         assertMayAct: this.options.assertMayAct,
       }),
     );
-    const { sock, detach: detachServerAcks } = awaitingServerAcks(made, new ServerAcks());
+    const serverAcks = new ServerAcks(systemClock, SERVER_ACK_TIMEOUT_MS, () => this.#unacked(sock));
+    const { sock, detach: detachServerAcks } = awaitingServerAcks(made, serverAcks);
     this.#sock = sock;
     const unbindEvents = bindSocketEvents(sock, {
       settings: this.options.settings,
@@ -284,6 +286,16 @@ export class ConnectionManager {
       sock.ev.off('creds.update', onCreds);
     };
     return true;
+  }
+
+  /** A send got no ack in time on the current socket: it is ended as lost, and the owner connects again. */
+  #unacked(sock: BaileysSocket): void {
+    if (sock !== this.#sock || this.#closed || this.#state !== 'connected') return;
+    this.log.warn({ timeoutMs: SERVER_ACK_TIMEOUT_MS }, 'WhatsApp did not ack a message in time; reconnecting');
+    const lost = Object.assign(new Error('no ack from WhatsApp in time'), {
+      output: { statusCode: DisconnectReason.connectionLost },
+    });
+    void sock.end(lost);
   }
 
   #onConnectionUpdate(sock: BaileysSocket, update: Partial<WAConnectionUpdate>): void {

@@ -31,6 +31,12 @@ export class ServerAcks {
   constructor(
     private readonly clock: Clock = systemClock,
     private readonly timeoutMs = SERVER_ACK_TIMEOUT_MS,
+    /**
+     * A send waited out the timeout: WhatsApp acks within a second on a live connection, so the socket is
+     * likely dead without knowing it (a half-open TCP connection, found by the keep-alive only 30 to 60 s
+     * later), and the owner ends it to connect again now.
+     */
+    private readonly onTimeout: () => void = () => undefined,
   ) {}
 
   /** The server acked `id` (with or without an error: either way it has the message). */
@@ -55,6 +61,7 @@ export class ServerAcks {
       const cancel = this.clock.after(this.timeoutMs, () => {
         this.#waiting.delete(id);
         reject(unacknowledged(`no ack from WhatsApp within ${this.timeoutMs} ms`));
+        this.onTimeout();
       });
       this.#waiting.set(id, { resolve, reject, cancel });
     });

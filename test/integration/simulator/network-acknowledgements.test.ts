@@ -119,6 +119,28 @@ describe('the network is acknowledged once events are stored (Baileys through th
     expect(hooks.received.filter((r) => r.body?.data?.id === id)).to.have.length(1);
   });
 
+  it('a send WhatsApp never acks (a half-open connection) is answered unknown, and the owner connects again at once', async () => {
+    const device = (await companion()).jid as string;
+    const logins = async () =>
+      ((await companion()).history as { kind: string }[]).filter((h) => h.kind === 'login').length;
+    const before = await logins();
+    // The server reads and sends nothing more on that connection, and never closes it: only the client's
+    // keep-alive (30 to 60 s) would find out.
+    await sim.control.ok('POST', '/faults', { kind: 'lost', device });
+    const started = Date.now();
+    const res = await node.api.post('/api/message/text/desk', { number: alice, text: 'into the void' }, { token });
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    expect(res.body.error.message).to.include('no ack from WhatsApp within 10000 ms');
+    await until(async () => (await logins()) > before, 'a new login', 10_000);
+    expect(Date.now() - started, 'well before the keep-alive would notice').to.be.below(25_000);
+    await until(
+      async () =>
+        (await node.api.get('/api/instance/list', { token })).body.instances?.[0]?.connection?.state === 'connected',
+      'connected again',
+      10_000,
+    );
+  });
+
   it('a rejection a dead owner recorded (after acking the offer) is finished by the next owner', async () => {
     // What an owner leaves when it dies between acking a call offer and rejecting it.
     const dir = node.dataDir;
