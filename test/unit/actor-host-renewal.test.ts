@@ -175,6 +175,12 @@ describe('ActorHost: one node lease for every actor', () => {
   });
 });
 
+/** A 1.5 s TTL on a fake clock that also ages the store's heartbeats. */
+function withHeartbeats() {
+  const clock = new ManualClock();
+  return { clock, leases: new FlakyLeases(1500, clock), ownership: new Ownership(clock) };
+}
+
 describe('ActorHost: taking instances over', () => {
   it("never takes an instance whose holder's lease is alive; takes it once that lease is gone", async () => {
     const clock = new ManualClock();
@@ -213,9 +219,7 @@ describe('ActorHost: taking instances over', () => {
   });
 
   it('a holder that Redis calls gone but the store heard from within a TTL (two Redis masters) is waited for', async () => {
-    const clock = new ManualClock();
-    const leases = new FlakyLeases(1500, clock);
-    const ownership = new Ownership(clock);
+    const { clock, leases, ownership } = withHeartbeats();
     // node-b holds inst-1 under a lease this node's Redis has never seen (it renews on another master).
     ownership.rows.set('inst-1', { epoch: 7, holder: { node: 'node-b', token: 'tb' } });
     await ownership.asStore().instances.heartbeat({ node: 'node-b', token: 'tb' });
@@ -238,9 +242,7 @@ describe('ActorHost: taking instances over', () => {
   });
 
   it('a heartbeat under another token (the holder lost its lease and took a new one) is no witness', async () => {
-    const clock = new ManualClock();
-    const leases = new FlakyLeases(1500, clock);
-    const ownership = new Ownership(clock);
+    const { leases, ownership } = withHeartbeats();
     ownership.rows.set('inst-1', { epoch: 3, holder: { node: 'node-b', token: 'old' } });
     await ownership.asStore().instances.heartbeat({ node: 'node-b', token: 'new' });
     const { h } = await host(leases, [], ownership);
@@ -249,9 +251,8 @@ describe('ActorHost: taking instances over', () => {
   });
 
   it("beats at each renewal under its own lease's token, and ends its heartbeat when it stops", async () => {
-    const clock = new ManualClock();
-    const leases = new FlakyLeases(1500, clock);
-    const ownership = new Ownership(clock).add('inst-1');
+    const { clock, leases, ownership } = withHeartbeats();
+    ownership.add('inst-1');
     const { h } = await host(leases, [], ownership);
     await h.activate('inst-1');
     const first = ownership.beats.get('node-a');
