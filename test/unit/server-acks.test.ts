@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
-import { OutcomeUnknownError } from '../../src/errors.js';
+import { NotConnectedError, OutcomeUnknownError } from '../../src/errors.js';
 import { ServerAcks, awaitingServerAcks } from '../../src/msgnet/baileys/server-acks.js';
 import type { BaileysSocket } from '../../src/msgnet/baileys/socket-port.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -81,6 +81,22 @@ describe('ServerAcks: a send answers once WhatsApp acked it', () => {
     relayed.catch(() => undefined);
     ws.emit('close');
     expect(await relayed.catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
+    detach();
+  });
+
+  it("a send Baileys refuses with Connection Closed (428: never written) is 'not connected', to be sent again", async () => {
+    const closed = Object.assign(new Error('Connection Closed'), { output: { statusCode: 428 } });
+    const other = new Error('bad media');
+    const raw = {
+      ws: new EventEmitter(),
+      sendMessage: async () => Promise.reject(closed),
+      relayMessage: async () => Promise.reject(other),
+    } as unknown as BaileysSocket;
+    const { sock, detach } = awaitingServerAcks(raw, new ServerAcks(new ManualClock(), 10_000));
+    expect(await sock.sendMessage('x@s.whatsapp.net', { text: 'hi' }).catch((e: unknown) => e)).to.be.instanceOf(
+      NotConnectedError,
+    );
+    expect(await sock.relayMessage('x@s.whatsapp.net', {}, {}).catch((e: unknown) => e)).to.equal(other);
     detach();
   });
 });

@@ -1,6 +1,8 @@
-import { OutcomeUnknownError } from '../../errors.js';
+import { DisconnectReason } from '@whiskeysockets/baileys';
+import { NotConnectedError, OutcomeUnknownError } from '../../errors.js';
 import { systemClock } from '../../util/clock.js';
 import type { Cancel, Clock } from '../../util/clock.js';
+import { statusCodeOf } from './disconnect-policy.js';
 import type { BaileysSocket } from './socket-port.js';
 
 /** How long a send waits for WhatsApp's ack of its stanza before its outcome counts as unknown. */
@@ -78,6 +80,20 @@ export class ServerAcks {
   }
 }
 
+/**
+ * Baileys' "Connection Closed" (428) from a send means the stanza never reached the socket: it was
+ * closed, or a query the send needed first (devices, sessions) ended with it. The message is not sent,
+ * and the instance is not connected: the caller may send it again once it is.
+ */
+async function notWrittenOnClose<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (statusCodeOf(err) === Number(DisconnectReason.connectionClosed)) throw new NotConnectedError();
+    throw err;
+  }
+}
+
 function unacknowledged(why: string): OutcomeUnknownError {
   return new OutcomeUnknownError(`The message was written to WhatsApp, but ${why}: it may or may not be sent`);
 }
@@ -98,12 +114,12 @@ export function awaitingServerAcks(sock: BaileysSocket, acks: ServerAcks): { soc
   // Everything else, getters included (`user` reads the live credentials), is the socket's own.
   const wrapped = Object.create(sock) as BaileysSocket;
   wrapped.sendMessage = async (...args) => {
-    const msg = await sock.sendMessage(...args);
+    const msg = await notWrittenOnClose(() => sock.sendMessage(...args));
     if (msg?.key.id) await acks.wait(msg.key.id);
     return msg;
   };
   wrapped.relayMessage = async (...args) => {
-    const id = await sock.relayMessage(...args);
+    const id = await notWrittenOnClose(() => sock.relayMessage(...args));
     await acks.wait(id);
     return id;
   };
