@@ -505,7 +505,7 @@ function flushEvents(sock: BaileysSocket, log: Logger): void {
  * The phone's app, as pair-success named it: WhatsApp Business on Android (`smba`) or iOS (`smbi`). A
  * business's push name is its business name.
  */
-export function businessAccount(platform: string | undefined, pushName: string | undefined) {
+function businessAccount(platform: string | undefined, pushName: string | undefined) {
   const isBusiness = platform === 'smba' || platform === 'smbi';
   return { isBusiness, ...(isBusiness && pushName ? { name: pushName } : {}) };
 }

@@ -63,10 +63,6 @@ export class SqliteMessages implements MessageRepository {
   // Not group-committed: it follows the event's commit to the outbox at once, as no later turn could (a
   // process killed between the two leaves an event queued and unmarked, which the next owner emits again).
   async markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void> {
-    this.#markEmitted(instanceId, id, at, owed);
-  }
-
-  #markEmitted(instanceId: string, id: string, at: number, owed?: string): void {
     if (owed === undefined) {
       this.db
         .prepare(

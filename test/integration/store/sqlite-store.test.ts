@@ -3,8 +3,40 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { FencedError } from '../../../src/errors.js';
+import type { InstanceRecord } from '../../../src/store/records.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import Database from 'better-sqlite3';
 import { storeContract } from './store-contract.js';
+
+/** An instance of `accountId`, as the store keeps it. */
+function instanceRecord(id: string, accountId: string): InstanceRecord {
+  return {
+    id,
+    accountId,
+    name: id,
+    tokenHash: `t-${id}`,
+    tokenSealed: 's',
+    ownerEpoch: 0,
+    config: {
+      settings: {
+        autoRejectCalls: false,
+        callRejectMessage: '',
+        ignoreGroupMessages: false,
+        keepOnlineStatus: false,
+        autoReadMessages: false,
+        disableHistorySync: true,
+        ignoreStatus: false,
+      },
+      proxy: undefined,
+      websocket: undefined,
+      helpdesk: undefined,
+      chatbot: undefined,
+      storage: undefined,
+    },
+    connection: { state: 'disconnected', numberJid: undefined, updatedAt: new Date().toISOString() },
+    createdAt: new Date().toISOString(),
+  };
+}
 
 describe('SqliteStore', () => {
   const dirs: string[] = [];
@@ -52,36 +84,7 @@ describe('SqliteStore', () => {
         createdAt: new Date().toISOString(),
       });
       expect((await b.accounts.findByName('shared'))?.id).to.equal(id);
-      await a.instances.create(
-        {
-          id: 'i-1',
-          accountId: id,
-          name: 'one',
-          tokenHash: 't',
-          tokenSealed: 's',
-          ownerEpoch: 0,
-          config: {
-            settings: {
-              autoRejectCalls: false,
-              callRejectMessage: '',
-              ignoreGroupMessages: false,
-              keepOnlineStatus: false,
-              autoReadMessages: false,
-              disableHistorySync: true,
-              ignoreStatus: false,
-            },
-            proxy: undefined,
-            websocket: undefined,
-            helpdesk: undefined,
-            chatbot: undefined,
-            storage: undefined,
-          },
-          connection: { state: 'disconnected', numberJid: undefined, updatedAt: new Date().toISOString() },
-          createdAt: new Date().toISOString(),
-        },
-        [],
-        5,
-      );
+      await a.instances.create(instanceRecord('i-1', id), [], 5);
       const epochA = await a.instances.claim('i-1');
       const epochB = await b.instances.claim('i-1');
       expect(epochB).to.equal(epochA + 1);
@@ -94,6 +97,44 @@ describe('SqliteStore', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  // A node killed between its event's commit to the outbox and this mark leaves the event queued and the
+  // message unmarked, so the next owner emits it again: no turn of the event loop may come in between.
+  it("writes a message's emitted mark within the call, not with the next group commit", async () => {
+    const file = fresh();
+    const store = new SqliteStore(file);
+    const raw = new Database(file, { readonly: true });
+    try {
+      await store.accounts.create({
+        id: 'acct-m',
+        name: 'marks',
+        tokenHash: 'hm',
+        instanceQuota: 5,
+        allowedOrigins: [],
+        createdAt: new Date().toISOString(),
+      });
+      await store.instances.create(instanceRecord('i-m', 'acct-m'), [], 5);
+      await store.messages.save({
+        instanceId: 'i-m',
+        id: 'm1',
+        chatJid: '5511900000001@s.whatsapp.net',
+        fromMe: false,
+        senderJid: '5511900000001@s.whatsapp.net',
+        timestamp: 1000,
+        type: 'text',
+        text: 'hi',
+        media: undefined,
+        status: 'received',
+      });
+      const marking = store.messages.markEmitted('i-m', 'm1', 1234);
+      const seen = raw.prepare("SELECT emitted_at FROM messages WHERE id = 'm1'").get() as { emitted_at: number };
+      expect(seen.emitted_at).to.equal(1234);
+      await marking;
+    } finally {
+      raw.close();
+      await store.close();
     }
   });
 
