@@ -3,40 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { FencedError } from '../../../src/errors.js';
-import type { InstanceRecord } from '../../../src/store/records.js';
+import { instanceRecord } from '../../helpers/records.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import Database from 'better-sqlite3';
 import { storeContract } from './store-contract.js';
-
-/** An instance of `accountId`, as the store keeps it. */
-function instanceRecord(id: string, accountId: string): InstanceRecord {
-  return {
-    id,
-    accountId,
-    name: id,
-    tokenHash: `t-${id}`,
-    tokenSealed: 's',
-    ownerEpoch: 0,
-    config: {
-      settings: {
-        autoRejectCalls: false,
-        callRejectMessage: '',
-        ignoreGroupMessages: false,
-        keepOnlineStatus: false,
-        autoReadMessages: false,
-        disableHistorySync: true,
-        ignoreStatus: false,
-      },
-      proxy: undefined,
-      websocket: undefined,
-      helpdesk: undefined,
-      chatbot: undefined,
-      storage: undefined,
-    },
-    connection: { state: 'disconnected', numberJid: undefined, updatedAt: new Date().toISOString() },
-    createdAt: new Date().toISOString(),
-  };
-}
 
 describe('SqliteStore', () => {
   const dirs: string[] = [];
@@ -84,7 +54,7 @@ describe('SqliteStore', () => {
         createdAt: new Date().toISOString(),
       });
       expect((await b.accounts.findByName('shared'))?.id).to.equal(id);
-      await a.instances.create(instanceRecord('i-1', id), [], 5);
+      await a.instances.create(instanceRecord(id, { id: 'i-1', name: 'one' }), [], 5);
       const epochA = await a.instances.claim('i-1');
       const epochB = await b.instances.claim('i-1');
       expect(epochB).to.equal(epochA + 1);
@@ -115,7 +85,7 @@ describe('SqliteStore', () => {
         allowedOrigins: [],
         createdAt: new Date().toISOString(),
       });
-      await store.instances.create(instanceRecord('i-m', 'acct-m'), [], 5);
+      await store.instances.create(instanceRecord('acct-m', { id: 'i-m' }), [], 5);
       await store.messages.save({
         instanceId: 'i-m',
         id: 'm1',
