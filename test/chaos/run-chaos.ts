@@ -41,6 +41,9 @@ import { Workload, request } from './workload.js';
 import type { ChaosInstance } from './workload.js';
 import { until } from '../helpers/until.js';
 
+/** The longest Baileys' keep-alive takes to end a connection that went silent (2 × 30 s + 5 s). */
+const KEEP_ALIVE_VERDICT_MS = 65_000;
+
 export interface ChaosOptions {
   /** The nodes' driver: Baileys through the WhatsApp simulator, or the sandbox network. @default baileys */
   driver: 'baileys' | 'sandbox';
@@ -264,9 +267,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const subscribers = new Subscribers(cluster, random);
     subscribers.start(instances);
     const end = Date.now() + o.durationMs;
+    let lastLostAt = Number.NEGATIVE_INFINITY;
     while (Date.now() < end) {
       await nemesis.strike();
       const last = history.operations.filter((op) => op.process === 'nemesis').at(-1);
+      if (last?.kind === 'wa-lost') lastLostAt = Date.now();
       o.log(`chaos: fault ${nemesis.faults}: ${last?.kind} on ${String(last?.fields.node)} (${last?.outcome})`);
       await sleep(o.faultIntervalMs);
     }
@@ -283,7 +288,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
     // 7. Availability: every instance owned by a live node and answering a call (on WhatsApp, connected
     // again too: within the TTL plus a reconnect's backoff).
-    const limitMs = CHAOS_TTL_MS + 2000 + (o.driver === 'baileys' ? 10_000 : 0);
+    // A connection blackholed by `wa-lost` (nothing read, nothing sent, never closed) is found by a send's
+    // missing ack or, on a quiet instance, only by Baileys' keep-alive: up to two 30 s intervals and 5 s.
+    const keepAliveVerdictMs = lastLostAt + KEEP_ALIVE_VERDICT_MS - healedAt;
+    const limitMs = Math.max(CHAOS_TTL_MS + 2000 + (o.driver === 'baileys' ? 10_000 : 0), keepAliveVerdictMs);
     const front = () => random.pick(cluster.running).process!.url;
     const live = () => new Set(cluster.running.map((n) => n.id));
     const unavailable = new Set(instances.map((i) => i.name));
