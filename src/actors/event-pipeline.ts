@@ -1,5 +1,5 @@
 import { UnavailableError, isOwnershipLoss } from '../errors.js';
-import type { InstanceEventSink } from '../events/instance-event-sink.js';
+import type { InstanceEventSink, MessageOnce } from '../events/instance-event-sink.js';
 import { instanceState, toInstanceEvent } from '../events/instance-events.js';
 import type { EventAttachments, InstanceEvent } from '../events/instance-events.js';
 import { withReceivedMedia } from '../events/received-media.js';
@@ -121,9 +121,14 @@ export class EventPipeline implements SessionReports {
    * resumed after SIGSTOP must not act for it), and is retried until it is durably queued.
    */
   async emit(event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
+    await this.#emit(event, attachments);
+  }
+
+  /** With `once`, false when that message's event was queued before, by this node or another (nothing left). */
+  async #emit(event: InstanceEvent, attachments?: EventAttachments, once?: MessageOnce): Promise<boolean> {
     const stillOwner = () => this.lifecycle.assertOwner();
     stillOwner();
-    await this.deps.sink.emit(this.lifecycle.instance(), event, attachments, stillOwner);
+    return (await this.deps.sink.emit(this.lifecycle.instance(), event, attachments, stillOwner, once)) !== false;
   }
 
   /**
@@ -190,9 +195,7 @@ export class EventPipeline implements SessionReports {
           return;
         }
         if (await this.#emittedBefore(m.id)) {
-          e.acknowledge?.();
-          // Queued by a node that lost the instance before its extensions saw it: they get it here, once.
-          if (!m.fromMe && (await this.#takeOwed(m.id))) this.notify(m);
+          await this.#settleEmitted(m, e.acknowledge);
           return;
         }
         // A received file is downloaded (stored, kept for base64) first; a failure is only noted in the event.
@@ -206,10 +209,14 @@ export class EventPipeline implements SessionReports {
         const source = this.#sources.get(m.id) ?? 'api';
         this.#sources.delete(m.id);
         const event = toInstanceEvent(e, source);
-        await this.emit(media ? withReceivedMedia(event, media) : event, media?.attachments);
-        await ctx.store.messages.markEmitted(ctx.instanceId, m.id, Date.now()).catch((err: unknown) => {
-          ctx.log.warn({ err, messageId: m.id }, 'could not note that a message was emitted');
-        });
+        // Queued with the message's mark in one transaction: a node salvaging the same message meanwhile,
+        // or this one's next copy, finds it queued.
+        if (
+          !(await this.#emit(media ? withReceivedMedia(event, media) : event, media?.attachments, { messageId: m.id }))
+        ) {
+          await this.#settleEmitted(m, e.acknowledge);
+          return;
+        }
         // Durably queued now: the network may forget the message (its receipt goes).
         e.acknowledge?.();
         this.notify(m);
@@ -261,9 +268,10 @@ export class EventPipeline implements SessionReports {
     try {
       if (await this.#emittedBefore(m.id)) return;
       await remember(ctx.store, historyRecord(ctx.instanceId, m), ctx.log);
-      await sink.emit(lifecycle.instance(), toInstanceEvent({ type: 'message', message: m }));
       // The extensions (chatbot, helpdesk) are owed it: the next owner hands it to them.
-      await ctx.store.messages.markEmitted(ctx.instanceId, m.id, Date.now(), JSON.stringify(m));
+      const owed = { messageId: m.id, owed: JSON.stringify(m) };
+      const event = toInstanceEvent({ type: 'message', message: m });
+      if ((await sink.emit(lifecycle.instance(), event, undefined, undefined, owed)) === false) return;
       ctx.log.info({ messageId: m.id }, 'queued the event of a message decrypted before the instance was lost');
     } catch (err) {
       ctx.log.warn(
@@ -286,6 +294,15 @@ export class EventPipeline implements SessionReports {
         this.notify(JSON.parse(owed) as NormalizedMessage);
       }
     }
+  }
+
+  /**
+   * A message whose event left before (WhatsApp's next copy, or one a node queued after losing the
+   * instance): the network may forget it, and the extensions get it here if they are still owed it.
+   */
+  async #settleEmitted(m: NormalizedMessage, acknowledge: (() => void) | undefined): Promise<void> {
+    acknowledge?.();
+    if (!m.fromMe && (await this.#takeOwed(m.id))) this.notify(m);
   }
 
   /** Whether this owner takes the extensions' debt for a message (a store failure: not owed, logged). */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { DEPENDENCY_WAIT, backoffDelay } from '../util/backoff.js';
-import type { InstanceEventSink } from './instance-event-sink.js';
+import type { InstanceEventSink, MessageOnce } from './instance-event-sink.js';
 import type { InstanceRecord } from '../store/records.js';
 import type { EnvelopeBuilder } from './envelope-builder.js';
 import type { EventBus } from './event-bus.js';
@@ -56,11 +56,13 @@ export class FanOutSink implements InstanceEventSink {
     event: InstanceEvent,
     attachments?: EventAttachments,
     stillOwner: () => void = () => undefined,
-  ): Promise<void> {
+    once?: MessageOnce,
+  ): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       stillOwner();
       try {
-        await this.options.durable.emit(instance, event, attachments);
+        // Queued before (by this message's earlier copy, or by a node that lost the instance): nothing leaves.
+        if ((await this.options.durable.emit(instance, event, attachments, undefined, once)) === false) return false;
         if (attempt > 0) {
           this.options.log.info({ event: event.event, attempts: attempt + 1 }, 'event queued after retries');
         }
@@ -76,5 +78,6 @@ export class FanOutSink implements InstanceEventSink {
         this.options.log.warn({ err, event: event.event }, 'event not published');
       });
     }
+    return true;
   }
 }

@@ -182,6 +182,19 @@ export type DeliverySettlement =
   | { id: string; outcome: 'buried'; attempts: number; lastError: string };
 
 /**
+ * Marks a message's event as emitted (`at`, Unix ms), the network delivering a message again when its
+ * receipt was lost. Without `owed` the emitting owner hands the message to the extensions itself; with
+ * `owed` (the message for them, as JSON: a node that lost the instance queued the event) the next owner
+ * takes the debt (MessageRepository.owed / takeOwed).
+ */
+export interface EmissionClaim {
+  instanceId: string;
+  messageId: string;
+  at: number;
+  owed?: string;
+}
+
+/**
  * The webhook outbox: pending rows are taken with a lease (so another process can take them again if
  * the taker dies), then settled: completed (deleted), rescheduled, or buried (kept as dead letters).
  */
@@ -191,6 +204,13 @@ export interface DeliveryRepository {
    * is left as it is: a producer that queues again after a crash (same id) queues once.
    */
   insert(rows: DeliveryRow[], dueAt: number): Promise<void>;
+  /**
+   * A message's event: its rows (none when nothing wants it) and the message's emitted mark in one
+   * transaction, unless an event of that message was queued before (then nothing is written: false). Two
+   * owners of one message (a node salvaging what it decrypted, its successor receiving it again) queue it
+   * once, and a crash cannot leave it queued and unmarked. A message the history lacks is queued unmarked.
+   */
+  insertOnce(rows: DeliveryRow[], dueAt: number, claim: EmissionClaim): Promise<boolean>;
   /** Up to `max` pending rows due at `now` and not leased, leased until `now + leaseMs`. */
   take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]>;
   /** All the settlements in one write (one transaction where the store has them). */
@@ -222,14 +242,6 @@ export interface MessageRepository {
    * received messages are not read yet. `before` continues after a chat of an earlier page.
    */
   chats(instanceId: string, q: { before?: ChatCursor; limit: number }): Promise<ChatSummary[]>;
-  /**
-   * Notes that the message's event left: the network delivers a message again when its receipt was lost
-   * (a cut connection, a failover), and the owner then knows not to emit it twice. Unknown ids are ignored.
-   * The first time stays. Without `owed` the caller hands the message to the extensions itself, and any debt
-   * recorded for it is dropped. With `owed` (the message for the extensions, as JSON: a node that lost the
-   * instance queued the event) it is recorded only if no event left before, for the next owner to take.
-   */
-  markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void>;
   /** Messages owed to the extensions (their JSON), oldest first, at most `limit`. */
   owed(instanceId: string, limit: number): Promise<{ id: string; owed: string }[]>;
   /** Takes a message owed to the extensions: true for one caller only, who hands it over. */

@@ -34,15 +34,15 @@ describe('events accepted from the network are kept through a store outage', () 
 
   it('an inbound message whose enqueue fails is retried until it is queued, then delivered once', async () => {
     const outbox = n.node.store.deliveries;
-    const insert = outbox.insert.bind(outbox);
+    const insertOnce = outbox.insertOnce.bind(outbox);
     let refused = 0;
-    // The store refuses the outbox write three times (an outage), then recovers.
-    outbox.insert = async (rows, dueAt) => {
+    // The store refuses the outbox write (a message's event, with its mark) three times, then recovers.
+    outbox.insertOnce = async (rows, dueAt, claim) => {
       if (refused < 3) {
         refused++;
         throw new Error('database is locked');
       }
-      return insert(rows, dueAt);
+      return insertOnce(rows, dueAt, claim);
     };
     try {
       expectOk(
@@ -54,7 +54,7 @@ describe('events accepted from the network are kept through a store outage', () 
       expect(texts).to.deep.equal(['kept']);
       expect(refused).to.equal(3);
     } finally {
-      outbox.insert = insert;
+      outbox.insertOnce = insertOnce;
     }
   });
 });

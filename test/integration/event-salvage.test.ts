@@ -8,21 +8,35 @@ import type { ActorContext } from '../../src/actors/actor-context.js';
 import { EventPipeline } from '../../src/actors/event-pipeline.js';
 import type { SessionLifecycle } from '../../src/actors/session-lifecycle.js';
 import { NotOwnerError } from '../../src/errors.js';
-import type { InstanceEventSink } from '../../src/events/instance-event-sink.js';
+import type { InstanceEventSink, MessageOnce } from '../../src/events/instance-event-sink.js';
 import type { InstanceEvent } from '../../src/events/instance-events.js';
 import type { NormalizedMessage } from '../../src/msgnet/msgnet-events.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { instanceRecord } from '../helpers/records.js';
 
-/** A sink that records what it was given. */
-function recording(): InstanceEventSink & { events: InstanceEvent[] } {
+/**
+ * A sink that records what it queued: a message's event with its mark in the store, as the webhook
+ * dispatcher does (nothing when that message's event was queued before). `before` runs ahead of each.
+ */
+function recording(store: SqliteStore, before: () => Promise<void> = async () => undefined) {
   const sink = {
     events: [] as InstanceEvent[],
-    async emit(_instance: unknown, event: InstanceEvent) {
+    async emit(
+      instance: { id: string },
+      event: InstanceEvent,
+      _attachments?: unknown,
+      _stillOwner?: unknown,
+      once?: MessageOnce,
+    ): Promise<boolean> {
+      await before();
+      if (once && !(await store.deliveries.insertOnce([], 0, { ...once, instanceId: instance.id, at: Date.now() }))) {
+        return false;
+      }
       sink.events.push(event);
+      return true;
     },
   };
-  return sink;
+  return sink satisfies InstanceEventSink;
 }
 
 const message = (id: string): NormalizedMessage => ({
@@ -67,9 +81,9 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function pipeline(owner: { lost: boolean; stopped: boolean }) {
-    const sink = recording();
-    const salvage = recording();
+  function pipeline(owner: { lost: boolean; stopped: boolean }, beforeEmit?: () => Promise<void>) {
+    const sink = recording(store, beforeEmit);
+    const salvage = recording(store);
     const acknowledged: string[] = [];
     const notified: string[] = [];
     const assertOwner = () => {
@@ -147,18 +161,25 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     expect(next.acknowledged).to.deep.equal(['M4']);
   });
 
-  it('a message the owner emitted itself is owed to no one, even if a lost owner queued it too', async () => {
+  it("a lost owner queueing the message while its successor handles WhatsApp's copy: one event, handed over once", async () => {
     const stale = pipeline({ lost: true, stopped: false });
-    const owner = pipeline({ lost: false, stopped: false });
-    // The stale node's record lands first; the owner's own event then takes the debt over.
-    stale.report(message('M6'));
-    await stale.events.drainedQuiet();
-    expect(await store.messages.owed(instanceId, 10)).to.have.length(1);
-    await store.messages.markEmitted(instanceId, 'M6', Date.now());
+    // The successor found no event of M6 in the history; the lost owner queues its own just before the
+    // successor's event is queued.
+    const owner = pipeline({ lost: false, stopped: false }, async () => {
+      if (stale.salvage.events.length > 0) return;
+      stale.report(message('M6'));
+      await stale.events.drainedQuiet();
+    });
+    owner.report(message('M6'));
+    await owner.events.drainedQuiet();
+    expect(stale.salvage.events).to.have.length(1);
+    expect(owner.sink.events).to.have.length(0);
+    expect(owner.acknowledged).to.deep.equal(['M6']);
+    expect(owner.notified).to.deep.equal(['M6']);
     expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
     owner.events.report({ type: 'connection', state: 'connected' });
     await owner.events.drainedQuiet();
-    expect(owner.notified).to.deep.equal([]);
+    expect(owner.notified).to.deep.equal(['M6']);
   });
 
   it('a message whose event left already is not queued again', async () => {

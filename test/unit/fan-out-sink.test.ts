@@ -89,4 +89,19 @@ describe('FanOutSink: one failing consumer starves no other, and the durable one
     expect(caught).to.be.instanceOf(NotOwnerError);
     expect(bus.calls).to.equal(0);
   });
+
+  it('publishes nothing of a message whose event was queued before, and says so', async () => {
+    const bus = sink(0);
+    const seen: unknown[] = [];
+    const queue: InstanceEventSink = {
+      async emit(_i, _e, _a, _s, once) {
+        seen.push(once);
+        return false;
+      },
+    };
+    const fan = new FanOutSink({ bestEffort: [bus], durable: queue, log });
+    expect(await fan.emit(instance, event, undefined, undefined, { messageId: 'M1' })).to.equal(false);
+    expect(seen).to.deep.equal([{ messageId: 'M1' }]);
+    expect(bus.calls).to.equal(0);
+  });
 });

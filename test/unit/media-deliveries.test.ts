@@ -75,6 +75,10 @@ class MemoryQueue implements DeliveryQueue {
   async enqueue(d: Delivery[]) {
     this.queued.push(...d);
   }
+  async enqueueOnce(d: Delivery[]) {
+    this.queued.push(...d);
+    return true;
+  }
   async take(max: number) {
     return this.queued.splice(0, max);
   }

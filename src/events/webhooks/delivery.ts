@@ -1,3 +1,5 @@
+import type { EmissionClaim } from '../../store/store.js';
+
 /** The brokers events can be published to. */
 export type BrokerTransport = 'rabbitmq' | 'nats';
 
@@ -72,6 +74,11 @@ export function deadLettersBody(letters: DeadLetter[], withLabel = true) {
  */
 export interface DeliveryQueue {
   enqueue(deliveries: Delivery[]): Promise<void>;
+  /**
+   * A message's event (its deliveries, perhaps none) and the message's emitted mark together, unless that
+   * message's event was queued before: then nothing is queued and the answer is false (DeliveryRepository).
+   */
+  enqueueOnce(deliveries: Delivery[], claim: EmissionClaim): Promise<boolean>;
   /** Takes up to `max` deliveries that are due, for `leaseMs`. */
   take(max: number, leaseMs: number): Promise<Delivery[]>;
   complete(delivery: Delivery): Promise<void>;

@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from '../../errors.js';
-import type { DeliveryRepository, DeliveryRow, DeliverySettlement } from '../../store/store.js';
+import type { DeliveryRepository, DeliveryRow, DeliverySettlement, EmissionClaim } from '../../store/store.js';
 import { TickBatcher } from '../../util/tick-batcher.js';
 import type { DeadLetter, Delivery, DeliveryQueue } from './delivery.js';
 
@@ -15,6 +15,14 @@ function toDelivery(row: DeliveryRow): Delivery {
     createdAt: row.createdAt,
     ...(row.lastError ? { lastError: row.lastError } : {}),
   };
+}
+
+function toRows(deliveries: Delivery[]): DeliveryRow[] {
+  const now = new Date().toISOString();
+  return deliveries.map((d) => {
+    const { id, instanceId, attempts, lastError, createdAt, receipt: _r, ...payload } = d;
+    return { id, instanceId, attempts, lastError, createdAt, updatedAt: now, payload: JSON.stringify(payload) };
+  });
 }
 
 /** A store that is out of reach fails every write alike: writing a batch's members one by one would not help. */
@@ -36,13 +44,12 @@ export class OutboxDeliveryQueue implements DeliveryQueue {
 
   async enqueue(deliveries: Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
-    const now = new Date().toISOString();
-    await this.#inserts.add(
-      deliveries.map((d) => {
-        const { id, instanceId, attempts, lastError, createdAt, receipt: _r, ...payload } = d;
-        return { id, instanceId, attempts, lastError, createdAt, updatedAt: now, payload: JSON.stringify(payload) };
-      }),
-    );
+    await this.#inserts.add(toRows(deliveries));
+  }
+
+  // Its own transaction, not batched: the claim is decided there (see DeliveryRepository.insertOnce).
+  enqueueOnce(deliveries: Delivery[], claim: EmissionClaim): Promise<boolean> {
+    return this.repo.insertOnce(toRows(deliveries), Date.now(), claim);
   }
 
   async take(max: number, leaseMs: number): Promise<Delivery[]> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { InstanceEventSink } from '../instance-event-sink.js';
+import type { InstanceEventSink, MessageOnce } from '../instance-event-sink.js';
 import type { InstanceRecord, WebhookRecord } from '../../store/records.js';
 import type { Store } from '../../store/store.js';
 import type { EnvelopeBuilder } from '../envelope-builder.js';
@@ -71,10 +71,19 @@ export class WebhookDispatcher implements InstanceEventSink {
     });
   }
 
-  async emit(instance: InstanceRecord, event: InstanceEvent, attachments?: EventAttachments): Promise<void> {
+  async emit(
+    instance: InstanceRecord,
+    event: InstanceEvent,
+    attachments?: EventAttachments,
+    _stillOwner?: () => void,
+    once?: MessageOnce,
+  ): Promise<boolean> {
     const targets = (await this.webhooks(instance.id)).filter((w) => matches(w, event.event));
     const brokers = await this.#brokers(instance.id, event.event);
-    if (targets.length === 0 && brokers.length === 0) return;
+    if (targets.length === 0 && brokers.length === 0) {
+      // Nothing to deliver, but the message's mark still tells its next copy that its event left.
+      return once ? this.queue.enqueueOnce([], { ...once, instanceId: instance.id, at: Date.now() }) : true;
+    }
     const body = JSON.stringify(this.envelopes.build(instance, event));
     const createdAt = new Date().toISOString();
     const eventId = randomUUID();
@@ -108,7 +117,12 @@ export class WebhookDispatcher implements InstanceEventSink {
       attempts: 0,
       createdAt,
     }));
-    await this.queue.enqueue([...published, ...deliveries]);
+    const all = [...published, ...deliveries];
+    if (once && !(await this.queue.enqueueOnce(all, { ...once, instanceId: instance.id, at: Date.now() }))) {
+      return false;
+    }
+    if (!once) await this.queue.enqueue(all);
     this.#afterEnqueue?.();
+    return true;
   }
 }

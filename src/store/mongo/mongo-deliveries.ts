@@ -1,8 +1,9 @@
 import { MongoBulkWriteError } from 'mongodb';
-import type { Collection, Db } from 'mongodb';
+import type { ClientSession, Collection, Db, MongoClient } from 'mongodb';
 import { DUPLICATE_KEY } from './mongo-docs.js';
-import type { DeliveryRepository, DeliveryRow, DeliverySettlement } from '../store.js';
-import type { ClientSession } from 'mongodb';
+import { messageDocId } from './mongo-messages.js';
+import { inTransaction } from './mongo-transaction.js';
+import type { DeliveryRepository, DeliveryRow, DeliverySettlement, EmissionClaim } from '../store.js';
 
 interface DeliveryDoc {
   _id: string;
@@ -27,12 +28,30 @@ const toRow = (d: DeliveryDoc): DeliveryRow => ({
   updatedAt: d.updatedAt,
 });
 
+const toDoc = (r: DeliveryRow, dueAt: number): DeliveryDoc => ({
+  _id: r.id,
+  instanceId: r.instanceId,
+  status: 'pending',
+  dueAt,
+  leaseUntil: 0,
+  attempts: r.attempts,
+  payload: r.payload,
+  lastError: r.lastError ?? null,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
 /** The webhook outbox in MongoDB: each take is an atomic findOneAndUpdate, so nodes never share a row. */
 export class MongoDeliveries implements DeliveryRepository {
   readonly #col: Collection<DeliveryDoc>;
+  readonly #messages: Collection<{ _id: string; emittedAt?: number | null; owed?: string | null }>;
 
-  constructor(db: Db) {
+  constructor(
+    private readonly client: MongoClient,
+    db: Db,
+  ) {
     this.#col = db.collection<DeliveryDoc>('webhook_deliveries');
+    this.#messages = db.collection('messages');
   }
 
   static async createIndexes(db: Db): Promise<void> {
@@ -45,24 +64,32 @@ export class MongoDeliveries implements DeliveryRepository {
   async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
     if (rows.length === 0) return;
     const inserting = this.#col.insertMany(
-      rows.map((r) => ({
-        _id: r.id,
-        instanceId: r.instanceId,
-        status: 'pending' as const,
-        dueAt,
-        leaseUntil: 0,
-        attempts: r.attempts,
-        payload: r.payload,
-        lastError: r.lastError ?? null,
-        createdAt: r.createdAt,
-        updatedAt: r.updatedAt,
-      })),
+      rows.map((r) => toDoc(r, dueAt)),
       { ordered: false },
     );
     await inserting.catch((err: unknown) => {
       // Rows already queued under their id (a producer queueing again after a crash) are left as they are.
       const errors = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
       if (errors.length === 0 || errors.some((e) => e.code !== DUPLICATE_KEY)) throw err;
+    });
+  }
+
+  async insertOnce(rows: DeliveryRow[], dueAt: number, claim: EmissionClaim): Promise<boolean> {
+    const _id = messageDocId(claim.instanceId, claim.messageId);
+    return inTransaction(this.client, async (session) => {
+      const message = await this.#messages.findOne({ _id }, { session, projection: { emittedAt: 1 } });
+      if (message?.emittedAt != null) return false;
+      if (message) {
+        await this.#messages.updateOne(
+          { _id },
+          { $set: { emittedAt: claim.at, owed: claim.owed ?? null } },
+          { session },
+        );
+      }
+      // Fresh ids only (a message's event is queued once), so no duplicate key aborts the transaction.
+      const docs = rows.map((r) => toDoc(r, dueAt));
+      if (docs.length > 0) await this.#col.insertMany(docs, { session });
+      return true;
     });
   }
 

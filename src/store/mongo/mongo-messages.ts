@@ -10,11 +10,12 @@ type MessageDoc = Omit<MessageRecord, 'media' | 'status' | 'source' | 'emittedAt
   status?: MessageStatus | null;
   source?: string | null;
   emittedAt?: number | null;
-  /** The message owed to the extensions (JSON), see MessageRepository.markEmitted. */
+  /** The message owed to the extensions (JSON), see DeliveryRepository.insertOnce. */
   owed?: string | null;
 };
 
-const docId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
+/** A message's `_id`: its instance and its id (ids are unique per instance only). */
+export const messageDocId = (instanceId: string, id: string): string => `${instanceId}\u0000${id}`;
 
 function toMessage(d: MessageDoc): MessageRecord {
   const { _id, media, ...fields } = d;
@@ -50,8 +51,8 @@ export class MongoMessages implements MessageRepository {
   }
 
   async save(m: MessageRecord): Promise<void> {
-    const _id = docId(m.instanceId, m.id);
-    // `emittedAt` is only ever set by markEmitted: a later save (an edit, our send's echo) keeps it.
+    const _id = messageDocId(m.instanceId, m.id);
+    // `emittedAt` is only ever set by DeliveryRepository.insertOnce: a later save (an edit, our send's echo) keeps it.
     const { status, source, emittedAt: _emitted, ...fields } = m;
     // A status recorded earlier (a receipt) is kept; a new message takes the one it came with. A label is
     // kept by later saves that carry none (the network's echo of our own send).
@@ -65,15 +66,6 @@ export class MongoMessages implements MessageRepository {
     );
   }
 
-  async markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void> {
-    const _id = docId(instanceId, id);
-    if (owed === undefined) {
-      await this.#col.updateOne({ _id }, [{ $set: { emittedAt: { $ifNull: ['$emittedAt', at] }, owed: null } }]);
-      return;
-    }
-    await this.#col.updateOne({ _id, emittedAt: { $in: [null] } }, { $set: { emittedAt: at, owed } });
-  }
-
   async owed(instanceId: string, limit: number): Promise<{ id: string; owed: string }[]> {
     const docs = await this.#col
       .find({ instanceId, owed: { $type: 'string' } }, { projection: { id: 1, owed: 1 } })
@@ -85,7 +77,7 @@ export class MongoMessages implements MessageRepository {
 
   async takeOwed(instanceId: string, id: string): Promise<boolean> {
     const res = await this.#col.updateOne(
-      { _id: docId(instanceId, id), owed: { $type: 'string' } },
+      { _id: messageDocId(instanceId, id), owed: { $type: 'string' } },
       { $set: { owed: null } },
     );
     return res.modifiedCount === 1;
@@ -97,13 +89,13 @@ export class MongoMessages implements MessageRepository {
       (s) => MESSAGE_STATUS_RANK[s] < MESSAGE_STATUS_RANK[status],
     );
     await this.#col.updateMany(
-      { _id: { $in: ids.map((id) => docId(instanceId, id)) }, status: { $in: [...lower, null] } },
+      { _id: { $in: ids.map((id) => messageDocId(instanceId, id)) }, status: { $in: [...lower, null] } },
       { $set: { status } },
     );
   }
 
   async find(instanceId: string, id: string): Promise<MessageRecord | undefined> {
-    const doc = await this.#col.findOne({ _id: docId(instanceId, id) });
+    const doc = await this.#col.findOne({ _id: messageDocId(instanceId, id) });
     return doc ? toMessage(doc) : undefined;
   }
 
@@ -163,7 +155,7 @@ export class MongoMessages implements MessageRepository {
   }
 
   async delete(instanceId: string, id: string): Promise<boolean> {
-    return (await this.#col.deleteOne({ _id: docId(instanceId, id) })).deletedCount === 1;
+    return (await this.#col.deleteOne({ _id: messageDocId(instanceId, id) })).deletedCount === 1;
   }
 
   /** Everything of a deleted instance. */

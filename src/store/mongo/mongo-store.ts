@@ -63,7 +63,7 @@ export class MongoStore implements Store {
     const instances = db.collection<InstanceDoc>('instances');
     const webhooks = db.collection<WebhookDoc>('webhooks');
     const ownedState = db.collection<OwnedStateDoc>('owned_state');
-    const deliveries = new MongoDeliveries(db);
+    const deliveries = new MongoDeliveries(client, db);
     const messages = new MongoMessages(db);
     const mediaBlobs = new MongoMediaBlobs(db);
     const chatbots = new MongoChatbots(db);

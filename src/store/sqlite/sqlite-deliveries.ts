@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { DeliveryRepository, DeliveryRow, DeliverySettlement } from '../store.js';
+import type { DeliveryRepository, DeliveryRow, DeliverySettlement, EmissionClaim } from '../store.js';
 
 type Row = Record<string, unknown>;
 const str = (row: Row, k: string): string => row[k] as string;
@@ -22,17 +22,34 @@ export class SqliteDeliveries implements DeliveryRepository {
 
   async insert(rows: DeliveryRow[], dueAt: number): Promise<void> {
     if (rows.length === 0) return;
+    this.db.transaction(() => this.#insertRows(rows, dueAt)).immediate();
+  }
+
+  // Not group-committed: the claim is decided inside its own IMMEDIATE transaction, so two processes
+  // claiming one message are serialised by SQLite's write lock and one of them finds it marked.
+  async insertOnce(rows: DeliveryRow[], dueAt: number, claim: EmissionClaim): Promise<boolean> {
+    const { instanceId, messageId, at, owed } = claim;
+    const read = this.db.prepare('SELECT emitted_at FROM messages WHERE instance_id = ? AND id = ?');
+    const mark = this.db.prepare('UPDATE messages SET emitted_at = ?, owed = ? WHERE instance_id = ? AND id = ?');
+    return this.db
+      .transaction(() => {
+        const row = read.get(instanceId, messageId) as { emitted_at: number | null } | undefined;
+        if (row?.emitted_at != null) return false;
+        if (row) mark.run(at, owed ?? null, instanceId, messageId);
+        this.#insertRows(rows, dueAt);
+        return true;
+      })
+      .immediate();
+  }
+
+  #insertRows(rows: DeliveryRow[], dueAt: number): void {
     const stmt = this.db.prepare(
       `INSERT INTO webhook_deliveries (id, instance_id, status, due_at, attempts, payload, last_error, created_at, updated_at)
        VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
     );
-    this.db
-      .transaction(() => {
-        for (const r of rows) {
-          stmt.run(r.id, r.instanceId, dueAt, r.attempts, r.payload, r.lastError ?? null, r.createdAt, r.updatedAt);
-        }
-      })
-      .immediate();
+    for (const r of rows) {
+      stmt.run(r.id, r.instanceId, dueAt, r.attempts, r.payload, r.lastError ?? null, r.createdAt, r.updatedAt);
+    }
   }
 
   async take(now: number, max: number, leaseMs: number): Promise<DeliveryRow[]> {

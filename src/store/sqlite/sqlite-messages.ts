@@ -60,22 +60,6 @@ export class SqliteMessages implements MessageRepository {
       );
   }
 
-  // Not group-committed: it follows the event's commit to the outbox at once, as no later turn could (a
-  // process killed between the two leaves an event queued and unmarked, which the next owner emits again).
-  async markEmitted(instanceId: string, id: string, at: number, owed?: string): Promise<void> {
-    if (owed === undefined) {
-      this.db
-        .prepare(
-          'UPDATE messages SET emitted_at = COALESCE(emitted_at, ?), owed = NULL WHERE instance_id = ? AND id = ?',
-        )
-        .run(at, instanceId, id);
-      return;
-    }
-    this.db
-      .prepare('UPDATE messages SET emitted_at = ?, owed = ? WHERE instance_id = ? AND id = ? AND emitted_at IS NULL')
-      .run(at, owed, instanceId, id);
-  }
-
   async owed(instanceId: string, limit: number): Promise<{ id: string; owed: string }[]> {
     return this.db
       .prepare(

@@ -98,7 +98,7 @@ describe('SqliteStore', () => {
         media: undefined,
         status: 'received',
       });
-      const marking = store.messages.markEmitted('i-m', 'm1', 1234);
+      const marking = store.deliveries.insertOnce([], 0, { instanceId: 'i-m', messageId: 'm1', at: 1234 });
       const seen = raw.prepare("SELECT emitted_at FROM messages WHERE id = 'm1'").get() as { emitted_at: number };
       expect(seen.emitted_at).to.equal(1234);
       await marking;

@@ -648,18 +648,47 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.messages.find(i.id, 'unknown')).to.equal(undefined);
     });
 
+    const emitted = (instanceId: string, messageId: string, at: number, owed?: string) =>
+      store.deliveries.insertOnce([], 0, { instanceId, messageId, at, ...(owed !== undefined ? { owed } : {}) });
+
     it('notes when a message was emitted, once, and keeps it across a later save', async () => {
       const { i } = await seeded();
       await store.messages.save({ ...message(i.id, 'e1', 1000), status: 'received' });
       expect((await store.messages.find(i.id, 'e1'))?.emittedAt).to.equal(undefined);
-      await store.messages.markEmitted(i.id, 'e1', 5000);
-      await store.messages.markEmitted(i.id, 'e1', 6000);
-      await store.messages.markEmitted(i.id, 'unknown', 6000);
+      expect(await emitted(i.id, 'e1', 5000)).to.equal(true);
+      expect(await emitted(i.id, 'e1', 6000)).to.equal(false);
+      // A message the history lacks is queued, unmarked.
+      expect(await emitted(i.id, 'unknown', 6000)).to.equal(true);
       expect((await store.messages.find(i.id, 'e1'))?.emittedAt).to.equal(5000);
       await store.messages.save({ ...message(i.id, 'e1', 1000), text: 'edited', status: 'received' });
       const after = await store.messages.find(i.id, 'e1');
       expect([after?.text, after?.emittedAt]).to.deep.equal(['edited', 5000]);
       expect(await store.messages.find(i.id, 'unknown')).to.equal(undefined);
+    });
+
+    it("queues a message's event with its mark, and never a second event of it", async () => {
+      const { i } = await seeded();
+      await store.messages.save({ ...message(i.id, 'q1', 1000), status: 'received' });
+      const row = (n: number) => ({
+        id: `q1-${n}-${randomUUID()}`,
+        instanceId: i.id,
+        payload: JSON.stringify({ n }),
+        attempts: 0,
+        lastError: undefined,
+        createdAt: new Date().toISOString(),
+        updatedAt: new Date().toISOString(),
+      });
+      const [first, second] = [row(1), row(2)];
+      expect(await store.deliveries.insertOnce([first], 0, { instanceId: i.id, messageId: 'q1', at: 5000 })).to.equal(
+        true,
+      );
+      expect(await store.deliveries.insertOnce([second], 0, { instanceId: i.id, messageId: 'q1', at: 6000 })).to.equal(
+        false,
+      );
+      const taken = await store.deliveries.take(0, 100, 1000);
+      expect(taken.filter((r) => r.instanceId === i.id).map((r) => r.id)).to.deep.equal([first.id]);
+      expect((await store.messages.find(i.id, 'q1'))?.emittedAt).to.equal(5000);
+      await store.deliveries.settle(taken.map((r) => ({ id: r.id, outcome: 'completed' as const })));
     });
 
     it('records a message owed to the extensions only if no event left before, and lets one caller take it', async () => {
@@ -671,11 +700,11 @@ export function storeContract(openStore: () => Promise<Store>): void {
       ] as const) {
         await store.messages.save({ ...message(i.id, id, t), status: 'received' });
       }
-      await store.messages.markEmitted(i.id, 'o1', 5000, '{"id":"o1"}');
-      await store.messages.markEmitted(i.id, 'o2', 5000, '{"id":"o2"}');
+      expect(await emitted(i.id, 'o1', 5000, '{"id":"o1"}')).to.equal(true);
+      expect(await emitted(i.id, 'o2', 5000, '{"id":"o2"}')).to.equal(true);
       // An event left already (the owner's own): no debt is recorded.
-      await store.messages.markEmitted(i.id, 'o3', 4000);
-      await store.messages.markEmitted(i.id, 'o3', 5000, '{"id":"o3"}');
+      expect(await emitted(i.id, 'o3', 4000)).to.equal(true);
+      expect(await emitted(i.id, 'o3', 5000, '{"id":"o3"}')).to.equal(false);
       expect(await store.messages.owed(i.id, 10)).to.deep.equal([
         { id: 'o2', owed: '{"id":"o2"}' },
         { id: 'o1', owed: '{"id":"o1"}' },
@@ -683,11 +712,11 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.messages.owed(i.id, 1)).to.have.length(1);
       expect(await store.messages.takeOwed(i.id, 'o2')).to.equal(true);
       expect(await store.messages.takeOwed(i.id, 'o2')).to.equal(false);
-      // The owner emitting it itself drops the debt, and keeps the first time.
-      await store.messages.markEmitted(i.id, 'o1', 9000);
-      expect(await store.messages.owed(i.id, 10)).to.deep.equal([]);
+      // The owner's own copy, once a lost owner queued it, queues nothing and leaves the debt for it to take.
+      expect(await emitted(i.id, 'o1', 9000)).to.equal(false);
+      expect(await store.messages.owed(i.id, 10)).to.deep.equal([{ id: 'o1', owed: '{"id":"o1"}' }]);
       expect((await store.messages.find(i.id, 'o1'))?.emittedAt).to.equal(5000);
-      expect(await store.messages.takeOwed(i.id, 'o1')).to.equal(false);
+      expect(await store.messages.takeOwed(i.id, 'o1')).to.equal(true);
     });
 
     it('lists chats by their newest message with unread counts, pages them, and clears one chat', async () => {
