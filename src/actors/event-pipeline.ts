@@ -201,7 +201,7 @@ export class EventPipeline implements SessionReports {
         // A received file is downloaded (stored, kept for base64) first; a failure is only noted in the event.
         const media = await this.deps.media?.receive(lifecycle.instance(), m, session, ctx.log);
         // Stored before the event leaves, so that a client reacting to it finds it in the history.
-        await remember(ctx.store, historyRecord(ctx.instanceId, m, media?.stored), ctx.log);
+        const kept = await remember(ctx.store, historyRecord(ctx.instanceId, m, media?.stored), ctx.log);
         if (m.poll || m.pollVote) await recordPoll(ctx, m);
         if (!m.fromMe && m.edit) {
           await applyEdit(ctx.store, ctx.instanceId, m.edit.messageId, m.edit.text, ctx.log);
@@ -210,16 +210,20 @@ export class EventPipeline implements SessionReports {
         this.#sources.delete(m.id);
         const event = toInstanceEvent(e, source);
         // Queued with the message's mark in one transaction: a node salvaging the same message meanwhile,
-        // or this one's next copy, finds it queued.
-        if (
-          !(await this.#emit(media ? withReceivedMedia(event, media) : event, media?.attachments, { messageId: m.id }))
-        ) {
+        // or this one's next copy, finds it queued. A received message the history holds is owed to the
+        // extensions until they get it below, so that an owner losing the instance in between leaves it to
+        // the next one.
+        const owed = !m.fromMe && kept;
+        const once = { messageId: m.id, ...(owed ? { owed: JSON.stringify(m) } : {}) };
+        const queued = await this.#emit(media ? withReceivedMedia(event, media) : event, media?.attachments, once);
+        // Durably queued now (or before): the network may forget the message (its receipt goes).
+        if (!queued || owed) {
           await this.#settleEmitted(m, e.acknowledge);
-          return;
+          if (!queued) return;
+        } else {
+          e.acknowledge?.();
+          this.notify(m);
         }
-        // Durably queued now: the network may forget the message (its receipt goes).
-        e.acknowledge?.();
-        this.notify(m);
         if (!m.fromMe && lifecycle.settings().autoReadMessages && m.chat.type !== 'status') {
           lifecycle.assertOwner();
           await session.messages.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);

@@ -18,7 +18,11 @@ import { instanceRecord } from '../helpers/records.js';
  * A sink that records what it queued: a message's event with its mark in the store, as the webhook
  * dispatcher does (nothing when that message's event was queued before). `before` runs ahead of each.
  */
-function recording(store: SqliteStore, before: () => Promise<void> = async () => undefined) {
+function recording(
+  store: SqliteStore,
+  before: () => Promise<void> = async () => undefined,
+  after: () => void = () => undefined,
+) {
   const sink = {
     events: [] as InstanceEvent[],
     async emit(
@@ -33,6 +37,7 @@ function recording(store: SqliteStore, before: () => Promise<void> = async () =>
         return false;
       }
       sink.events.push(event);
+      after();
       return true;
     },
   };
@@ -81,8 +86,12 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function pipeline(owner: { lost: boolean; stopped: boolean }, beforeEmit?: () => Promise<void>) {
-    const sink = recording(store, beforeEmit);
+  function pipeline(
+    owner: { lost: boolean; stopped: boolean },
+    beforeEmit?: () => Promise<void>,
+    afterEmit?: () => void,
+  ) {
+    const sink = recording(store, beforeEmit, afterEmit);
     const salvage = recording(store);
     const acknowledged: string[] = [];
     const notified: string[] = [];
@@ -180,6 +189,32 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     owner.events.report({ type: 'connection', state: 'connected' });
     await owner.events.drainedQuiet();
     expect(owner.notified).to.deep.equal(['M6']);
+  });
+
+  it('lost just after its event was queued: the extensions are owed it, and the next owner hands it to them', async () => {
+    const owner = { lost: false, stopped: false };
+    // The sink queues the event, then the instance is lost (FanOutSink's owner check after the queue).
+    const p = pipeline(owner, undefined, () => {
+      owner.lost = true;
+      throw new NotOwnerError(instanceId);
+    });
+    p.report(message('M7'));
+    await p.events.drainedQuiet();
+    expect(p.sink.events).to.have.length(1);
+    expect([p.acknowledged, p.notified]).to.deep.equal([[], []]);
+    expect((await store.messages.owed(instanceId, 10)).map((o) => o.id)).to.deep.equal(['M7']);
+    const next = pipeline({ lost: false, stopped: false });
+    next.events.report({ type: 'connection', state: 'connected' });
+    await next.events.drainedQuiet();
+    expect(next.notified).to.deep.equal(['M7']);
+  });
+
+  it('an owner that keeps the instance hands a received message to its extensions once, and owes nothing after', async () => {
+    const p = pipeline({ lost: false, stopped: false });
+    p.report(message('M8'));
+    await p.events.drainedQuiet();
+    expect([p.acknowledged, p.notified]).to.deep.equal([['M8'], ['M8']]);
+    expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
   });
 
   it('a message whose event left already is not queued again', async () => {
