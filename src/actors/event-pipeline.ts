@@ -5,7 +5,7 @@ import type { EventAttachments, InstanceEvent } from '../events/instance-events.
 import { withReceivedMedia } from '../events/received-media.js';
 import type { ReceivedMediaPipeline } from '../events/received-media.js';
 import type { DeliveryStatus, MsgNetEvent, NormalizedMessage } from '../msgnet/msgnet-events.js';
-import type { MessageStatus } from '../store/records.js';
+import type { MessageRecord, MessageStatus } from '../store/records.js';
 import { BoundedMap } from '../util/bounded-map.js';
 import type { ActorContext } from './instance-actor.js';
 import { CallRejections } from './call-rejections.js';
@@ -200,8 +200,10 @@ export class EventPipeline implements SessionReports {
         }
         // A received file is downloaded (stored, kept for base64) first; a failure is only noted in the event.
         const media = await this.deps.media?.receive(lifecycle.instance(), m, session, ctx.log);
-        // Stored before the event leaves, so that a client reacting to it finds it in the history.
-        const kept = await remember(ctx.store, historyRecord(ctx.instanceId, m, media?.stored), ctx.log);
+        // Stored before the event leaves, so that a client reacting to it finds it in the history; and
+        // waited for while the store is out, since the claim below marks this row (a message queued
+        // unmarked could be queued again by a node salvaging it).
+        const kept = await this.#keep(historyRecord(ctx.instanceId, m, media?.stored));
         if (m.poll || m.pollVote) await recordPoll(ctx, m);
         if (!m.fromMe && m.edit) {
           await applyEdit(ctx.store, ctx.instanceId, m.edit.messageId, m.edit.text, ctx.log);
@@ -297,6 +299,21 @@ export class EventPipeline implements SessionReports {
         ctx.log.info({ messageId: id }, 'handed a message a previous owner owed to the extensions');
         this.notify(JSON.parse(owed) as NormalizedMessage);
       }
+    }
+  }
+
+  /**
+   * Saves a message in the history, waiting while the store is out for as long as this node owns the
+   * instance; false (logged) when the store refused it for another reason.
+   */
+  async #keep(record: MessageRecord): Promise<boolean> {
+    try {
+      await this.#untilStored(() => this.ctx.store.messages.save(record));
+      return true;
+    } catch (err) {
+      if (isOwnershipLoss(err)) throw err;
+      this.ctx.log.warn({ err, messageId: record.id }, 'could not store the message in the history');
+      return false;
     }
   }
 

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { ActorContext } from '../../src/actors/actor-context.js';
 import { EventPipeline } from '../../src/actors/event-pipeline.js';
 import type { SessionLifecycle } from '../../src/actors/session-lifecycle.js';
-import { NotOwnerError } from '../../src/errors.js';
+import { NotOwnerError, StoreUnavailableError } from '../../src/errors.js';
 import type { InstanceEventSink, MessageOnce } from '../../src/events/instance-event-sink.js';
 import type { InstanceEvent } from '../../src/events/instance-events.js';
 import type { NormalizedMessage } from '../../src/msgnet/msgnet-events.js';
@@ -215,6 +215,30 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     await p.events.drainedQuiet();
     expect([p.acknowledged, p.notified]).to.deep.equal([['M8'], ['M8']]);
     expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
+  });
+
+  it('the history out of reach: the message waits for it, then is queued once with its mark', async () => {
+    const save = store.messages.save.bind(store.messages);
+    let refused = 0;
+    store.messages.save = async (record) => {
+      if (refused++ < 2) throw new StoreUnavailableError();
+      return save(record);
+    };
+    try {
+      const p = pipeline({ lost: false, stopped: false });
+      p.report(message('M9'));
+      await p.events.drainedQuiet();
+      expect(p.sink.events).to.have.length(1);
+      expect([p.acknowledged, p.notified]).to.deep.equal([['M9'], ['M9']]);
+      // Marked: a node salvaging the same message now finds it queued.
+      expect((await store.messages.find(instanceId, 'M9'))?.emittedAt).to.be.a('number');
+      const stale = pipeline({ lost: false, stopped: true });
+      stale.report(message('M9'));
+      await stale.events.drainedQuiet();
+      expect(stale.salvage.events).to.have.length(0);
+    } finally {
+      store.messages.save = save;
+    }
   });
 
   it('a message whose event left already is not queued again', async () => {
