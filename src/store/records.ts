@@ -12,6 +12,14 @@ export interface AccountRecord {
   createdAt: string;
   /** Set while an operator has disabled the account: its tokens answer 401 and its instances do not run. */
   disabledAt?: string | undefined;
+  /** The account's switch per broker: what its instances publish unless they have a block of their own. */
+  brokers?: AccountBrokers | undefined;
+}
+
+/** An account's default broker blocks (`POST /api/events/rabbitmq` or `/nats` with its TokenAccount). */
+export interface AccountBrokers {
+  rabbitmq?: BrokerConfig | undefined;
+  nats?: BrokerConfig | undefined;
 }
 
 /** The seven behaviour settings of the spec's Resources section. */

@@ -1,5 +1,7 @@
 import type {
+  AccountBrokers,
   AccountRecord,
+  BrokerConfig,
   AccountWebhookRecord,
   BillingLedgerEntry,
   ChatbotBotRecord,
@@ -65,6 +67,8 @@ export interface AccountRepository {
   replaceTokenHash(name: string, tokenHash: string): Promise<boolean>;
   /** Disables the account (`disabledAt` set) or enables it (undefined); the updated record, or undefined. */
   setDisabled(name: string, disabledAt: string | undefined): Promise<AccountRecord | undefined>;
+  /** Sets the account's switch for one broker (the others stay); false when no such account. */
+  setBroker(id: string, broker: keyof AccountBrokers, config: BrokerConfig): Promise<boolean>;
   /**
    * Deletes the account with its account webhook and billing ledger, in one transaction with the check
    * that it holds no instance. False when no such account.

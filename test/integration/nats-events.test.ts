@@ -42,15 +42,15 @@ const missing = natsMissing();
       await nats?.destroy();
     });
 
-    /** Every message the stream holds on `subject`, oldest first (read one by one: any server version). */
-    async function readAll(subject: string): Promise<StoredMsg[]> {
+    /** Every message the stream holds on `subject` (or on any), oldest first (read one by one: any server version). */
+    async function readAll(subject?: string): Promise<StoredMsg[]> {
       reader ??= await connect({ servers: nats.url });
       const jsm = await reader.jetstreamManager();
       const { state } = await jsm.streams.info(STREAM);
       const out: StoredMsg[] = [];
       for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
         const m = await jsm.streams.getMessage(STREAM, { seq }).catch(() => undefined);
-        if (m?.subject === subject) out.push(m);
+        if (m && (subject === undefined || m.subject === subject)) out.push(m);
       }
       return out;
     }
@@ -144,6 +144,68 @@ const missing = natsMissing();
       } finally {
         await publisher.close();
       }
+    });
+
+    it("an account's switch publishes its instances without a block of their own; an instance's own block wins", async () => {
+      const account = await node.createAccount('south');
+      const [inherits, optedOut] = [
+        await node.createInstance(account, { name: 'inherits' }),
+        await node.createInstance(account, { name: 'opted-out' }),
+      ];
+      for (const [name, token] of [
+        ['inherits', inherits],
+        ['opted-out', optedOut],
+      ] as const) {
+        await node.api.get(`/api/instance/connect/${name}`, { token });
+        expect((await node.api.post(`/api/sandbox/link/${name}`, {}, { token })).status).to.equal(200);
+      }
+      expect(
+        (await node.api.post('/api/events/nats/opted-out', { enabled: false }, { token: optedOut })).status,
+      ).to.equal(200);
+      // The account's own token only: an instance's token cannot turn on its siblings' events.
+      const refused = await node.api.post('/api/events/nats', { enabled: true }, { token: inherits });
+      expect(refused.status).to.equal(403);
+      const saved = await node.api.post(
+        '/api/events/nats',
+        { enabled: true, events: ['message.exchange'] },
+        { token: account },
+      );
+      expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
+      expect(saved.body).to.deep.include({ nats: { enabled: true, events: ['message.exchange'] }, scope: 'account' });
+      expect((await node.api.get('/api/events/getNats', { token: account })).body.nats).to.deep.equal({
+        enabled: true,
+        events: ['message.exchange'],
+      });
+      const inherited = await node.api.get('/api/events/getNats/inherits', { token: inherits });
+      expect(inherited.body).to.deep.include({
+        nats: { enabled: true, events: ['message.exchange'] },
+        source: 'account',
+      });
+      const own = await node.api.get('/api/events/getNats/opted-out', { token: optedOut });
+      expect(own.body).to.deep.include({ nats: { enabled: false, events: [] }, source: 'instance' });
+
+      const a = await node.api.post(
+        '/api/sandbox/inbound/inherits',
+        { from: '5511966660001', text: 'a' },
+        { token: inherits },
+      );
+      const b = await node.api.post(
+        '/api/sandbox/inbound/opted-out',
+        { from: '5511966660001', text: 'b' },
+        { token: optedOut },
+      );
+      expect([a.status, b.status]).to.deep.equal([200, 200]);
+      let msgs: StoredMsg[] = [];
+      await until(
+        async () => (msgs = await readAll('switchboard.south.inherits.message.exchange')).length >= 1,
+        "the inheriting instance's event in the stream",
+        20_000,
+      );
+      expect(msgs.map((m) => m.json<any>().data.id)).to.deep.equal([a.body.messageId]);
+      // Its sibling's own "off" holds: give its event (queued after a's) the same time, then look.
+      await new Promise((r) => setTimeout(r, 500));
+      const ids = (await readAll()).map((m) => m.json<any>().data?.id);
+      expect(ids).to.include(a.body.messageId).and.not.include(b.body.messageId);
     });
 
     it('answers 503 on a node without NATS_URL', async () => {

@@ -60,13 +60,20 @@ export class WebhookDispatcher implements InstanceEventSink {
     return name;
   }
 
-  /** The brokers this event goes to: those on for the node, enabled for the instance and wanting the event. */
-  async #brokers(instanceId: string, event: string): Promise<BrokerTransport[]> {
+  /**
+   * The brokers this event goes to: those on for the node, enabled for the instance (its own block, or
+   * else its account's switch) and wanting the event.
+   */
+  async #brokers(instance: InstanceRecord, event: string): Promise<BrokerTransport[]> {
     if (this.brokers.length === 0) return [];
     // Read from the store, as the webhooks are: the actor's copy of the instance may be older than a change.
-    const config = (await this.store.instances.findById(instanceId))?.config;
-    return this.brokers.filter((b) => {
-      const block = config?.[b];
+    const config = (await this.store.instances.findById(instance.id))?.config;
+    const own = this.brokers.map((b) => config?.[b]);
+    const account = own.some((block) => block === undefined)
+      ? (await this.store.accounts.findById(instance.accountId))?.brokers
+      : undefined;
+    return this.brokers.filter((b, i) => {
+      const block = own[i] ?? account?.[b];
       return block?.enabled === true && wantsEvent(block.events, event);
     });
   }
@@ -79,7 +86,7 @@ export class WebhookDispatcher implements InstanceEventSink {
     once?: MessageOnce,
   ): Promise<boolean> {
     const targets = (await this.webhooks(instance.id)).filter((w) => matches(w, event.event));
-    const brokers = await this.#brokers(instance.id, event.event);
+    const brokers = await this.#brokers(instance, event.event);
     if (targets.length === 0 && brokers.length === 0) {
       // Nothing to deliver, but the message's mark still tells its next copy that its event left.
       return once ? this.queue.enqueueOnce([], { ...once, instanceId: instance.id, at: Date.now() }) : true;

@@ -1,6 +1,6 @@
 import type { Collection, Db, Filter, MongoClient } from 'mongodb';
 import { ConflictError } from '../../errors.js';
-import type { AccountRecord } from '../records.js';
+import type { AccountBrokers, AccountRecord, BrokerConfig } from '../records.js';
 import type { AccountRepository } from '../store.js';
 
 import { isDuplicateKey } from './mongo-docs.js';
@@ -16,6 +16,7 @@ function toAccount(d: AccountDoc): AccountRecord {
     allowedOrigins: d.allowedOrigins,
     createdAt: d.createdAt,
     ...(d.disabledAt ? { disabledAt: d.disabledAt } : {}),
+    ...(d.brokers ? { brokers: d.brokers } : {}),
   };
 }
 
@@ -68,6 +69,11 @@ export class MongoAccounts implements AccountRepository {
     const update = disabledAt === undefined ? { $unset: { disabledAt: '' as const } } : { $set: { disabledAt } };
     const doc = await this.col.findOneAndUpdate({ name }, update, { returnDocument: 'after' });
     return doc ? toAccount(doc) : undefined;
+  }
+
+  async setBroker(id: string, broker: keyof AccountBrokers, config: BrokerConfig): Promise<boolean> {
+    const res = await this.col.updateOne({ _id: id }, { $set: { [`brokers.${broker}`]: config } });
+    return res.matchedCount === 1;
   }
 
   /** The check that no instance is left and every deletion in one transaction, as in SQLite. */

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { ConflictError } from '../../errors.js';
-import type { AccountRecord } from '../records.js';
+import type { AccountBrokers, AccountRecord, BrokerConfig } from '../records.js';
 import type { AccountRepository } from '../store.js';
 
 import { isUniqueViolation, str } from './sqlite-rows.js';
@@ -15,6 +15,7 @@ function toAccount(row: Row): AccountRecord {
     allowedOrigins: JSON.parse(str(row, 'allowed_origins')) as string[],
     createdAt: str(row, 'created_at'),
     ...(row.disabled_at ? { disabledAt: str(row, 'disabled_at') } : {}),
+    ...(row.brokers ? { brokers: JSON.parse(str(row, 'brokers')) as AccountBrokers } : {}),
   };
 }
 
@@ -67,6 +68,14 @@ export class SqliteAccounts implements AccountRepository {
       .prepare('UPDATE accounts SET disabled_at = ? WHERE name = ? RETURNING *')
       .get(disabledAt ?? null, name) as Row | undefined;
     return row ? toAccount(row) : undefined;
+  }
+
+  async setBroker(id: string, broker: keyof AccountBrokers, config: BrokerConfig): Promise<boolean> {
+    // One statement: two brokers' switches set at once on different nodes both stay.
+    const res = this.db
+      .prepare("UPDATE accounts SET brokers = json_set(COALESCE(brokers, '{}'), ?, json(?)) WHERE id = ?")
+      .run(`$.${broker}`, JSON.stringify(config), id);
+    return res.changes === 1;
   }
 
   async delete(id: string): Promise<boolean> {

@@ -144,6 +144,8 @@ const MIGRATIONS: string[] = [
   // 14: each node's last lease renewal, the store's witness that a holder lives (two Redis masters at once
   // can each call it gone).
   `CREATE TABLE node_heartbeats (node TEXT PRIMARY KEY, token TEXT NOT NULL, at INTEGER NOT NULL);`,
+  // 15: an account's broker switches (JSON, AccountBrokers), the default of its instances without their own.
+  `ALTER TABLE accounts ADD COLUMN brokers TEXT;`,
 ];
 
 export function migrate(db: Database.Database): void {
