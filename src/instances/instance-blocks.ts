@@ -173,7 +173,11 @@ export function websocketBlock(body: CreationBody): BlockResult<WebsocketConfig>
 export function helpdeskBlock(body: CreationBody, ctx: BlockContext): BlockResult<HelpdeskConfig> {
   return block(has(body, 'helpdesk'), () => {
     const enabled = body.helpdeskEnabled ?? false;
-    const baseUrl = enabled || body.helpdeskBaseUrl ? publicUrl(body.helpdeskBaseUrl, 'helpdeskBaseUrl', ctx) : '';
+    // Without its trailing slash, as POST /api/chatwoot/set keeps it (the hosted product's form).
+    const baseUrl =
+      enabled || body.helpdeskBaseUrl
+        ? publicUrl(body.helpdeskBaseUrl, 'helpdeskBaseUrl', ctx).replace(/\/+$/, '')
+        : '';
     const rawId = body.helpdeskAccountId;
     const accountId = typeof rawId === 'string' ? Number(rawId.trim()) : (rawId ?? 0);
     if (enabled && !(Number.isSafeInteger(accountId) && accountId > 0)) {

@@ -45,7 +45,7 @@ export function helpdeskSummary(config: InstanceConfig) {
     enabled: h.enabled,
     status: h.status,
     ...(h.lastError ? { error: h.lastError } : {}),
-    baseUrl: h.baseUrl,
+    baseUrl: h.baseUrl.replace(/\/+$/, ''),
     accountId: h.accountId,
     inboxName: h.inboxName,
     inboxId: h.inboxId ?? null,

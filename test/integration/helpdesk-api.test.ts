@@ -46,7 +46,7 @@ describe('helpdesk integration: set, list, delete (spec 4.7)', () => {
       enabled: true,
       status: 'active',
       last_error: null,
-      baseUrl: `${rig.fake.url}/`,
+      baseUrl: rig.fake.url,
       accountId: rig.fake.accountId,
       inboxName: 'Sales WA',
       inboxId: inbox.id,

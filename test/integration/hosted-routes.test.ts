@@ -452,12 +452,20 @@ describe("hosted product's routes and fields beside ours (sandbox, HTTP)", funct
         joinApproval: false,
       });
       expect(res.body.participants.map((p: any) => p.jid)).to.include.members([ALICE_JID, BOB_JID, CAROL_JID]);
+      expect(res.body.inviteCode).to.be.a('string').and.not.be.empty;
+      expect(res.body.inviteLink).to.equal(`https://chat.whatsapp.com/${res.body.inviteCode}`);
+      expect(res.body.group).to.include({ inviteCode: res.body.inviteCode, inviteLink: res.body.inviteLink });
     });
 
     it('info takes ?identifier= and participants=false', async () => {
       const res = await call('GET', `/api/group/info/alice?identifier=${group}&participants=false`);
       expectOk(res);
       expect(res.body).to.deep.include({ jid: group, name: 'Buyers', participantCount: 3, participants: [] });
+      expect(res.body.inviteLink).to.equal(`https://chat.whatsapp.com/${res.body.inviteCode}`);
+      // Only admins may read the link: a plain member's GroupInfo has it null.
+      const asMember = await call('GET', `/api/group/info/carol?identifier=${group}`, undefined, carol);
+      expectOk(asMember);
+      expect(asMember.body).to.include({ jid: group, inviteCode: null, inviteLink: null });
     });
 
     it('groupSettings are applied: membersCanAddOthers lets a plain member add, requireAdminApproval reads back', async () => {
@@ -517,6 +525,8 @@ describe("hosted product's routes and fields beside ours (sandbox, HTTP)", funct
       const updated = await call('PUT', '/api/group/update/alice', { identifier: group, name: 'Buyers 2' });
       expectOk(updated);
       expect(updated.body).to.deep.include({ message: 'Group updated successfully: name', name: 'Buyers 2' });
+      expect(updated.body).to.include.keys('jid', 'description', 'createdBy', 'participantCount', 'groupSettings');
+      expect(updated.body.inviteLink).to.equal(`https://chat.whatsapp.com/${updated.body.inviteCode}`);
       expectError(await call('PUT', '/api/group/update/alice', { name: 'x' }), 400, 'Identifier is required');
 
       const promoted = await call('POST', '/api/group/participants/alice', {

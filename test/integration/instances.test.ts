@@ -93,7 +93,7 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       }
       expect(res.body.helpdesk).to.include({
         enabled: false,
-        baseUrl: 'https://helpdesk.example.com/',
+        baseUrl: 'https://helpdesk.example.com',
         accountId: 7,
         inboxName: 'Support',
       });
@@ -207,7 +207,7 @@ describe('instances: creation, list, delete, settings (spec section 4.1)', () =>
       expect(res.body.websocket).to.include({ enabled: true, base64: true });
       expect(res.body.helpdesk).to.include({
         enabled: false,
-        baseUrl: 'https://helpdesk.example.com/',
+        baseUrl: 'https://helpdesk.example.com',
         accountId: 3,
         inboxName: 'Alias inbox',
       });

@@ -93,7 +93,9 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     };
     const res = await send('contact', { number: BOB, vcard: [card, { fullName: 'Edu', phone: '551133334444' }] });
     expectOk(res);
+    expect(res.body.message).to.equal('2 contacts sent successfully in one message');
     expect(res.body.data.content).to.equal('Dora Lima, Edu');
+    expect(res.body.data.vcard).to.deep.equal([card, { fullName: 'Edu', phone: '551133334444' }]);
     const out = await lastOut();
     expect(out.type).to.equal('contact');
     expect(out.contacts[0]).to.deep.equal({ ...card, phone: '5511987654321' });
@@ -282,6 +284,7 @@ describe('message kinds: sticker, contact, pix, buttons, list, carousel, poll, e
     ];
     const res = await send('carousel', { number: BOB, message: 'Our shoes', cards });
     expectOk(res);
+    expect(res.body.data).to.include({ messageType: 'interactive', content: 'Our shoes - Carousel with 2 card(s)' });
     const out = await lastOut();
     expect(out).to.deep.include({ type: 'carousel', text: 'Our shoes' });
     expect(out.carousel).to.have.length(2);

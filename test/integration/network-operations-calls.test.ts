@@ -31,7 +31,7 @@ describe('network operations: calls (sandbox, HTTP)', function () {
       const res = await fake({ number: CALLEE, duration: 3 });
       expectOk(res);
       expect(Object.keys(res.body).sort()).to.deep.equal(['callId', 'duration', 'message', 'number', 'success']);
-      expect(res.body).to.include({ number: CALLEE, duration: 3 });
+      expect(res.body).to.include({ message: 'Call placed successfully', number: CALLEE, duration: 3 });
       const offer = (await n.outbox('caller', token, CALLEE)).at(-1);
       expect(offer).to.deep.include({ type: 'call_offer', call: { callId: res.body.callId, durationSeconds: 3 } });
       expect((await fake({ number: CALLEE })).body.duration).to.equal(8);

@@ -299,6 +299,7 @@ describe('received media: object storage, base64 in events, storage and proxy en
         { token },
       );
       expectOk(wrong);
+      expect(wrong.body.message).to.equal('S3 configuration updated');
       expect(wrong.body.s3).to.include({
         enabled: true,
         bucket: 'media',

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { hashToken } from '../../src/security/tokens.js';
 import { startTestNode } from '../helpers/test-node.js';
 import type { TestNode } from '../helpers/test-node.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -45,7 +46,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     return { token, numberJid: link.body.numberJid as string };
   }
 
-  it('configures webhooks by label: create, update, read (aliases), delete; secrets never shown', async () => {
+  it('configures webhooks by label: create, update, read (aliases), delete; the authorization shown as set', async () => {
     const token = await node.createInstance(account, { name: 'config-a' });
     const created = await node.api.post(
       '/api/events/webhook/config-a',
@@ -66,21 +67,27 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       events: ['message.exchange'],
       mediaBase64: true,
       base64: true,
+      authorization: 'Bearer s3cret',
       hasAuthorization: true,
     });
-    expect(created.text).not.to.include('s3cret');
     const updated = await node.api.post('/api/events/webhook/config-a', { label: 'crm', byEvents: true }, { token });
     expect(updated.status).to.equal(200);
     expect(updated.body.webhook).to.deep.include({
       byEvents: true,
       events: ['message.exchange'],
+      authorization: 'Bearer s3cret',
       hasAuthorization: true,
     });
+    // Stored sealed, shown opened: the hosted product's webhook view, on both read paths.
+    const owner = await node.store.instances.findByTokenHash(hashToken(token));
+    const [sealed] = await node.store.webhooks.list(owner!.id);
+    expect(sealed!.authorizationSealed).to.be.a('string').and.not.include('s3cret');
     for (const path of ['/api/events/getWebhook/config-a?label=crm', '/api/events/webhook/config-a?label=crm']) {
       const read = await node.api.get(path, { token });
       expect(read.body.webhook).to.deep.include({
         label: 'crm',
         url: `${receiver.url}/crm`,
+        authorization: 'Bearer s3cret',
         byEvents: true,
         mediaBase64: true,
       });

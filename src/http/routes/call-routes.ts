@@ -112,7 +112,7 @@ export function callRoutes(deps: Deps) {
       });
       ctx.body = {
         success: true,
-        message: 'Call placed; it hangs up automatically',
+        message: 'Call placed successfully',
         callId,
         number: b.number,
         duration,

@@ -71,12 +71,13 @@ const deleteBody = z.strictObject({
   label: z.string().max(64).optional().describe('The webhook to delete (or `?label=`); default: "default"'),
 });
 
-/** A webhook as the API shows it: `mediaBase64` mirrors `base64` (the hosted product's name); never the authorization. */
-export function webhookView(w: WebhookRecord) {
+/** A webhook as the hosted product shows it: `authorization` as set (`''` when none), `mediaBase64` beside our `base64`. */
+export function webhookView(w: WebhookRecord, authorization: string) {
   return {
     label: w.label,
     enabled: w.enabled,
     url: w.url,
+    authorization,
     byEvents: w.byEvents,
     events: w.events,
     base64: w.base64,
@@ -98,6 +99,20 @@ export function webhookView(w: WebhookRecord) {
 export function eventRoutes(deps: Deps) {
   const api = new ApiRouter({ prefix: '/api/events', tag: 'Webhooks', maxBodyBytes: deps.maxBodyBytes });
   const guard = requireInstance(deps.store, deps.auth);
+
+  /** The view, its authorization opened; one that no longer opens is shown sealed, as the hosted product does. */
+  function view(ctx: RouteContext, w: WebhookRecord) {
+    let authorization = '';
+    if (w.authorizationSealed !== undefined) {
+      try {
+        authorization = deps.secrets.open(w.authorizationSealed, SecretPurpose.WebhookAuthorization);
+      } catch (err) {
+        ctx.state.log.warn({ err, label: w.label }, 'webhook authorization could not be decrypted');
+        authorization = w.authorizationSealed;
+      }
+    }
+    return webhookView(w, authorization);
+  }
 
   async function upsert(ctx: RouteContext, instanceId: string, b: z.output<typeof webhookBody>) {
     if (b.base64 !== undefined && b.mediaBase64 !== undefined) {
@@ -142,7 +157,7 @@ export function eventRoutes(deps: Deps) {
     ctx.body = {
       success: true,
       message: existing ? 'Webhook updated' : 'Webhook created',
-      webhook: { ...webhookView(webhook), ...(fresh ? { secret: fresh.secret } : {}) },
+      webhook: { ...view(ctx, webhook), ...(fresh ? { secret: fresh.secret } : {}) },
     };
   }
 
@@ -181,15 +196,18 @@ export function eventRoutes(deps: Deps) {
     if (label !== undefined) {
       const one = webhooks.find((w) => w.label === label);
       if (!one) throw new NotFoundError('Webhook not found');
-      ctx.body = { success: true, message: 'Webhook found', webhook: webhookView(one) };
+      ctx.body = { success: true, message: 'Webhook found', webhook: view(ctx, one) };
       return;
     }
     const def = webhooks.find((w) => w.label === 'default') ?? webhooks[0];
     ctx.body = {
       success: true,
       message: `${webhooks.length} ${webhooks.length === 1 ? 'webhook' : 'webhooks'} found`,
-      webhook: def ? webhookView(def) : null,
-      webhooks: webhooks.map(webhookView),
+      webhook: def ? view(ctx, def) : null,
+      // Sorted by label, as the hosted product lists them (the store keeps creation order).
+      webhooks: [...webhooks]
+        .sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
+        .map((w) => view(ctx, w)),
     };
   }
 
@@ -264,7 +282,7 @@ export function eventRoutes(deps: Deps) {
       ctx.body = {
         success: true,
         message: 'Webhook secret rotated',
-        webhook: { ...webhookView(webhook), secret: fresh.secret },
+        webhook: { ...view(ctx, webhook), secret: fresh.secret },
       };
     },
   );

@@ -9,7 +9,17 @@ import { assertConnected, nameRequired } from '../route-helpers.js';
 import type { ActorRouteDeps } from '../route-deps.js';
 import { bodies, groupJidOf, groupQuery, inviteCodeOf, participantsOf } from './group-bodies.js';
 import { groupPicture } from './group-picture.js';
-import { GROUP_ANSWER, LINK_ANSWER, groupView, hostedGroup, linkAnswer, settingsOf } from './group-view.js';
+import {
+  GROUP_ANSWER,
+  LINK_ANSWER,
+  NO_INVITE,
+  groupView,
+  hostedGroup,
+  inviteOf,
+  linkAnswer,
+  settingsOf,
+} from './group-view.js';
+import type { GroupInvite } from './group-view.js';
 import { either } from './message-send.js';
 
 type Deps = ActorRouteDeps;
@@ -34,6 +44,14 @@ export function groupChangeRoutes(deps: Deps) {
     assertConnected(instance);
     return instance.id;
   };
+
+  /** GroupInfo's invite link, read after the change: only admins may read it, so a member's answer has null. */
+  const invite = (ctx: RouteContext, id: string, groupJid: string): Promise<GroupInvite> =>
+    actors
+      .for(ctx)
+      .call(id, 'groups.inviteCode', { groupJid })
+      .then(({ inviteCode }) => inviteOf(inviteCode))
+      .catch(() => NO_INVITE);
 
   api.route(
     {
@@ -83,7 +101,7 @@ export function groupChangeRoutes(deps: Deps) {
             problems.push(`it could not be linked: ${err instanceof Error ? err.message : String(err)}`);
           });
       }
-      const view = groupView(group);
+      const view = groupView(group, true, await invite(ctx, id, group.jid));
       ctx.body = {
         success: true,
         message: problems.length ? `Group created, but ${problems.join('; ')}` : 'Group created successfully',
@@ -104,8 +122,9 @@ export function groupChangeRoutes(deps: Deps) {
     },
     async (ctx, { query }) => {
       const groupJid = groupJidOf(query.groupJid, query.identifier);
-      const group = await actors.for(ctx).call(connected(ctx), 'groups.info', { groupJid });
-      const view = groupView(group, query.participants ?? true);
+      const id = connected(ctx);
+      const group = await actors.for(ctx).call(id, 'groups.info', { groupJid });
+      const view = groupView(group, query.participants ?? true, await invite(ctx, id, groupJid));
       ctx.body = { success: true, message: 'Group retrieved successfully', group: view, ...hostedGroup(view) };
     },
   );
@@ -146,7 +165,7 @@ export function groupChangeRoutes(deps: Deps) {
       ...(converted !== undefined ? ['image'] : []),
       ...([announce, locked, memberAdd, joinApproval].some((v) => v !== undefined) ? ['groupSettings'] : []),
     ];
-    const view = groupView(group);
+    const view = groupView(group, true, await invite(ctx, id, groupJid));
     ctx.body = {
       success: true,
       message: `Group updated successfully: ${changed.join(', ')}`,

@@ -3,8 +3,21 @@ import type { GroupDetails } from '../../msgnet/ops/group-ops.js';
 import { INVITE_LINK_PREFIX } from '../../msgnet/ops/group-texts.js';
 import type { groupSettingsField } from './group-bodies.js';
 
+/** A group's invite link as GroupInfo shows it; `null` when the instance may not read it (not an admin). */
+export interface GroupInvite {
+  inviteCode: string | null;
+  inviteLink: string | null;
+}
+
+export const NO_INVITE: GroupInvite = { inviteCode: null, inviteLink: null };
+
+export const inviteOf = (inviteCode: string): GroupInvite => ({
+  inviteCode,
+  inviteLink: `${INVITE_LINK_PREFIX}${inviteCode}`,
+});
+
 /** A group: our fields, and the hosted product's GroupInfo and GroupDetail names beside them. */
-export function groupView(g: GroupDetails, withMembers = true) {
+export function groupView(g: GroupDetails, withMembers = true, invite: GroupInvite = NO_INVITE) {
   const members = withMembers ? g.members : [];
   return {
     groupJid: g.jid,
@@ -19,6 +32,8 @@ export function groupView(g: GroupDetails, withMembers = true) {
     communityJid: g.communityJid,
     name: g.subject,
     jid: g.jid,
+    inviteCode: invite.inviteCode,
+    inviteLink: invite.inviteLink,
     image: g.pictureUrl,
     createdBy: g.ownerJid,
     participantCount: g.members.length,
@@ -44,6 +59,8 @@ export function hostedGroup(v: ReturnType<typeof groupView>) {
     name: v.name,
     jid: v.jid,
     description: v.description,
+    inviteCode: v.inviteCode,
+    inviteLink: v.inviteLink,
     image: v.image,
     createdBy: v.createdBy,
     createdAt: v.createdAt,
@@ -68,10 +85,9 @@ export const linkAnswer = (message: string, groupJid: string, inviteCode: string
   success: true,
   message,
   groupJid,
-  inviteCode,
-  inviteLink: `${INVITE_LINK_PREFIX}${inviteCode}`,
+  ...inviteOf(inviteCode),
 });
 
 export const GROUP_ANSWER =
-  '`{group: {groupJid, subject, description, pictureUrl, owner, createdAt, settings: {announce, locked, memberAdd, joinApproval}, memberCount, members: [{jid, isAdmin, isSuperAdmin}], communityJid}}`';
+  '`{group: {groupJid, subject, description, pictureUrl, owner, createdAt, settings: {announce, locked, memberAdd, joinApproval}, memberCount, members: [{jid, isAdmin, isSuperAdmin}], communityJid}}` and GroupInfo at the top level (`name, jid, description, inviteCode, inviteLink` (null when not an admin), `createdBy, participantCount, participants, groupSettings`)';
 export const LINK_ANSWER = `\`{inviteCode, inviteLink: "${INVITE_LINK_PREFIX}<code>"}\``;

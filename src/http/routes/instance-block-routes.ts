@@ -34,12 +34,12 @@ export function instanceBlockRoutes(deps: Deps) {
       rawBody: blockBodySchema('s3'),
       aliases: isBlockAlias('s3'),
       responses: {
-        200: '`{s3}`: the storage summary, its secret masked, with `status` (`ok`, `error` and its cause, `unchecked`)',
+        200: '`S3 configuration updated`, `{s3}`: the storage summary, its secret masked, with `status` (`ok`, `error` and its cause, `unchecked`)',
       },
     },
     async (ctx, { body }) => {
       const s3 = await deps.blocks.saveStorage(ctx.state.instance!, body);
-      ctx.body = { success: true, message: 'Storage configuration saved successfully', s3 };
+      ctx.body = { success: true, message: 'S3 configuration updated', s3 };
     },
   );
 

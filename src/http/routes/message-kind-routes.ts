@@ -136,7 +136,11 @@ export function messageKindRoutes(deps: Deps) {
     const cards = count(b.vcard === undefined ? undefined : [b.vcard].flat(), 1, 10, 'vcard');
     const contacts = cards.map((c) => ({ ...c, phone: c.phone.replace(/^\+/, '') }));
     const names = contacts.map((c) => c.fullName).join(', ');
-    await send(ctx, b, common, { kind: 'contacts', contacts }, 'contact', names, { contacts });
+    await send(ctx, b, common, { kind: 'contacts', contacts }, 'contact', names, { contacts, vcard: cards });
+    // The hosted product's message for several cards (one ContactsArrayMessage); one card keeps ours.
+    if (cards.length > 1) {
+      (ctx.body as { message: string }).message = `${cards.length} contacts sent successfully in one message`;
+    }
   });
 
   post('/pix/:instance', 'Send a PIX payment card (Brazil)', bodies.pix, async (ctx, b) => {
@@ -244,7 +248,9 @@ export function messageKindRoutes(deps: Deps) {
       ...(b.message ? { text: b.message } : {}),
       ...(b.footer ? { footer: b.footer } : {}),
     };
-    await send(ctx, b, common, content, 'carousel', b.message ?? built[0]!.body, { cards: built.length });
+    // The hosted product's answer: an interactive message, its content the text and the number of cards.
+    const shown = `${b.message ? `${b.message} - ` : ''}Carousel with ${built.length} card(s)`;
+    await send(ctx, b, common, content, 'interactive', shown, { cards: built.length });
   });
 
   post('/poll/:instance', 'Send a poll', bodies.poll, async (ctx, b) => {

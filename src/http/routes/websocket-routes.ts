@@ -100,7 +100,7 @@ export function websocketRoutes(deps: Deps) {
       (ctx) => {
         ctx.body = {
           success: true,
-          message: 'WebSocket configuration retrieved successfully',
+          message: 'WebSocket configuration retrieved',
           websocket: websocketView(ctx.state.instance!.config.websocket),
         };
       },

@@ -9,7 +9,7 @@ import type { BridgeState } from './bridge-state.js';
 import { ChatwootClient } from './chatwoot-client.js';
 import { ChatwootError } from './chatwoot-http.js';
 import type { HelpdeskPatch } from './helpdesk-calls.js';
-import { helpdeskWebhookUrl, mergeHelpdeskPatch } from './helpdesk-settings.js';
+import { helpdeskWebhookUrl, mergeHelpdeskPatch, withoutTrailingSlash } from './helpdesk-settings.js';
 import { ensureInbox } from './inbox-setup.js';
 
 export interface BridgeConfigDeps {
@@ -123,7 +123,9 @@ export class BridgeConfig {
     const current = await this.stored();
     const merged = this.#withSecret(mergeHelpdeskPatch(current, patch));
     const paused = merged.status === 'paused';
-    const elsewhere = !current || current.baseUrl !== merged.baseUrl || current.accountId !== merged.accountId;
+    // A base URL stored with its trailing slash (before the slash was removed) names the same Chatwoot.
+    const sameBase = current && withoutTrailingSlash(current.baseUrl) === withoutTrailingSlash(merged.baseUrl);
+    const elsewhere = !current || !sameBase || current.accountId !== merged.accountId;
     let warning: string | undefined;
     try {
       merged.inboxId = await ensureInbox(this.client(merged), merged.inboxName, this.#webhookUrl(merged));

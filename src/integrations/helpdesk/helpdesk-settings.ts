@@ -58,6 +58,9 @@ export function isHelpdeskAlias(key: string): boolean {
 
 const invalid = (detail: string) => new ValidationError(`Invalid request body: ${detail}`);
 
+/** Chatwoot's base URL as the hosted product keeps it: its trailing `/` removed (URL parsing adds one to a bare host). */
+export const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, '');
+
 /**
  * The body of POST /api/helpdesk/set: any of the fields, under their short names or the creation body's
  * (`helpdesk…`, `chatwoot…`); `null` counts as absent; two spellings of one field → 400. `enabled: false`
@@ -82,7 +85,7 @@ export function parseHelpdeskPatch(raw: unknown, o: { secrets: SecretBox; allowP
   if (b.baseUrl !== undefined) {
     const checked = checkUrlSyntax(b.baseUrl, { allowPrivate: o.allowPrivateUrls });
     if ('reason' in checked) throw invalid(`baseUrl: ${checked.reason}`);
-    baseUrl = checked.url.toString();
+    baseUrl = withoutTrailingSlash(checked.url.toString());
   }
   const paused = b.paused ?? (b.enabled === undefined ? undefined : !b.enabled);
   return {
@@ -109,7 +112,7 @@ export function mergeHelpdeskPatch(current: HelpdeskConfig | undefined, patch: H
   const paused = patch.paused ?? (current?.enabled === true && current.status === 'paused');
   const merged: HelpdeskConfig = {
     enabled: true,
-    baseUrl: patch.baseUrl ?? current?.baseUrl ?? '',
+    baseUrl: patch.baseUrl ?? withoutTrailingSlash(current?.baseUrl ?? ''),
     accountId: patch.accountId ?? current?.accountId ?? 0,
     apiTokenSealed: patch.apiTokenSealed ?? current?.apiTokenSealed ?? '',
     inboxName: patch.inboxName ?? current?.inboxName ?? DEFAULT_INBOX_NAME,
@@ -142,7 +145,7 @@ export function helpdeskView(config: HelpdeskConfig, secrets?: { apiToken: strin
     enabled: config.enabled,
     status: config.status,
     last_error: config.lastError ?? null,
-    baseUrl: config.baseUrl,
+    baseUrl: withoutTrailingSlash(config.baseUrl),
     accountId: config.accountId,
     inboxName: config.inboxName,
     inboxId: config.inboxId ?? null,
