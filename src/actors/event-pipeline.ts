@@ -326,13 +326,19 @@ export class EventPipeline implements SessionReports {
     if (!m.fromMe && (await this.#takeOwed(m.id))) this.notify(m);
   }
 
-  /** Whether this owner takes the extensions' debt for a message (a store failure: not owed, logged). */
+  /**
+   * Whether this owner takes the extensions' debt for a message, waiting while the store is out for as long
+   * as it owns the instance (the debt is theirs to get now, not at the next connection); another store
+   * error leaves the debt for the next connection's hand-over (logged).
+   */
   async #takeOwed(messageId: string): Promise<boolean> {
-    const { ctx } = this;
+    const { ctx, lifecycle } = this;
+    const take = () => ctx.store.messages.takeOwed(ctx.instanceId, messageId);
     try {
-      return await ctx.store.messages.takeOwed(ctx.instanceId, messageId);
+      return await untilStored({ assertOwner: () => lifecycle.assertOwner(), log: ctx.log }, take, 'events');
     } catch (err) {
-      ctx.log.warn({ err, messageId }, 'could not read whether the extensions are owed a message');
+      if (isOwnershipLoss(err)) throw err;
+      ctx.log.warn({ err, messageId }, "could not take the extensions' debt for a message; handed over later");
       return false;
     }
   }

@@ -241,6 +241,24 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     }
   });
 
+  it('the debt out of reach: the owner waits for the store and hands the message to its extensions then', async () => {
+    const takeOwed = store.messages.takeOwed.bind(store.messages);
+    let refused = 0;
+    store.messages.takeOwed = async (id, messageId) => {
+      if (refused++ < 2) throw new StoreUnavailableError();
+      return takeOwed(id, messageId);
+    };
+    try {
+      const p = pipeline({ lost: false, stopped: false });
+      p.report(message('M10'));
+      await p.events.drainedQuiet();
+      expect([p.acknowledged, p.notified]).to.deep.equal([['M10'], ['M10']]);
+      expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
+    } finally {
+      store.messages.takeOwed = takeOwed;
+    }
+  });
+
   it('a message whose event left already is not queued again', async () => {
     const p = pipeline({ lost: false, stopped: false });
     p.report(message('M3'));
