@@ -148,8 +148,12 @@ export interface InstanceRepository {
 }
 
 export interface WebhookRepository {
-  /** Inserts or replaces the webhook with the same (instance, label). */
-  upsert(webhook: WebhookRecord): Promise<void>;
+  /**
+   * Inserts or replaces the webhook with the same (instance, label). With `maxEnabled`, an enabled webhook
+   * is refused (false, nothing written) when the instance's other enabled webhooks already number that
+   * many; the count and the write are one transaction, so two nodes cannot both pass it.
+   */
+  upsert(webhook: WebhookRecord, limits?: { maxEnabled: number }): Promise<boolean>;
   list(instanceId: string): Promise<WebhookRecord[]>;
   delete(instanceId: string, label: string): Promise<boolean>;
 }

@@ -59,7 +59,13 @@ describe('signed instance webhooks (Standard Webhooks)', function () {
 
     // The secret is shown once: never by a read or an update, and kept sealed in the store.
     const read = await node.api.get('/api/events/getWebhook/signer?label=crm', { token });
-    const updated = await node.api.post('/api/events/webhook/signer', { label: 'crm', byEvents: false }, { token });
+    // A same-label POST overwrites every field, so the update names them all again.
+    const updated = await node.api.post(
+      '/api/events/webhook/signer',
+      { label: 'crm', url: `${receiver.url}/crm`, events: ['message.exchange'], byEvents: false },
+      { token },
+    );
+    expect(updated.status).to.equal(200);
     for (const res of [read, updated]) {
       expect(res.text).not.to.include('whsec_');
       expect(res.body.webhook.hasSecret).to.equal(true);

@@ -70,7 +70,19 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       authorization: 'Bearer s3cret',
       hasAuthorization: true,
     });
-    const updated = await node.api.post('/api/events/webhook/config-a', { label: 'crm', byEvents: true }, { token });
+    // The same label overwrites every field (catalog): an update sends the whole webhook.
+    const updated = await node.api.post(
+      '/api/events/webhook/config-a',
+      {
+        label: 'crm',
+        url: `${receiver.url}/crm`,
+        authorization: 'Bearer s3cret',
+        byEvents: true,
+        events: ['message.exchange'],
+        mediaBase64: true,
+      },
+      { token },
+    );
     expect(updated.status).to.equal(200);
     expect(updated.body.webhook).to.deep.include({
       byEvents: true,
@@ -105,6 +117,147 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     const del = await node.api.delete('/api/events/webhook/config-a?label=crm', { token });
     expect(del.body).to.deep.include({ success: true });
     expect((await node.api.delete('/api/events/webhook/config-a?label=crm', { token })).status).to.equal(404);
+  });
+
+  it('a same-label POST overwrites every field: what it leaves out takes its default', async () => {
+    const token = await node.createInstance(account, { name: 'config-ow' });
+    const full = {
+      label: 'crm',
+      url: `${receiver.url}/crm`,
+      authorization: 'Bearer s3cret',
+      byEvents: true,
+      events: ['message.exchange'],
+      mediaBase64: true,
+    };
+    expect((await node.api.post('/api/events/webhook/config-ow', full, { token })).status).to.equal(201);
+    const res = await node.api.post(
+      '/api/events/webhook/config-ow',
+      { label: 'crm', url: `${receiver.url}/v2` },
+      { token },
+    );
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    const overwritten = {
+      label: 'crm',
+      enabled: true,
+      url: `${receiver.url}/v2`,
+      authorization: '',
+      hasAuthorization: false,
+      byEvents: false,
+      events: [],
+      mediaBase64: false,
+      base64: false,
+      hasSecret: true,
+    };
+    expect(res.body.webhook).to.deep.include(overwritten);
+    expect((await node.api.get('/api/events/getWebhook/config-ow?label=crm', { token })).body.webhook).to.deep.include(
+      overwritten,
+    );
+    // No merge with the stored url: an enabled webhook without one is refused, and nothing changes.
+    const noUrl = await node.api.post('/api/events/webhook/config-ow', { label: 'crm', byEvents: true }, { token });
+    expect(noUrl.status).to.equal(400);
+    expect(noUrl.body.error.message).to.equal('url is required when the webhook is enabled');
+    expect((await node.api.get('/api/events/getWebhook/config-ow?label=crm', { token })).body.webhook).to.deep.include(
+      overwritten,
+    );
+  });
+
+  it('enabled: false clears url, authorization, events and mediaBase64, keeps the row and its secret; it gets nothing', async () => {
+    const { token } = await instance('disable-me', {
+      webhookAuthorization: 'Bearer hook-secret',
+      webhookEvents: ['message.exchange'],
+      webhookMediaBase64: true,
+    });
+    const owner = await node.store.instances.findByTokenHash(hashToken(token));
+    const before = (await node.store.webhooks.list(owner!.id)).find((w) => w.label === 'default')!;
+    expect(before.secretSealed).to.be.a('string');
+    const cleared = {
+      label: 'default',
+      enabled: false,
+      url: '',
+      authorization: '',
+      hasAuthorization: false,
+      events: [],
+      mediaBase64: false,
+      base64: false,
+      hasSecret: true,
+    };
+    // Whatever else the body says, disabling clears those four.
+    for (const body of [
+      { enabled: false },
+      { enabled: false, url: receiver.url, authorization: 'Bearer x', events: ['call.update'], mediaBase64: true },
+    ]) {
+      const res = await node.api.post('/api/events/webhook/disable-me', body, { token });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.message).to.equal('Webhook updated');
+      expect(res.body.webhook).to.deep.include(cleared);
+      expect(res.text).not.to.include('whsec_');
+    }
+    const list = await node.api.get('/api/events/getWebhook/disable-me', { token });
+    expect(list.body.webhooks).to.have.length(1);
+    expect(list.body.webhooks[0]).to.deep.include(cleared);
+    const stored = (await node.store.webhooks.list(owner!.id)).find((w) => w.label === 'default')!;
+    expect(stored).to.deep.include({
+      enabled: false,
+      url: '',
+      events: [],
+      base64: false,
+      authorizationSealed: undefined,
+    });
+    expect(stored.secretSealed).to.equal(before.secretSealed);
+    expect(stored.createdAt).to.equal(before.createdAt);
+
+    // A disabled webhook receives nothing.
+    receiver.received.length = 0;
+    await node.api.post('/api/sandbox/inbound/disable-me', { from: '5511933330009', text: 'while off' }, { token });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.received).to.deep.equal([]);
+
+    // Enabled again: an update (200, no new secret) that delivers, signed as before.
+    const again = await node.api.post('/api/events/webhook/disable-me', { url: receiver.url }, { token });
+    expect(again.status).to.equal(200);
+    expect(again.body.webhook).to.deep.include({ enabled: true, hasSecret: true });
+    expect(again.body.webhook.secret).to.equal(undefined);
+    await node.api.post('/api/sandbox/inbound/disable-me', { from: '5511933330009', text: 'back on' }, { token });
+    await until(
+      () => receiver.events('message.exchange').some((r) => r.body.data.message?.content?.text === 'back on'),
+      'the delivery after enabling',
+      8000,
+    );
+    expect(receiver.events('message.exchange').map((r) => r.body.data.message?.content?.text)).to.deep.equal([
+      'back on',
+    ]);
+    const [backOn] = receiver.events('message.exchange');
+    expect(backOn!.headers['webhook-signature']).to.be.a('string');
+  });
+
+  it('keeps at most 3 enabled webhooks per instance; disabled ones are kept and do not count', async () => {
+    const token = await node.createInstance(account, { name: 'config-limit' });
+    const post = (label: string, enabled = true) =>
+      node.api.post(
+        '/api/events/webhook/config-limit',
+        enabled ? { label, url: `${receiver.url}/${label}` } : { label, enabled: false },
+        { token },
+      );
+    for (const label of ['a', 'b', 'c']) expect((await post(label)).status, label).to.equal(201);
+    expect((await post('off', false)).status).to.equal(201);
+    const refused = await post('d');
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error.message).to.equal(
+      'An instance has at most 3 enabled webhooks; disable or delete one first',
+    );
+    // Updating one of the three is no fourth.
+    expect((await post('c')).status).to.equal(200);
+    expect((await post('off')).status).to.equal(400);
+    expect((await post('b', false)).status).to.equal(200);
+    expect((await post('d')).status).to.equal(201);
+    const listed = (await node.api.get('/api/events/getWebhook/config-limit', { token })).body.webhooks;
+    expect(listed.map((w: { label: string; enabled: boolean }) => [w.label, w.enabled])).to.deep.equal([
+      ['a', true],
+      ['b', false],
+      ['c', true],
+      ['d', true],
+      ['off', false],
+    ]);
   });
 
   it('refuses bad webhook bodies and changes nothing', async () => {

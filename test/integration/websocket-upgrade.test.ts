@@ -82,9 +82,13 @@ describe('WebSocket: validation before the upgrade', function () {
     expectRefusal(
       await upgrade('/ws/quiet', { token: siblingToken }),
       400,
-      'WebSocket is not enabled for this instance',
+      'WebSocket is not enabled for this instance. Configure it first using POST /api/events/websocket/quiet',
     );
-    expectRefusal(await upgrade('/ws/off', { token: account }), 400, 'WebSocket is not enabled for this instance');
+    expectRefusal(
+      await upgrade('/ws/off', { token: account }),
+      400,
+      'WebSocket is not enabled for this instance. Configure it first using POST /api/events/websocket/off',
+    );
     // Enabled through the configuration endpoint: accepted at once (the upgrade reads the store).
     const res = await node.api.post('/api/events/websocket/quiet', { enabled: true }, { token: account });
     expect(res.status).to.equal(200);
@@ -93,7 +97,7 @@ describe('WebSocket: validation before the upgrade', function () {
     expectRefusal(
       await upgrade('/ws/quiet', { token: siblingToken }),
       400,
-      'WebSocket is not enabled for this instance',
+      'WebSocket is not enabled for this instance. Configure it first using POST /api/events/websocket/quiet',
     );
   });
 

@@ -31,16 +31,19 @@ const webhookBody = z.strictObject({
     .regex(LABEL, 'use 1 to 64 letters, digits, dots, dashes or underscores')
     .optional()
     .describe('Which webhook (several per instance); default: "default"'),
-  enabled: z.boolean().optional().describe('Default: true'),
+  enabled: z
+    .boolean()
+    .optional()
+    .describe('Default: true; false keeps the row but clears url, authorization, events, base64'),
   url: z.string().max(2048).optional().describe('http(s) target; required when enabled'),
   authorization: z
     .string()
     .max(4096)
     .optional()
-    .describe("Sent as the Authorization header (stored sealed; '' removes it)"),
-  byEvents: z.boolean().optional().describe('Append the event name to the URL'),
-  events: z.array(z.string().max(64)).max(64).optional().describe('Events to send (empty: all)'),
-  base64: z.boolean().optional().describe('Include received media as base64'),
+    .describe("Sent as the Authorization header (stored sealed; omitted or '': none)"),
+  byEvents: z.boolean().optional().describe('Append the event name to the URL (default: false)'),
+  events: z.array(z.string().max(64)).max(64).optional().describe('Events to send (empty or omitted: all)'),
+  base64: z.boolean().optional().describe('Include received media as base64 (default: false)'),
   mediaBase64: z.boolean().optional().describe("Alias of 'base64'"),
 });
 
@@ -70,6 +73,9 @@ const labelQuery = (what: string) => z.object({ label: queryParam.text(what) });
 const deleteBody = z.strictObject({
   label: z.string().max(64).optional().describe('The webhook to delete (or `?label=`); default: "default"'),
 });
+
+/** The hosted product's limit: disabled webhooks are kept and do not count. */
+export const MAX_ENABLED_WEBHOOKS = 3;
 
 /** A webhook as the hosted product shows it: `authorization` as set (`''` when none), `mediaBase64` beside our `base64`. */
 export function webhookView(w: WebhookRecord, authorization: string) {
@@ -120,8 +126,9 @@ export function eventRoutes(deps: Deps) {
     }
     const label = b.label ?? 'default';
     const existing = (await deps.store.webhooks.list(instanceId)).find((w) => w.label === label);
-    const enabled = b.enabled ?? existing?.enabled ?? true;
-    let url = existing?.url ?? '';
+    // The catalog: the same label overwrites every field, so what the body leaves out takes its default.
+    const enabled = b.enabled ?? true;
+    let url = '';
     if (b.url !== undefined) {
       const checked = checkUrlSyntax(b.url.trim(), { allowPrivate: deps.allowPrivateUrls });
       if ('reason' in checked) throw new ValidationError(`Invalid webhook url: ${checked.reason}`);
@@ -133,26 +140,34 @@ export function eventRoutes(deps: Deps) {
     const now = new Date().toISOString();
     // A new webhook gets its signing secret here, shown in this answer only.
     const fresh = existing ? undefined : newWebhookSecret(deps.secrets);
+    // The catalog: `enabled: false` clears url, authorization, events and mediaBase64 but keeps the row.
+    const target = enabled
+      ? {
+          url,
+          authorizationSealed: b.authorization
+            ? deps.secrets.seal(b.authorization, SecretPurpose.WebhookAuthorization)
+            : undefined,
+          events: b.events ? [...new Set(b.events)] : [],
+          base64: b.base64 ?? b.mediaBase64 ?? false,
+        }
+      : { url: '', authorizationSealed: undefined, events: [], base64: false };
     const webhook: WebhookRecord = {
       instanceId,
       label,
       enabled,
-      url,
-      authorizationSealed:
-        b.authorization === undefined
-          ? existing?.authorizationSealed
-          : b.authorization === ''
-            ? undefined
-            : deps.secrets.seal(b.authorization, SecretPurpose.WebhookAuthorization),
-      byEvents: b.byEvents ?? existing?.byEvents ?? false,
-      events: b.events ? [...new Set(b.events)] : (existing?.events ?? []),
-      base64: b.base64 ?? b.mediaBase64 ?? existing?.base64 ?? false,
+      ...target,
+      byEvents: b.byEvents ?? false,
+      // The signing secret is no client field: kept, so receivers still verify after an overwrite or a disable.
       ...secretFields(existing),
       ...(fresh ? { secretSealed: fresh.sealed } : {}),
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
-    await deps.store.webhooks.upsert(webhook);
+    if (!(await deps.store.webhooks.upsert(webhook, { maxEnabled: MAX_ENABLED_WEBHOOKS }))) {
+      throw new ValidationError(
+        `An instance has at most ${MAX_ENABLED_WEBHOOKS} enabled webhooks; disable or delete one first`,
+      );
+    }
     ctx.status = existing ? 200 : 201;
     ctx.body = {
       success: true,

@@ -16,8 +16,12 @@ interface Deps {
 
 const bodySchema = z.strictObject({
   enabled: z.boolean(),
-  events: z.array(z.string().max(64)).max(64).optional().describe('Events to send (empty: all); omitted: unchanged'),
-  base64: z.boolean().optional().describe('Include received media as base64; omitted: unchanged'),
+  events: z
+    .array(z.string().max(64))
+    .max(64)
+    .optional()
+    .describe('Events to send (empty or omitted: all six instance events); cleared when enabled is false'),
+  base64: z.boolean().optional().describe('Include received media as base64 (default false; false when disabled)'),
 });
 
 /** The body as clients send it: `parseWebsocketBody` folds `mediaBase64` into `base64`, then applies `bodySchema`. */
@@ -29,10 +33,11 @@ function invalid(detail: string): ValidationError {
 
 /**
  * The body of POST /api/events/websocket/:instance: `{enabled, events?, base64?}`, with `mediaBase64` as
- * the hosted product's spelling of `base64`. `null` counts as absent. Omitted fields keep their stored
- * value (never configured: every event, no base64).
+ * the hosted product's spelling of `base64`. `null` counts as absent. The body replaces the stored block
+ * (catalog section 10): `events` omitted is every event (`[]`), `base64` omitted is false, and
+ * `enabled: false` clears both.
  */
-export function parseWebsocketBody(raw: unknown, current: WebsocketConfig | undefined): WebsocketConfig {
+export function parseWebsocketBody(raw: unknown): WebsocketConfig {
   if (!isPlainObject(raw)) throw invalid('expected a JSON object');
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) if (value !== null) body[key] = value;
@@ -44,18 +49,16 @@ export function parseWebsocketBody(raw: unknown, current: WebsocketConfig | unde
   const parsed = bodySchema.safeParse(body);
   if (!parsed.success) throw invalid(describeIssue(parsed.error));
   const { enabled, events, base64 } = parsed.data;
-  let names = current?.events ?? [];
-  if (events !== undefined) {
-    names = [...new Set(events.map((e) => e.trim()).filter(Boolean))];
-    const unknown = names.find((e) => !isEventName(e));
-    if (unknown !== undefined) throw invalid(`field 'events': unknown event '${unknown}'`);
-  }
-  return { enabled, events: names, base64: base64 ?? current?.base64 ?? false };
+  const names = [...new Set((events ?? []).map((e) => e.trim()).filter(Boolean))];
+  const unknown = names.find((e) => !isEventName(e));
+  if (unknown !== undefined) throw invalid(`field 'events': unknown event '${unknown}'`);
+  // The catalog: disabling clears the filter and the media flag (a later enable starts from all events).
+  if (!enabled) return { enabled, events: [], base64: false };
+  return { enabled, events: names, base64: base64 ?? false };
 }
 
-export function websocketView(config: WebsocketConfig | undefined) {
-  const base64 = config?.base64 ?? false;
-  return { enabled: config?.enabled ?? false, events: config?.events ?? [], base64, mediaBase64: base64 };
+export function websocketView(config: WebsocketConfig) {
+  return { enabled: config.enabled, events: config.events, base64: config.base64, mediaBase64: config.base64 };
 }
 
 /** Spec section 4.10: the WebSocket configuration of an instance (one per instance, any node serves it). */
@@ -76,7 +79,7 @@ export function websocketRoutes(deps: Deps) {
     },
     async (ctx, { body }) => {
       const instance = ctx.state.instance!;
-      const websocket = parseWebsocketBody(body, instance.config.websocket);
+      const websocket = parseWebsocketBody(body);
       if (!(await deps.store.instances.updateConfigBlock(instance.id, 'websocket', websocket))) {
         throw new NotFoundError('Instance not found');
       }
@@ -95,14 +98,16 @@ export function websocketRoutes(deps: Deps) {
         path,
         summary: 'Read the WebSocket configuration',
         auth: guard,
-        responses: { 200: '`{websocket: {enabled, events, base64, mediaBase64}}`' },
+        responses: {
+          200: '`{websocket: {enabled, events, base64, mediaBase64}}` (also when disabled)',
+          404: 'WebSocket not configured for this instance',
+        },
       },
       (ctx) => {
-        ctx.body = {
-          success: true,
-          message: 'WebSocket configuration retrieved',
-          websocket: websocketView(ctx.state.instance!.config.websocket),
-        };
+        const websocket = ctx.state.instance!.config.websocket;
+        // No block stored (never configured, at creation or here) is the catalog's 404, unlike a disabled one.
+        if (!websocket) throw new NotFoundError('WebSocket not configured for this instance');
+        ctx.body = { success: true, message: 'WebSocket configuration retrieved', websocket: websocketView(websocket) };
       },
     );
   }

@@ -30,7 +30,8 @@ import { rateLimit } from '../rate-limit.js';
  */
 
 export const WsMessage = {
-  NotEnabled: 'WebSocket is not enabled for this instance',
+  /** Followed by the instance's name, as the hosted product words it. */
+  NotEnabled: 'WebSocket is not enabled for this instance. Configure it first using POST /api/events/websocket/',
   HttpsRequired: 'HTTPS is required',
   NotFound: 'Not found',
   ShuttingDown: 'Server is shutting down',
@@ -150,7 +151,7 @@ export class UpgradeGuard {
     return this.#run(req, async (ctx) => {
       const instance = await this.#authorize(ctx, name);
       if (!this.originAllowed(ctx)) return 'origin-blocked';
-      if (!instance.config.websocket?.enabled) throw new ValidationError(WsMessage.NotEnabled);
+      if (!instance.config.websocket?.enabled) throw new ValidationError(`${WsMessage.NotEnabled}${instance.name}`);
       const { tokenHash, principal } = ctx.state.presented!;
       const kind = principal?.kind === 'instance' ? 'instance' : 'account';
       return { instance, credential: { kind, tokenHash: tokenHash! } };

@@ -79,7 +79,7 @@ export class MongoStore implements Store {
     this.instances = guard(
       new MongoInstances(client, accounts, instances, webhooks, ownedState, deliveries, messages, mediaBlobs, chatbots),
     );
-    this.webhooks = guard(new MongoWebhooks(webhooks));
+    this.webhooks = guard(new MongoWebhooks(client, webhooks));
     this.ownedState = guard(new MongoOwnedState(client, instances, ownedState));
   }
 

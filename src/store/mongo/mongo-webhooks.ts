@@ -1,8 +1,9 @@
-import type { Collection, Filter, UpdateFilter } from 'mongodb';
+import type { Collection, Filter, MongoClient, UpdateFilter } from 'mongodb';
 import type { WebhookRecord } from '../records.js';
 import type { WebhookRepository } from '../store.js';
 
 import type { WebhookDoc } from './mongo-docs.js';
+import { inTransaction } from './mongo-transaction.js';
 
 export function toWebhook(d: WebhookDoc): WebhookRecord {
   return {
@@ -44,11 +45,27 @@ export function webhookUpsert(w: WebhookRecord): { filter: Filter<WebhookDoc>; u
 }
 
 export class MongoWebhooks implements WebhookRepository {
-  constructor(private readonly col: Collection<WebhookDoc>) {}
+  constructor(
+    private readonly client: MongoClient,
+    private readonly col: Collection<WebhookDoc>,
+  ) {}
 
-  async upsert(w: WebhookRecord): Promise<void> {
+  async upsert(w: WebhookRecord, limits?: { maxEnabled: number }): Promise<boolean> {
     const { filter, update } = webhookUpsert(w);
-    await this.col.updateOne(filter, update, { upsert: true });
+    if (!limits || !w.enabled) {
+      await this.col.updateOne(filter, update, { upsert: true });
+      return true;
+    }
+    // The count and the write in one transaction, as SQLite's BEGIN IMMEDIATE makes them.
+    return inTransaction(this.client, async (session) => {
+      const others = await this.col.countDocuments(
+        { instanceId: w.instanceId, label: { $ne: w.label }, enabled: true },
+        { session },
+      );
+      if (others >= limits.maxEnabled) return false;
+      await this.col.updateOne(filter, update, { upsert: true, session });
+      return true;
+    });
   }
 
   async list(instanceId: string): Promise<WebhookRecord[]> {

@@ -59,8 +59,19 @@ export function webhookParams(w: WebhookRecord) {
 export class SqliteWebhooks implements WebhookRepository {
   constructor(private readonly db: Database.Database) {}
 
-  async upsert(w: WebhookRecord): Promise<void> {
-    this.db.prepare(WEBHOOK_UPSERT).run(webhookParams(w));
+  async upsert(w: WebhookRecord, limits?: { maxEnabled: number }): Promise<boolean> {
+    const others = this.db.prepare(
+      'SELECT COUNT(*) AS n FROM webhooks WHERE instance_id = ? AND label != ? AND enabled = 1',
+    );
+    return this.db
+      .transaction(() => {
+        if (limits && w.enabled && (others.get(w.instanceId, w.label) as { n: number }).n >= limits.maxEnabled) {
+          return false;
+        }
+        this.db.prepare(WEBHOOK_UPSERT).run(webhookParams(w));
+        return true;
+      })
+      .immediate();
   }
 
   async list(instanceId: string): Promise<WebhookRecord[]> {

@@ -553,6 +553,19 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(after).not.to.have.any.keys('previousSecretSealed', 'previousSecretUntil');
       expect((await store.webhooks.list(i.id)).find((h) => h.label === 'default')).not.to.have.any.keys('secretSealed');
     });
+    it('refuses an enabled webhook past the limit of enabled ones, in the same write, and never a disabled one', async () => {
+      const { i } = await seeded();
+      // The seeded instance has its enabled `default`: one more fits a limit of 2.
+      expect(await store.webhooks.upsert(webhook(i.id, 'second'), { maxEnabled: 2 })).to.equal(true);
+      expect(await store.webhooks.upsert(webhook(i.id, 'third'), { maxEnabled: 2 })).to.equal(false);
+      expect(await store.webhooks.upsert({ ...webhook(i.id, 'third'), enabled: false }, { maxEnabled: 2 })).to.equal(
+        true,
+      );
+      // Rewriting one of the enabled two is no third.
+      expect(await store.webhooks.upsert(webhook(i.id, 'second'), { maxEnabled: 2 })).to.equal(true);
+      const enabled = (await store.webhooks.list(i.id)).filter((h) => h.enabled).map((h) => h.label);
+      expect(enabled).to.have.members(['default', 'second']);
+    });
   });
 
   describe('webhook deliveries (outbox)', () => {
