@@ -37,6 +37,16 @@ describe('webhooks (embedded mode: the store outbox)', function () {
     await node.stop();
   });
 
+  /** A whole `crm` webhook, as an update must send it (the same label overwrites every field). */
+  const crmWebhook = () => ({
+    label: 'crm',
+    url: `${receiver.url}/crm`,
+    authorization: 'Bearer s3cret',
+    byEvents: true,
+    events: ['message.exchange'],
+    mediaBase64: true,
+  });
+
   /** A linked sandbox instance whose default webhook points at the receiver. */
   async function instance(name: string, hook: Record<string, unknown> = {}) {
     const token = await node.createInstance(account, { name, webhookEnabled: true, webhookURL: receiver.url, ...hook });
@@ -71,18 +81,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
       hasAuthorization: true,
     });
     // The same label overwrites every field (catalog): an update sends the whole webhook.
-    const updated = await node.api.post(
-      '/api/events/webhook/config-a',
-      {
-        label: 'crm',
-        url: `${receiver.url}/crm`,
-        authorization: 'Bearer s3cret',
-        byEvents: true,
-        events: ['message.exchange'],
-        mediaBase64: true,
-      },
-      { token },
-    );
+    const updated = await node.api.post('/api/events/webhook/config-a', crmWebhook(), { token });
     expect(updated.status).to.equal(200);
     expect(updated.body.webhook).to.deep.include({
       byEvents: true,
@@ -121,14 +120,7 @@ describe('webhooks (embedded mode: the store outbox)', function () {
 
   it('a same-label POST overwrites every field: what it leaves out takes its default', async () => {
     const token = await node.createInstance(account, { name: 'config-ow' });
-    const full = {
-      label: 'crm',
-      url: `${receiver.url}/crm`,
-      authorization: 'Bearer s3cret',
-      byEvents: true,
-      events: ['message.exchange'],
-      mediaBase64: true,
-    };
+    const full = crmWebhook();
     expect((await node.api.post('/api/events/webhook/config-ow', full, { token })).status).to.equal(201);
     const res = await node.api.post(
       '/api/events/webhook/config-ow',
