@@ -135,7 +135,7 @@ export class EventPipeline implements SessionReports {
    * While the store is out, the event being handled (and every one behind it, in order) waits for it, for
    * as long as this node owns the instance: events are held, never dropped.
    */
-  #untilStored(write: () => Promise<void>): Promise<void> {
+  #untilStored<T>(write: () => Promise<T>): Promise<T> {
     return untilStored({ assertOwner: () => this.lifecycle.assertOwner(), log: this.ctx.log }, write, 'events');
   }
 
@@ -219,9 +219,12 @@ export class EventPipeline implements SessionReports {
         const once = { messageId: m.id, ...(owed ? { owed: JSON.stringify(m) } : {}) };
         const queued = await this.#emit(media ? withReceivedMedia(event, media) : event, media?.attachments, once);
         // Durably queued now (or before): the network may forget the message (its receipt goes).
-        if (!queued || owed) {
+        if (!queued) {
           await this.#settleEmitted(m, e.acknowledge);
-          if (!queued) return;
+          return;
+        }
+        if (owed) {
+          await this.#settleEmitted(m, e.acknowledge);
         } else {
           e.acknowledge?.();
           this.notify(m);
@@ -332,10 +335,9 @@ export class EventPipeline implements SessionReports {
    * error leaves the debt for the next connection's hand-over (logged).
    */
   async #takeOwed(messageId: string): Promise<boolean> {
-    const { ctx, lifecycle } = this;
-    const take = () => ctx.store.messages.takeOwed(ctx.instanceId, messageId);
+    const { ctx } = this;
     try {
-      return await untilStored({ assertOwner: () => lifecycle.assertOwner(), log: ctx.log }, take, 'events');
+      return await this.#untilStored(() => ctx.store.messages.takeOwed(ctx.instanceId, messageId));
     } catch (err) {
       if (isOwnershipLoss(err)) throw err;
       ctx.log.warn({ err, messageId }, "could not take the extensions' debt for a message; handed over later");

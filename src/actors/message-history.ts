@@ -32,13 +32,11 @@ export function historyRecord(instanceId: string, m: NormalizedMessage, stored?:
 }
 
 /** Saves to the history; a failure is logged, never allowed to stop the event flow or a send that succeeded. */
-export async function remember(store: Store, record: MessageRecord, log: Logger): Promise<boolean> {
+export async function remember(store: Store, record: MessageRecord, log: Logger): Promise<void> {
   try {
     await store.messages.save(record);
-    return true;
   } catch (err) {
     log.warn({ err, messageId: record.id }, 'could not store the message in the history');
-    return false;
   }
 }
 
