@@ -118,9 +118,7 @@ export function mcpTools(routes: readonly DeclaredRoute[]): McpTool[] {
       (methods.size > 1 && method === 'delete' && !key.endsWith('/logout/:instance') ? '_delete' : '');
     if (method === 'delete' && key.endsWith('/logout/:instance') && methods.has('post')) continue;
     const hosted = HOSTED_NAMES[`${method} ${key}`];
-    let name = hosted ?? generic;
-    // An account-wide form of an instance's operation (a broker switch) is a tool of its own.
-    if (tools.has(name) && !key.includes(':instance')) name = `${name}_account`;
+    const name = hosted ?? generic;
     if (tools.has(name)) continue;
     tools.set(name, toolOf(route, name, hosted && hosted !== generic ? [generic] : []));
   }
