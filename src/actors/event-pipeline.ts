@@ -34,6 +34,8 @@ export class EventPipeline implements SessionReports {
   #chain: Promise<void> = Promise.resolve();
   /** Network events whose handling failed (lost ownership, or an error), for the sandbox's acknowledgements. */
   #unhandled = 0;
+  /** Messages being handed to the extensions under a debt, by id, until they took them or failed to. */
+  readonly #handing = new Map<string, Promise<void>>();
   /** Clients' labels (`source`) of messages being sent, by id, until their outgoing event leaves. */
   readonly #sources = new BoundedMap<string, string>(1024);
   /** Calls owed a rejection (autoRejectCalls), recorded before the network's offer is acknowledged. */
@@ -43,8 +45,8 @@ export class EventPipeline implements SessionReports {
     private readonly deps: PipelineDeps,
     private readonly ctx: ActorContext,
     private readonly lifecycle: SessionLifecycle,
-    /** Hands a message, once its event left, to the extensions. */
-    private readonly notify: (message: NormalizedMessage) => void,
+    /** Hands a message, once its event left, to the extensions: true once every one durably took it. */
+    private readonly notify: (message: NormalizedMessage) => Promise<boolean>,
   ) {
     this.rejections = new CallRejections(ctx);
   }
@@ -213,7 +215,7 @@ export class EventPipeline implements SessionReports {
         const event = toInstanceEvent(e, source);
         // Queued with the message's mark in one transaction: a node salvaging the same message meanwhile,
         // or this one's next copy, finds it queued. A received message the history holds is owed to the
-        // extensions until they get it below, so that an owner losing the instance in between leaves it to
+        // extensions until they durably took it, so that an owner losing the instance before leaves it to
         // the next one.
         const owed = !m.fromMe && kept;
         const once = { messageId: m.id, ...(owed ? { owed: JSON.stringify(m) } : {}) };
@@ -223,12 +225,9 @@ export class EventPipeline implements SessionReports {
           await this.#settleEmitted(m, e.acknowledge);
           return;
         }
-        if (owed) {
-          await this.#settleEmitted(m, e.acknowledge);
-        } else {
-          e.acknowledge?.();
-          this.notify(m);
-        }
+        e.acknowledge?.();
+        if (owed) this.#handOver(m);
+        else void this.notify(m);
         if (!m.fromMe && lifecycle.settings().autoReadMessages && m.chat.type !== 'status') {
           lifecycle.assertOwner();
           await session.messages.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
@@ -292,17 +291,45 @@ export class EventPipeline implements SessionReports {
 
   /**
    * Messages a node queued after it lost the instance (`#salvage`), handed to the extensions once connected
-   * here; one whose copy WhatsApp delivers again is handed over as it arrives instead (`#takeOwed`).
+   * here; one whose copy WhatsApp delivers again is handed over as it arrives instead (`#settleEmitted`).
    */
   async #handOwedMessages(): Promise<void> {
     const { ctx } = this;
     for (const { id, owed } of await ctx.store.messages.owed(ctx.instanceId, OWED_BATCH)) {
       this.lifecycle.assertOwner();
-      if (await ctx.store.messages.takeOwed(ctx.instanceId, id)) {
-        ctx.log.info({ messageId: id }, 'handed a message a previous owner owed to the extensions');
-        this.notify(JSON.parse(owed) as NormalizedMessage);
-      }
+      if (this.#handing.has(id)) continue;
+      ctx.log.info({ messageId: id }, 'handing over a message a previous owner owed to the extensions');
+      this.#handOver(JSON.parse(owed) as NormalizedMessage);
     }
+  }
+
+  /**
+   * Hands an owed message to the extensions, and ends the debt once each of them durably took it; one
+   * that could not (this node lost the instance first) leaves it owed to the next owner. Never waited
+   * for by the event chain: an extension's queue may itself wait for the chain (a reply's send).
+   */
+  #handOver(m: NormalizedMessage): void {
+    if (this.#handing.has(m.id)) return;
+    const { ctx } = this;
+    const done = (async () => {
+      if (!(await this.notify(m))) return;
+      await this.#untilStored(() => ctx.store.messages.settleOwed(ctx.instanceId, m.id));
+    })()
+      .catch((err: unknown) => {
+        if (!isOwnershipLoss(err)) {
+          ctx.log.warn(
+            { err, messageId: m.id },
+            "could not end the extensions' debt for a message; handed over again later",
+          );
+        }
+      })
+      .finally(() => this.#handing.delete(m.id));
+    this.#handing.set(m.id, done);
+  }
+
+  /** Resolves once every hand-over under way has ended (the extensions stopped first). */
+  async handedOver(): Promise<void> {
+    await Promise.all([...this.#handing.values()]);
   }
 
   /**
@@ -322,26 +349,18 @@ export class EventPipeline implements SessionReports {
 
   /**
    * A message whose event left before (WhatsApp's next copy, or one a node queued after losing the
-   * instance): the network may forget it, and the extensions get it here if they are still owed it.
+   * instance): the network may forget it, and the extensions get it here if they are still owed it (waiting
+   * while the store is out, as the other events do; another store error leaves it to the next connection).
    */
   async #settleEmitted(m: NormalizedMessage, acknowledge: (() => void) | undefined): Promise<void> {
     acknowledge?.();
-    if (!m.fromMe && (await this.#takeOwed(m.id))) this.notify(m);
-  }
-
-  /**
-   * Whether this owner takes the extensions' debt for a message, waiting while the store is out for as long
-   * as it owns the instance (the debt is theirs to get now, not at the next connection); another store
-   * error leaves the debt for the next connection's hand-over (logged).
-   */
-  async #takeOwed(messageId: string): Promise<boolean> {
+    if (m.fromMe || this.#handing.has(m.id)) return;
     const { ctx } = this;
     try {
-      return await this.#untilStored(() => ctx.store.messages.takeOwed(ctx.instanceId, messageId));
+      if (await this.#untilStored(() => ctx.store.messages.isOwed(ctx.instanceId, m.id))) this.#handOver(m);
     } catch (err) {
       if (isOwnershipLoss(err)) throw err;
-      ctx.log.warn({ err, messageId }, "could not take the extensions' debt for a message; handed over later");
-      return false;
+      ctx.log.warn({ err, messageId: m.id }, 'could not read whether the extensions are owed a message');
     }
   }
 

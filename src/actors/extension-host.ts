@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isOwnershipLoss } from '../errors.js';
+import { NotOwnerError, isOwnershipLoss } from '../errors.js';
 import type { NormalizedMessage } from '../msgnet/msgnet-events.js';
 import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from './instance-extension.js';
 
@@ -19,9 +19,9 @@ export class ExtensionHost {
 
   constructor(
     factories: InstanceExtensionFactory[],
-    instanceId: string,
+    private readonly instanceId: string,
     private readonly log: () => Logger,
-    /** True once the actor stops: queued messages are then dropped. */
+    /** True once the actor stops: queued messages are then left to the next owner. */
     private readonly stopped: () => boolean,
   ) {
     this.#running = factories.map((factory) => ({ extension: factory.create(instanceId), chain: Promise.resolve() }));
@@ -40,16 +40,32 @@ export class ExtensionHost {
     for (const e of this.#running) await e.extension.onConfigChanged?.(env);
   }
 
-  /** Hands a message to every extension's own queue (a failure there is logged, never thrown here). */
-  notify(message: NormalizedMessage, env: ExtensionEnv): void {
+  /**
+   * Hands a message to every extension's own queue; true once every one of them durably took it, false
+   * when one could not (the actor stopped first, or it failed: logged, never thrown here).
+   */
+  notify(message: NormalizedMessage, env: ExtensionEnv): Promise<boolean> {
+    const takes: Promise<unknown>[] = [];
     for (const e of this.#running) {
       if (!e.extension.onMessage) continue;
-      e.chain = e.chain
-        .then(() => (this.stopped() ? undefined : e.extension.onMessage?.(message, env)))
-        .catch((err: unknown) => {
-          if (!isOwnershipLoss(err)) this.log().error({ err, message: message.id }, 'extension failed on a message');
-        });
+      const handed = e.chain.then(async () => {
+        if (this.stopped()) throw new NotOwnerError(this.instanceId);
+        return await e.extension.onMessage!(message, env);
+      });
+      e.chain = handed.then(
+        () => undefined,
+        () => undefined,
+      );
+      takes.push(handed.then((r) => r?.taken));
     }
+    return Promise.allSettled(takes).then((results) => {
+      for (const r of results) {
+        if (r.status === 'rejected' && !isOwnershipLoss(r.reason)) {
+          this.log().error({ err: r.reason, message: message.id }, 'extension failed on a message');
+        }
+      }
+      return results.every((r) => r.status === 'fulfilled');
+    });
   }
 
   /** Stops each extension and waits for its queue. */

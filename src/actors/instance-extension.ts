@@ -26,6 +26,11 @@ export interface ExtensionEnv {
   afterEvents<T>(run: () => T): Promise<T>;
 }
 
+/** An extension's promise that it will durably take a message (see `InstanceExtension.onMessage`). */
+export interface MessageTaken {
+  taken: Promise<void>;
+}
+
 /**
  * A module that runs inside each instance actor beside messaging (the chatbot, the helpdesk bridge).
  * Messages reach it in order on its own queue, so a slow third party delays only this extension, never
@@ -34,8 +39,15 @@ export interface ExtensionEnv {
 export interface InstanceExtension {
   /** Called once messaging has opened the session (a saved link is resuming). */
   onActivate?(env: ExtensionEnv): Promise<void>;
-  /** Every message the instance receives or sends, after its event was emitted. */
-  onMessage?(message: NormalizedMessage, env: ExtensionEnv): Promise<void>;
+  /**
+   * Every message the instance receives or sends, after its event was emitted, in order: the next waits
+   * until this one resolves. Resolving means the extension durably took the message (or has nothing to do
+   * with it); `taken` defers that to the extension's own queue (one slow chat must not hold the others).
+   * A message not taken (a rejection of either) stays owed to the extensions and the next owner hands it
+   * over again, as it does one taken just before the owner was lost: an extension recognises a message it
+   * took before by its id.
+   */
+  onMessage?(message: NormalizedMessage, env: ExtensionEnv): Promise<void | MessageTaken>;
   /** Called when the instance's configuration changed (the `settings.apply` call). */
   onConfigChanged?(env: ExtensionEnv): Promise<void>;
   /** Must end every timer and side effect before it resolves; runs before the session closes. */

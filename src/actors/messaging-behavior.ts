@@ -120,7 +120,10 @@ class MessagingScope implements ActorScope {
   }
 
   stop(reason: StopReason): Promise<void> {
-    return this.#lifecycle.stop(() => this.#extensions.stop(), isGracefulStop(reason));
+    return this.#lifecycle.stop(async () => {
+      await this.#extensions.stop();
+      await this.#events.handedOver();
+    }, isGracefulStop(reason));
   }
 }
 

@@ -192,8 +192,8 @@ export type DeliverySettlement =
 /**
  * Marks a message's event as emitted (`at`, Unix ms), the network delivering a message again when its
  * receipt was lost. Without `owed` the emitting owner hands the message to the extensions itself; with
- * `owed` (the message for them, as JSON: a node that lost the instance queued the event) the next owner
- * takes the debt (MessageRepository.owed / takeOwed).
+ * `owed` (the message for them, as JSON) the debt stays until the extensions took the message, and an owner
+ * that lost the instance first leaves it to the next (MessageRepository.owed / settleOwed).
  */
 export interface EmissionClaim {
   instanceId: string;
@@ -252,8 +252,10 @@ export interface MessageRepository {
   chats(instanceId: string, q: { before?: ChatCursor; limit: number }): Promise<ChatSummary[]>;
   /** Messages owed to the extensions (their JSON), oldest first, at most `limit`. */
   owed(instanceId: string, limit: number): Promise<{ id: string; owed: string }[]>;
-  /** Takes a message owed to the extensions: true for one caller only, who hands it over. */
-  takeOwed(instanceId: string, id: string): Promise<boolean>;
+  /** Whether a message is still owed to the extensions. */
+  isOwed(instanceId: string, id: string): Promise<boolean>;
+  /** Ends a message's debt, the extensions having taken it: true if it was still owed. */
+  settleOwed(instanceId: string, id: string): Promise<boolean>;
   /** Moves the messages' status forward (never back, by MESSAGE_STATUS_RANK); unknown ids are ignored. */
   setStatus(instanceId: string, ids: string[], status: MessageStatus): Promise<void>;
   /** Deletes every message (of every instance) older than `before` (Unix ms); returns how many. */

@@ -90,6 +90,8 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     owner: { lost: boolean; stopped: boolean },
     beforeEmit?: () => Promise<void>,
     afterEmit?: () => void,
+    /** Whether the extensions durably take a message handed to them. */
+    take: () => boolean = () => true,
   ) {
     const sink = recording(store, beforeEmit, afterEmit);
     const salvage = recording(store);
@@ -115,7 +117,10 @@ describe('the event pipeline: a message decrypted before the instance was lost i
       recordConnection: () => undefined,
       assertOwner,
     } as unknown as SessionLifecycle;
-    const events = new EventPipeline({ sink, salvage }, ctx, lifecycle, (m) => notified.push(m.id));
+    const events = new EventPipeline({ sink, salvage }, ctx, lifecycle, async (m) => {
+      notified.push(m.id);
+      return take();
+    });
     const report = (m: NormalizedMessage) =>
       events.report({ type: 'message', message: m, acknowledge: () => acknowledged.push(m.id) });
     return { events, report, sink, salvage, acknowledged, notified };
@@ -181,6 +186,7 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     });
     owner.report(message('M6'));
     await owner.events.drainedQuiet();
+    await owner.events.handedOver();
     expect(stale.salvage.events).to.have.length(1);
     expect(owner.sink.events).to.have.length(0);
     expect(owner.acknowledged).to.deep.equal(['M6']);
@@ -188,6 +194,7 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
     owner.events.report({ type: 'connection', state: 'connected' });
     await owner.events.drainedQuiet();
+    await owner.events.handedOver();
     expect(owner.notified).to.deep.equal(['M6']);
   });
 
@@ -206,14 +213,37 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     const next = pipeline({ lost: false, stopped: false });
     next.events.report({ type: 'connection', state: 'connected' });
     await next.events.drainedQuiet();
+    await next.events.handedOver();
     expect(next.notified).to.deep.equal(['M7']);
+    expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
   });
 
   it('an owner that keeps the instance hands a received message to its extensions once, and owes nothing after', async () => {
     const p = pipeline({ lost: false, stopped: false });
     p.report(message('M8'));
     await p.events.drainedQuiet();
+    await p.events.handedOver();
     expect([p.acknowledged, p.notified]).to.deep.equal([['M8'], ['M8']]);
+    expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
+  });
+
+  it('lost before its extensions took it: still owed, and the next owner hands it to them again', async () => {
+    const owner = { lost: false, stopped: false };
+    // The chatbot's first write is refused: the owner lost the instance after the event left.
+    const p = pipeline(owner, undefined, undefined, () => {
+      owner.lost = true;
+      return false;
+    });
+    p.report(message('M11'));
+    await p.events.drainedQuiet();
+    await p.events.handedOver();
+    expect([p.acknowledged, p.notified]).to.deep.equal([['M11'], ['M11']]);
+    expect((await store.messages.owed(instanceId, 10)).map((o) => o.id)).to.deep.equal(['M11']);
+    const next = pipeline({ lost: false, stopped: false });
+    next.events.report({ type: 'connection', state: 'connected' });
+    await next.events.drainedQuiet();
+    await next.events.handedOver();
+    expect(next.notified).to.deep.equal(['M11']);
     expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
   });
 
@@ -241,21 +271,23 @@ describe('the event pipeline: a message decrypted before the instance was lost i
     }
   });
 
-  it('the debt out of reach: the owner waits for the store and hands the message to its extensions then', async () => {
-    const takeOwed = store.messages.takeOwed.bind(store.messages);
+  it('the debt out of reach: the owner waits for the store to end it once its extensions took the message', async () => {
+    const settleOwed = store.messages.settleOwed.bind(store.messages);
     let refused = 0;
-    store.messages.takeOwed = async (id, messageId) => {
+    store.messages.settleOwed = async (id, messageId) => {
       if (refused++ < 2) throw new StoreUnavailableError();
-      return takeOwed(id, messageId);
+      return settleOwed(id, messageId);
     };
     try {
       const p = pipeline({ lost: false, stopped: false });
       p.report(message('M10'));
       await p.events.drainedQuiet();
+      await p.events.handedOver();
       expect([p.acknowledged, p.notified]).to.deep.equal([['M10'], ['M10']]);
+      expect(refused).to.equal(3);
       expect(await store.messages.owed(instanceId, 10)).to.deep.equal([]);
     } finally {
-      store.messages.takeOwed = takeOwed;
+      store.messages.settleOwed = settleOwed;
     }
   });
 

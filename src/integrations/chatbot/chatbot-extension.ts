@@ -1,6 +1,11 @@
 import type { Logger } from 'pino';
 import type { CallHandlers } from '../../actors/instance-actor.js';
-import type { ExtensionEnv, InstanceExtension, InstanceExtensionFactory } from '../../actors/instance-extension.js';
+import type {
+  ExtensionEnv,
+  InstanceExtension,
+  InstanceExtensionFactory,
+  MessageTaken,
+} from '../../actors/instance-extension.js';
 import type { MediaConfig } from '../../config/config.js';
 import { ConflictError, NotConnectedError, NotFoundError, ValidationError } from '../../errors.js';
 import type { NormalizedMessage } from '../../msgnet/msgnet-events.js';
@@ -142,20 +147,20 @@ export class ChatbotExtension implements InstanceExtension {
     }
   }
 
-  async onMessage(message: NormalizedMessage): Promise<void> {
+  async onMessage(message: NormalizedMessage): Promise<void | MessageTaken> {
     await this.#ready;
-    if (this.#chats.stopped) return;
     const chat = message.chat.jid;
     if (message.chat.type === 'status' || message.chat.type === 'newsletter') return;
     if (message.fromMe) {
       // Anything the operator sends but a reaction is a manual reply.
-      if (message.type !== 'reaction' && !this.#replies.isOwnSend(message.id)) {
+      if (!this.#chats.stopped && message.type !== 'reaction' && !this.#replies.isOwnSend(message.id)) {
         this.#chats.fire(chat, () => this.#operatorMessage(message));
       }
       return;
     }
-    // Reactions, payments, event cards and the like are no answer to a flow.
-    if (ANSWER_TYPES.has(message.type)) this.#chats.fire(chat, () => this.#contactMessage(message));
+    // Reactions, payments, event cards and the like are no answer to a flow. A contact's message is taken
+    // once its chat's lane wrote what it changed (a stopped extension's lane refuses it: still owed).
+    if (ANSWER_TYPES.has(message.type)) return { taken: this.#chats.lane(chat, () => this.#contactMessage(message)) };
   }
 
   async onStop(): Promise<void> {
@@ -210,6 +215,8 @@ export class ChatbotExtension implements InstanceExtension {
 
   async #contactMessage(m: NormalizedMessage): Promise<void> {
     const chat = m.chat.jid;
+    // Handed over again by a new owner (the debt outlived the previous one): answered once already.
+    if (this.#state.tookBefore(chat, m.id)) return;
     const now = Date.now();
     // A list's row answers the flow as a button would.
     const clicked =
@@ -229,15 +236,22 @@ export class ChatbotExtension implements InstanceExtension {
     }
     if (session && bot) {
       if (bot.keywordFinish && text.toLowerCase() === bot.keywordFinish.toLowerCase()) {
-        await this.#finish(chat, bot);
+        await this.#finish(chat, bot, m.id);
         return;
       }
       if (session.status !== 'opened') {
         // Paused or held: the bot stays silent, but the contact is active.
-        await this.#state.save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) } });
+        const held = { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) };
+        await this.#state.save(chat, { session: held, took: m.id });
         return;
       }
-      await this.#accept(chat, session, bot, text, { replyId: choice?.id, button: clicked !== undefined }, now);
+      await this.#accept(
+        chat,
+        session,
+        bot,
+        { text, took: m.id, replyId: choice?.id, button: clicked !== undefined },
+        now,
+      );
       return;
     }
     if (now - this.#state.botsAt > (this.deps.botsTtlMs ?? 30_000)) await this.#state.loadBots();
@@ -247,7 +261,7 @@ export class ChatbotExtension implements InstanceExtension {
     if (!bot) return;
     if (bot.noStartFromMe && now - (this.#state.manual.get(chat) ?? -Infinity) < OPERATOR_WINDOW_MS) return;
     const fresh = newSession(chat, bot, m.sender.name ?? m.chat.name, now);
-    await this.#accept(chat, fresh, bot, text, { replyId: undefined, button: clicked !== undefined }, now);
+    await this.#accept(chat, fresh, bot, { text, took: m.id, replyId: undefined, button: clicked !== undefined }, now);
   }
 
   /** Buffers a fragment (the session too, when it is new) and gives the buffer to the flow when due. */
@@ -255,8 +269,7 @@ export class ChatbotExtension implements InstanceExtension {
     chat: string,
     session: ChatSession,
     bot: ChatbotBotRecord,
-    text: string,
-    { replyId, button }: { replyId: string | undefined; button: boolean },
+    { text, took, replyId, button }: { text: string; took: string; replyId: string | undefined; button: boolean },
     now: number,
   ): Promise<void> {
     const previous = this.#state.inboxes.get(chat);
@@ -268,7 +281,8 @@ export class ChatbotExtension implements InstanceExtension {
       replyId: replyId ?? previous?.replyId,
       dueAt: immediate ? now : now + bot.debounceSeconds * 1000,
     };
-    await this.#state.save(chat, { session: { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) }, inbox });
+    const touched = { ...session, updatedAt: iso(now), expiresAt: expiry(bot, now) };
+    await this.#state.save(chat, { session: touched, inbox, took });
     if (immediate) await this.#flush(chat);
   }
 
@@ -361,8 +375,8 @@ export class ChatbotExtension implements InstanceExtension {
     if (bot?.expireMessage && session.status !== 'paused') await this.#replies.notice(chat, bot.expireMessage);
   }
 
-  async #finish(chat: string, bot: ChatbotBotRecord): Promise<void> {
-    await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined });
+  async #finish(chat: string, bot: ChatbotBotRecord, took: string): Promise<void> {
+    await this.#state.save(chat, { session: null, inbox: this.#state.inboxes.has(chat) ? null : undefined, took });
     if (bot.finishMessage) await this.#replies.notice(chat, bot.finishMessage);
   }
 

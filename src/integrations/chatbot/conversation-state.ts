@@ -2,11 +2,14 @@ import type { ActorContext } from '../../actors/instance-actor.js';
 import { untilStored } from '../../actors/until-stored.js';
 import { CHATBOT_NAMESPACE } from '../../store/namespaces.js';
 import type { ChatbotBotRecord, OwnedStateOp } from '../../store/records.js';
-import { activityKey, inboxKey, manualKey, readChatState, sessionKey } from './session-records.js';
-import type { ChatInbox, ChatSession } from './session-records.js';
+import { activityKey, inboxKey, manualKey, readChatState, sessionKey, takenKey } from './session-records.js';
+import type { ChatInbox, ChatSession, ChatTaken } from './session-records.js';
 
 /** A chat where the operator wrote in the last 24 hours is theirs: bots with noStartFromMe do not start there. */
 export const OPERATOR_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** Message ids kept per chat: a hand-over follows the instance's loss within seconds, a few messages at most. */
+const TAKEN_KEPT = 8;
 
 /** One change of a chat (`null` deletes), written at once. */
 export interface ChatChange {
@@ -18,6 +21,8 @@ export interface ChatChange {
   staleManual?: string[];
   /** The bot that just ran (its `last_activity_at`). */
   activity?: string;
+  /** The contact's message this change comes from (ChatTaken). */
+  took?: string;
 }
 
 /**
@@ -29,6 +34,7 @@ export class ConversationState {
   readonly sessions = new Map<string, ChatSession>();
   readonly inboxes = new Map<string, ChatInbox>();
   readonly manual = new Map<string, number>();
+  readonly taken = new Map<string, ChatTaken>();
   bots: ChatbotBotRecord[] = [];
   botsAt = 0;
 
@@ -49,12 +55,21 @@ export class ConversationState {
       if (Date.now() - at < OPERATOR_WINDOW_MS) this.manual.set(chat, at);
       else stale.push({ namespace: CHATBOT_NAMESPACE, key: manualKey(chat), value: null });
     }
+    for (const [chat, taken] of state.taken) {
+      if (Date.now() - taken.at < OPERATOR_WINDOW_MS) this.taken.set(chat, taken);
+      else stale.push({ namespace: CHATBOT_NAMESPACE, key: takenKey(chat), value: null });
+    }
     if (stale.length) await this.ctx.writeOwned(stale);
   }
 
   async loadBots(): Promise<void> {
     this.bots = await this.ctx.store.chatbots.listBots(this.ctx.instanceId);
     this.botsAt = Date.now();
+  }
+
+  /** Whether the bot took this message of the chat already (under this owner or an earlier one). */
+  tookBefore(chat: string, messageId: string): boolean {
+    return this.taken.get(chat)?.ids.includes(messageId) ?? false;
   }
 
   bot(botId: string): ChatbotBotRecord | undefined {
@@ -74,6 +89,8 @@ export class ConversationState {
     if (change.manual !== undefined) put(manualKey(chat), String(change.manual));
     if (change.activity !== undefined) put(activityKey(change.activity), new Date().toISOString());
     for (const other of change.staleManual ?? []) put(manualKey(other), null);
+    const taken = change.took === undefined ? undefined : this.#took(chat, change.took);
+    if (taken) put(takenKey(chat), taken);
     // A store that is out holds the chat's lane (a contact's message already acknowledged to the network
     // would otherwise be dropped with the failed step); the write is one fenced batch, so a retry is safe.
     await untilStored(
@@ -87,5 +104,11 @@ export class ConversationState {
     else if (change.inbox) this.inboxes.set(chat, change.inbox);
     if (change.manual !== undefined) this.manual.set(chat, change.manual);
     for (const other of change.staleManual ?? []) this.manual.delete(other);
+    if (taken) this.taken.set(chat, taken);
+  }
+
+  #took(chat: string, messageId: string): ChatTaken {
+    const ids = (this.taken.get(chat)?.ids ?? []).slice(1 - TAKEN_KEPT);
+    return { ids: [...ids, messageId], at: Date.now() };
   }
 }

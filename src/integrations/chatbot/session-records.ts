@@ -7,6 +7,7 @@ import type { Choice, Reply } from './flow-replies.js';
  * - `session:<jid>` the session (ChatSession);
  * - `inbox:<jid>` the contact's fragments not yet given to the flow (ChatInbox), with their deadline;
  * - `manual:<jid>` when the operator (not a bot) last wrote in a chat without a session (Unix ms);
+ * - `taken:<jid>` the contact's last messages the bot took there (ChatTaken), written with what each changed;
  * and `activity:<botId>`, when the bot last ran (RFC 3339).
  */
 
@@ -57,9 +58,20 @@ export interface ChatInbox {
   dueAt: number;
 }
 
+/**
+ * The ids of a chat's last messages the bot took: a message the next owner hands over again (its debt
+ * not ended before the instance was lost) is recognised and not answered twice.
+ */
+export interface ChatTaken {
+  ids: string[];
+  /** When the last one was taken (Unix ms): markers past OPERATOR_WINDOW_MS are deleted. */
+  at: number;
+}
+
 export const sessionKey = (chatJid: string) => `session:${chatJid}`;
 export const inboxKey = (chatJid: string) => `inbox:${chatJid}`;
 export const manualKey = (chatJid: string) => `manual:${chatJid}`;
+export const takenKey = (chatJid: string) => `taken:${chatJid}`;
 export const activityKey = (botId: string) => `activity:${botId}`;
 
 /** The chatbot namespace's entries, sorted by kind. */
@@ -67,6 +79,7 @@ export function readChatState(entries: Map<string, string>) {
   const sessions = new Map<string, ChatSession>();
   const inboxes = new Map<string, ChatInbox>();
   const manual = new Map<string, number>();
+  const taken = new Map<string, ChatTaken>();
   const activity = new Map<string, string>();
   for (const [key, value] of entries) {
     const at = key.indexOf(':');
@@ -75,9 +88,10 @@ export function readChatState(entries: Map<string, string>) {
     if (kind === 'session') sessions.set(id, JSON.parse(value) as ChatSession);
     else if (kind === 'inbox') inboxes.set(id, JSON.parse(value) as ChatInbox);
     else if (kind === 'manual') manual.set(id, Number(value));
+    else if (kind === 'taken') taken.set(id, JSON.parse(value) as ChatTaken);
     else if (kind === 'activity') activity.set(id, value);
   }
-  return { sessions, inboxes, manual, activity };
+  return { sessions, inboxes, manual, taken, activity };
 }
 
 /** A session as the API shows it. */

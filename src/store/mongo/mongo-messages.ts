@@ -75,7 +75,11 @@ export class MongoMessages implements MessageRepository {
     return docs.map((d) => ({ id: d.id, owed: d.owed! }));
   }
 
-  async takeOwed(instanceId: string, id: string): Promise<boolean> {
+  async isOwed(instanceId: string, id: string): Promise<boolean> {
+    return (await this.#col.countDocuments({ _id: messageDocId(instanceId, id), owed: { $type: 'string' } })) > 0;
+  }
+
+  async settleOwed(instanceId: string, id: string): Promise<boolean> {
     const res = await this.#col.updateOne(
       { _id: messageDocId(instanceId, id), owed: { $type: 'string' } },
       { $set: { owed: null } },

@@ -68,7 +68,15 @@ export class SqliteMessages implements MessageRepository {
       .all(instanceId, limit) as { id: string; owed: string }[];
   }
 
-  async takeOwed(instanceId: string, id: string): Promise<boolean> {
+  async isOwed(instanceId: string, id: string): Promise<boolean> {
+    return (
+      this.db
+        .prepare('SELECT 1 FROM messages WHERE instance_id = ? AND id = ? AND owed IS NOT NULL')
+        .get(instanceId, id) !== undefined
+    );
+  }
+
+  async settleOwed(instanceId: string, id: string): Promise<boolean> {
     return this.group.run(
       () =>
         this.db

@@ -704,7 +704,7 @@ export function storeContract(openStore: () => Promise<Store>): void {
       await store.deliveries.settle(taken.map((r) => ({ id: r.id, outcome: 'completed' as const })));
     });
 
-    it('records a message owed to the extensions only if no event left before, and lets one caller take it', async () => {
+    it('records a message owed to the extensions only if no event left before, until its debt is settled', async () => {
       const { i } = await seeded();
       for (const [id, t] of [
         ['o1', 2000],
@@ -723,13 +723,16 @@ export function storeContract(openStore: () => Promise<Store>): void {
         { id: 'o1', owed: '{"id":"o1"}' },
       ]);
       expect(await store.messages.owed(i.id, 1)).to.have.length(1);
-      expect(await store.messages.takeOwed(i.id, 'o2')).to.equal(true);
-      expect(await store.messages.takeOwed(i.id, 'o2')).to.equal(false);
-      // The owner's own copy, once a lost owner queued it, queues nothing and leaves the debt for it to take.
+      expect(await store.messages.isOwed(i.id, 'o2')).to.equal(true);
+      expect(await store.messages.settleOwed(i.id, 'o2')).to.equal(true);
+      expect(await store.messages.settleOwed(i.id, 'o2')).to.equal(false);
+      expect(await store.messages.isOwed(i.id, 'o2')).to.equal(false);
+      expect(await store.messages.isOwed(i.id, 'o3')).to.equal(false);
+      // The owner's own copy, once a lost owner queued it, queues nothing and leaves the debt until it is settled.
       expect(await emitted(i.id, 'o1', 9000)).to.equal(false);
       expect(await store.messages.owed(i.id, 10)).to.deep.equal([{ id: 'o1', owed: '{"id":"o1"}' }]);
       expect((await store.messages.find(i.id, 'o1'))?.emittedAt).to.equal(5000);
-      expect(await store.messages.takeOwed(i.id, 'o1')).to.equal(true);
+      expect(await store.messages.settleOwed(i.id, 'o1')).to.equal(true);
     });
 
     it('lists chats by their newest message with unread counts, pages them, and clears one chat', async () => {
