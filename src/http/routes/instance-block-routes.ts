@@ -34,12 +34,12 @@ export function instanceBlockRoutes(deps: Deps) {
       rawBody: blockBodySchema('s3'),
       aliases: isBlockAlias('s3'),
       responses: {
-        200: '`S3 configuration updated`, `{s3}`: the storage summary, its secret masked, with `status` (`ok`, `error` and its cause, `unchecked`)',
+        200: '`S3 configuration updated`, `{s3}`: the storage summary, `secretKey` null (never returned), with `status` (`ok`, `error` and its cause, `unchecked`)',
       },
     },
     async (ctx, { body }) => {
       const s3 = await deps.blocks.saveStorage(ctx.state.instance!, body);
-      ctx.body = { success: true, message: 'S3 configuration updated', s3 };
+      ctx.body = { success: true, message: 'S3 configuration updated', s3: { ...s3, secretKey: null } };
     },
   );
 
@@ -47,7 +47,7 @@ export function instanceBlockRoutes(deps: Deps) {
     {
       method: 'get',
       path: '/getS3/:instance',
-      summary: 'The storage (S3) block, its secret masked',
+      summary: 'The storage (S3) block, `secretKey` null (never returned; instance summaries mask it)',
       auth: guard,
       responses: { 200: '`{s3}`' },
     },
@@ -55,7 +55,7 @@ export function instanceBlockRoutes(deps: Deps) {
       ctx.body = {
         success: true,
         message: 'Storage configuration retrieved successfully',
-        s3: deps.blocks.storage(ctx.state.instance!),
+        s3: { ...deps.blocks.storage(ctx.state.instance!), secretKey: null },
       };
     },
   );
