@@ -272,7 +272,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       await nemesis.strike();
       const last = history.operations.filter((op) => op.process === 'nemesis').at(-1);
       if (last?.kind === 'wa-lost') lastLostAt = Date.now();
-      o.log(`chaos: fault ${nemesis.faults}: ${last?.kind} on ${String(last?.fields.node)} (${last?.outcome})`);
+      // A fault that could not be injected is not counted; its cause is shown.
+      const outcome = last?.outcome === 'fail' ? `fail: ${last.detail ?? 'no cause given'}` : last?.outcome;
+      o.log(`chaos: fault ${nemesis.faults}: ${last?.kind} on ${String(last?.fields.node)} (${outcome})`);
       await sleep(o.faultIntervalMs);
     }
     const healedAt = Date.now();
