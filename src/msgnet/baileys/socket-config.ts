@@ -40,11 +40,18 @@ export interface SocketConfigInput {
   assertMayAct: (() => void) | undefined;
 }
 
+/** One commit per key transaction (see `socketConfig`). */
+export const KEY_TRANSACTION_OPTS = { maxCommitRetries: 1, delayBetweenTriesMs: 0 };
+
 /** The `makeWASocket` config of one socket. */
 export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
   const { proxy, caches, endpoint, acks } = input;
   return {
     auth: input.alive ? input.auth.stateWhile(input.alive) : input.auth.state,
+    // A refused key write never succeeds on a retry: the store's failure has ended the socket (onWriteFailed)
+    // or its ownership, and an ended socket's writes are refused for good. Baileys' default (10 tries, 3 s
+    // apart) held the socket's decryption, and the actor calls behind it, for 27 s.
+    transactionOpts: KEY_TRANSACTION_OPTS,
     logger: input.log.child({ component: 'baileys' }),
     // The actor applies `keepOnlineStatus` itself after each connect; Baileys' default would override it.
     markOnlineOnConnect: false,

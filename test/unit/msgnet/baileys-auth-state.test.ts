@@ -1,10 +1,16 @@
 import { expect } from 'chai';
 import { addTransactionCapability, proto } from '@whiskeysockets/baileys';
-import type { KeyPair } from '@whiskeysockets/baileys';
-import { BaileysAuth, CREDS_KEY } from '../../../src/msgnet/baileys/baileys-auth-state.js';
+import type { KeyPair, SignalDataSet, SignalKeyStore } from '@whiskeysockets/baileys';
+import { BaileysAuth, CREDS_KEY, SocketEndedError } from '../../../src/msgnet/baileys/baileys-auth-state.js';
+import { socketConfig } from '../../../src/msgnet/baileys/socket-config.js';
+import type { SocketConfigInput } from '../../../src/msgnet/baileys/socket-config.js';
 import { FencedError, NotOwnerError } from '../../../src/errors.js';
 import { MemoryAuthStore } from '../../helpers/baileys/memory-auth-store.js';
 import { seedLinkedCreds, silentLog } from '../../helpers/baileys/baileys-harness.js';
+
+/** The config of a socket over `auth`: only what the key transactions read of it matters here. */
+const socketInput = (auth: BaileysAuth) =>
+  ({ auth, log: silentLog, settings: {}, caches: {}, acks: {}, sent: {} }) as unknown as SocketConfigInput;
 
 const keyPair = (n: number): KeyPair => ({ public: Buffer.alloc(32, n), private: Buffer.alloc(32, n + 1) });
 
@@ -80,6 +86,26 @@ describe('BaileysAuth (Baileys auth state over the fenced AuthStore)', () => {
       'sender-key-memory:g@g.us',
       'session:a.0',
     ]);
+  });
+
+  it("an ended socket's key transaction fails at its first commit, as the socket config has it", async () => {
+    const store = new MemoryAuthStore();
+    const auth = await BaileysAuth.load(store);
+    let commits = 0;
+    const state = auth.stateWhile(() => false);
+    const counted: SignalKeyStore = {
+      get: (type, ids) => state.keys.get(type, ids),
+      set: (data: SignalDataSet) => (commits++, state.keys.set(data)),
+    };
+    const keys = addTransactionCapability(counted, silentLog, socketConfig(socketInput(auth)).transactionOpts!);
+    let failure: unknown;
+    await keys
+      .transaction(async () => keys.set({ session: { 'a.0': Buffer.from('s') } }), 'ended')
+      .catch((err: unknown) => (failure = err));
+    expect(failure).to.be.instanceOf(SocketEndedError);
+    // Baileys' default retried 10 times, 3 s apart, holding the socket's decryption meanwhile.
+    expect(commits).to.equal(1);
+    expect(store.sets).to.have.length(0);
   });
 
   it('get returns only the ids that exist, revived', async () => {
