@@ -254,7 +254,7 @@ export function receiptKeyTag(node: BinaryNode): string {
 }
 
 /** A call rings this long unanswered, then it is over (WhatsApp's own timeout is about 45 s). */
-const RINGING_MS = 45_000;
+export const RINGING_MS = 45_000;
 
 /**
  * A call stanza (offer, reject, terminate...) goes to every device of the other party. The server keeps

@@ -48,7 +48,7 @@ export class EventPipeline implements SessionReports {
     /** Hands a message, once its event left, to the extensions: true once every one durably took it. */
     private readonly notify: (message: NormalizedMessage) => Promise<boolean>,
   ) {
-    this.rejections = new CallRejections(ctx);
+    this.rejections = new CallRejections(ctx, (write) => this.#untilStored(write));
   }
 
   /** Rejections a previous owner recorded and did not finish (it died between the offer's ack and them). */
@@ -171,16 +171,19 @@ export class EventPipeline implements SessionReports {
         if (before.state !== e.state) {
           await this.emit(instanceState(lifecycle.instance().name, e.state, Date.now(), e.reason));
         }
-        if (e.state === 'connected' && lifecycle.settings().keepOnlineStatus) {
-          lifecycle.assertOwner();
-          await session.profile.setPresence(true);
-        }
         if (e.state === 'connected') {
+          // First: those calls are still ringing, and the presence below may fail on a connection that drops.
           await this.finishOwedRejections().catch((err: unknown) => {
             if (!isOwnershipLoss(err)) {
               ctx.log.warn({ err }, 'could not finish the call rejections a previous owner owed');
             }
           });
+        }
+        if (e.state === 'connected' && lifecycle.settings().keepOnlineStatus) {
+          lifecycle.assertOwner();
+          await session.profile.setPresence(true);
+        }
+        if (e.state === 'connected') {
           await this.#handOwedMessages().catch((err: unknown) => {
             if (!isOwnershipLoss(err)) ctx.log.warn({ err }, 'could not hand over the messages a previous owner owed');
           });
@@ -246,11 +249,16 @@ export class EventPipeline implements SessionReports {
           e.acknowledge?.();
           return;
         }
+        // An offer the network held until it had rung out is a missed call: nothing is left to reject.
+        const owed = this.rejections.owed(e, lifecycle.settings().callRejectMessage || undefined);
+        if (!owed) {
+          e.acknowledge?.();
+          return;
+        }
         // The rejection is owed before the network may forget the offer: a new owner finishes it.
-        await this.rejections.record(e, lifecycle.settings().callRejectMessage || undefined);
+        await this.rejections.record(e.callId, owed);
         e.acknowledge?.();
-        const owed = (await this.rejections.pending()).get(e.callId);
-        if (owed) await this.rejections.complete(session, e.callId, owed, () => lifecycle.assertOwner());
+        await this.rejections.complete(session, e.callId, owed, () => lifecycle.assertOwner());
         return;
       }
       default:

@@ -179,6 +179,8 @@ export interface CallEvent {
   isVideo: boolean;
   isGroup: boolean;
   timestamp: number;
+  /** The network held the offer while the instance was away and gave it at the next login: it may be over. */
+  offline?: boolean;
   /** Acknowledges an offer to the network (drivers whose network waits for it). */
   acknowledge?: Acknowledge;
 }

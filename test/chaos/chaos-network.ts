@@ -18,6 +18,8 @@ export interface NetworkObservation {
   rejections: Map<string, string[]>;
   /** Per instance: calls whose offer the instance's device acknowledged (a rejection must follow). */
   acknowledgedCalls: Map<string, Set<string>>;
+  /** By call id: what the network saw of the call (offer, deliveries, acks, rejections), to explain an anomaly. */
+  callTimelines?: Map<string, string>;
   /** Every text the bot instance sent to a contact. */
   botReplies: string[];
   /** Questions to the bot that the network considers handed over (the bot instance's device answered them). */

@@ -189,6 +189,7 @@ export function checkChatbotUnanswered(history: History, questions: Set<string>,
 export function checkCallRejections(
   acknowledged: Map<string, Set<string>>,
   rejected: Map<string, string[]>,
+  timelines?: Map<string, string>,
 ): Verdict[] {
   const twice: string[] = [];
   for (const [instance, ids] of rejected) {
@@ -199,7 +200,9 @@ export function checkCallRejections(
   const missing: string[] = [];
   for (const [instance, ids] of acknowledged) {
     for (const id of ids) {
-      if (!rejected.get(instance)?.includes(id)) missing.push(`${instance}: call ${id} acknowledged, never rejected`);
+      if (rejected.get(instance)?.includes(id)) continue;
+      const timeline = timelines?.get(id);
+      missing.push(`${instance}: call ${id} acknowledged, never rejected${timeline ? ` (${timeline})` : ''}`);
     }
   }
   return [verdict('calls rejected twice', twice), verdict('acknowledged calls not rejected', missing)];

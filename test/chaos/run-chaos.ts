@@ -411,7 +411,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       checkWebSockets(subscribers.connections),
       checkChatbotReplies(history, observed.botReplies),
       checkChatbotUnanswered(history, observed.questions, observed.botReplies),
-      ...checkCallRejections(observed.acknowledgedCalls, observed.rejections),
+      ...checkCallRejections(observed.acknowledgedCalls, observed.rejections, observed.callTimelines),
       ...(o.driver === 'baileys'
         ? [
             checkDecryptFailures(

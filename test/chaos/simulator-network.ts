@@ -1,6 +1,7 @@
 import type { ApiClient } from '../helpers/test-node.js';
 import { startTestSimulator } from '../helpers/simulator.js';
 import type { TestSimulator } from '../helpers/simulator.js';
+import { CALL_RINGING_MS as RINGING_MS } from '../../simulator/index.js';
 import type { Simulator, StanzaEvent } from '../../simulator/index.js';
 import { scanQr } from '../../simulator/phone/phone-linking.js';
 import type { Phone } from '../../simulator/phone/phone.js';
@@ -247,9 +248,15 @@ export class SimulatorNetwork implements ChaosNetwork {
       }
     }
     const callByStanza = new Map<string, string>();
+    const offeredAt = new Map<string, number>();
     for (const e of events) {
-      if (e.kind === 'call' && e.action === 'offer' && e.id && e.callId) callByStanza.set(e.id, e.callId as string);
+      if (e.kind === 'call' && e.action === 'offer' && e.id && e.callId) {
+        callByStanza.set(e.id, e.callId as string);
+        if (!offeredAt.has(e.callId as string)) offeredAt.set(e.callId as string, e.t);
+      }
     }
+    let rangOut = 0;
+    o.callTimelines = callTimelines(events, callByStanza);
     let retries = 0;
     // A companion's retry receipt is repaired when the same device later sends a plain receipt for that id.
     const retried = new Map<string, string>();
@@ -274,7 +281,9 @@ export class SimulatorNetwork implements ChaosNetwork {
       }
       if (e.kind === 'ack' && e.class === 'call' && e.id) {
         const callId = callByStanza.get(e.id);
-        if (callId) addTo(o.acknowledgedCalls, name, callId);
+        // An offer the network held until the call had rung out is a missed call: nothing can reject it.
+        if (callId && e.t - (offeredAt.get(callId) ?? e.t) < RINGING_MS) addTo(o.acknowledgedCalls, name, callId);
+        else if (callId) rangOut++;
       }
     }
     for (const [key, line] of retried) o.companionRetries.push({ id: key.slice(key.indexOf('/') + 1), line });
@@ -284,6 +293,7 @@ export class SimulatorNetwork implements ChaosNetwork {
         `${events.filter((e) => e.kind === 'replaced').length} replacements, ` +
         `${events.filter((e) => e.kind === 'login-refused').length} logins refused, ` +
         `${retries} retry receipts, ${o.recoveredDecryptFailures} decryption failures repaired by a retry, ` +
+        `${rangOut} call offers acknowledged only after they had rung out (missed calls), ` +
         `${core.log.lastSeq} stanza events`,
     );
     return o;
@@ -333,4 +343,37 @@ export class SimulatorNetwork implements ChaosNetwork {
     for (const proxy of this.#proxies.values()) await proxy.close();
     await this.sim.close();
   }
+}
+
+/**
+ * What the network saw of each call, in seconds after its offer: each delivery of the offer to a companion,
+ * each ack of it, each rejection a companion sent (`ignored` when the call was over by then).
+ */
+export function callTimelines(events: StanzaEvent[], callByStanza: Map<string, string>): Map<string, string> {
+  const offeredAt = new Map<string, number>();
+  const lines = new Map<string, string[]>();
+  for (const e of events) {
+    const callId = e.kind === 'call' ? (e.callId as string | undefined) : e.id ? callByStanza.get(e.id) : undefined;
+    if (!callId) continue;
+    if (e.kind === 'call' && e.action === 'offer') {
+      if (!offeredAt.has(callId)) offeredAt.set(callId, e.t);
+      continue;
+    }
+    if (!e.device?.includes(':') || e.connection?.startsWith('phone')) continue;
+    const at = `+${((e.t - (offeredAt.get(callId) ?? e.t)) / 1000).toFixed(2)} s`;
+    const where = `${e.connection ?? '?'}${e.node ? `/${String(e.node)}` : ''}`;
+    let line: string | undefined;
+    if (e.kind === 'deliver' && e.tag === 'call') {
+      line = `offer delivered to ${where} ${at}${e.offline ? ' (offline)' : ''}`;
+    } else if (e.kind === 'ack' && e.class === 'call') {
+      line = `acked by ${where} ${at}`;
+    } else if (e.kind === 'call' && e.action === 'reject') {
+      line = `rejected by ${where} ${at}${e.ignored ? ' (ignored: the call was over)' : ''}`;
+    }
+    if (!line) continue;
+    const list = lines.get(callId) ?? [];
+    list.push(line);
+    lines.set(callId, list);
+  }
+  return new Map([...lines].map(([id, list]) => [id, list.join('; ')]));
 }

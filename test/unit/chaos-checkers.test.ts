@@ -124,6 +124,9 @@ describe('the call checker', () => {
     expect(twice!.anomalies).to.equal(1);
     expect(missing!.anomalies).to.equal(1);
     expect(missing!.examples[0]).to.match(/C2/);
+    const timelines = new Map([['C2', 'acked by c4 +0.10 s; rejected by c4/n1 +46.00 s (ignored: the call was over)']]);
+    const [, explained] = checkCallRejections(acknowledged, new Map([['a', ['C1']]]), timelines);
+    expect(explained!.examples[0]).to.include('C2 acknowledged, never rejected (acked by c4 +0.10 s;');
   });
 });
 

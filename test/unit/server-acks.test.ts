@@ -99,4 +99,27 @@ describe('ServerAcks: a send answers once WhatsApp acked it', () => {
     expect(await sock.relayMessage('x@s.whatsapp.net', {}, {}).catch((e: unknown) => e)).to.equal(other);
     detach();
   });
+
+  it("a call rejection WhatsApp never answers waits the ack timeout, not Baileys' 60 s query timeout, and ends the socket", async () => {
+    const clock = new ManualClock();
+    let timeouts = 0;
+    const answered: string[] = [];
+    const raw = {
+      ws: new EventEmitter(),
+      // Baileys' rejectCall is a query: it resolves on the server's answer, or rejects after 60 s.
+      rejectCall: (callId: string) =>
+        callId === 'C1' ? Promise.resolve(void answered.push(callId)) : new Promise<void>(() => undefined),
+    } as unknown as BaileysSocket;
+    const { sock, detach } = awaitingServerAcks(raw, new ServerAcks(clock, 10_000, () => timeouts++));
+    await sock.rejectCall('C1', 'x@s.whatsapp.net');
+    expect(answered).to.deep.equal(['C1']);
+    const hanging = sock.rejectCall('C2', 'x@s.whatsapp.net');
+    hanging.catch(() => undefined);
+    await clock.advance(9_999);
+    expect(await settled(hanging)).to.equal('pending');
+    await clock.advance(1);
+    expect(await hanging.catch((e: unknown) => e)).to.be.instanceOf(OutcomeUnknownError);
+    expect(timeouts).to.equal(1);
+    detach();
+  });
 });

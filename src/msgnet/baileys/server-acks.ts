@@ -69,6 +69,33 @@ export class ServerAcks {
     });
   }
 
+  /**
+   * A query WhatsApp answers with its ack (a call's rejection), bounded like a send: Baileys would wait
+   * 60 s for it, holding the owner's events behind it, on a connection that is likely dead.
+   */
+  within<T>(query: Promise<T>, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const cancel = this.clock.after(this.timeoutMs, () => {
+        reject(
+          new OutcomeUnknownError(
+            `The ${what} was written to WhatsApp, but no answer came within ${this.timeoutMs} ms`,
+          ),
+        );
+        this.onTimeout();
+      });
+      query.then(
+        (value) => {
+          cancel();
+          resolve(value);
+        },
+        (err: unknown) => {
+          cancel();
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
   /** The socket is gone: every send still waiting may or may not have reached WhatsApp. */
   close(): void {
     this.#closed ??= unacknowledged('the connection to WhatsApp closed before its ack');
@@ -100,7 +127,7 @@ function unacknowledged(why: string): OutcomeUnknownError {
 
 /**
  * The socket the session uses, whose `sendMessage` and `relayMessage` resolve only once WhatsApp acked
- * the stanza. A socket without a frame emitter (a test's fake) is used as it is. Returns the detach.
+ * the stanza, and whose `rejectCall` waits for WhatsApp's answer no longer than a send waits for its ack. A socket without a frame emitter (a test's fake) is used as it is. Returns the detach.
  */
 export function awaitingServerAcks(sock: BaileysSocket, acks: ServerAcks): { sock: BaileysSocket; detach: () => void } {
   const ws = (sock as { ws?: FrameEmitter }).ws;
@@ -118,6 +145,11 @@ export function awaitingServerAcks(sock: BaileysSocket, acks: ServerAcks): { soc
     if (msg?.key.id) await acks.wait(msg.key.id);
     return msg;
   };
+  wrapped.rejectCall = (...args) =>
+    acks.within(
+      notWrittenOnClose(() => sock.rejectCall(...args)),
+      'call rejection',
+    );
   wrapped.relayMessage = async (...args) => {
     const id = await notWrittenOnClose(() => sock.relayMessage(...args));
     await acks.wait(id);

@@ -257,6 +257,7 @@ function emitCall(ctx: SocketEventContext, call: WACallEvent): void {
     isVideo: !!call.isVideo,
     isGroup: !!call.isGroup,
     timestamp: call.date instanceof Date ? call.date.getTime() : ctx.now(),
+    ...(call.offline ? { offline: true } : {}),
     // Only an offer's ack waits for the owner (it records the rejection it owes first).
     ...(status === 'offer' ? { acknowledge: ctx.acks.acknowledge(call.id, true) } : {}),
   });
