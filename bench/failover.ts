@@ -1,20 +1,20 @@
 /**
  * Failover and join-handoff bench.
  *
- *   npx tsx bench/failover.ts [instances=3000]
+ *   npx tsx bench/failover.ts [instances=3000] [--nodes 3] [--redis single|cluster]
  *   npx tsx bench/failover.ts --driver baileys [--instances 30] [--connect-rate 5]
  *
- * Three node processes (default lease TTL 5 s, reconcile 1 s), one redis-server, one SQLite file
+ * `nodes` node processes (three by default; lease TTL 2.5 s, reconcile 1 s) on one redis-server or a Redis
+ * Cluster of six (`--redis cluster`), one SQLite file
  * (test/cluster/cluster-fixture.ts). (a) kill -9 of the busiest node: time from the kill until each of its
  * instances has a live owner again. (b) a fourth node joins: per-actor handoff gap (old owner's key gone →
  * new node owns it) and moves completed under the handoff rate limit. With `--driver baileys` the
  * instances are real Baileys sessions linked on the WhatsApp simulator (in this process), whose login
- * limit is on at what the two survivors may log in together (2 × CONNECT_RATE_PER_SECOND): (a) also prints
+ * limit is on at what the survivors may log in together ((nodes − 1) × CONNECT_RATE_PER_SECOND): (a) also prints
  * kill → connected again (the simulator's login of each victim's device), logins refused and decryption
  * failures at the phones; (b) is skipped. See bench/README.md.
  */
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { AccountService } from '../src/accounts/account-service.js';
 import { InstanceService } from '../src/instances/instance-service.js';
@@ -22,6 +22,7 @@ import { keys } from '../src/redis/keys.js';
 import { nodeResource } from '../src/cluster/lease-manager.js';
 import { SecretBox } from '../src/security/secret-box.js';
 import { ClusterFixture, sleep } from '../test/cluster/cluster-fixture.js';
+import { REDIS_CLUSTER, SINGLE_REDIS } from '../test/helpers/redis-kinds.js';
 import { CLUSTER_ENCRYPTION_KEY } from '../test/cluster/node-process.js';
 
 import type { NodeProcess } from '../test/cluster/node-process.js';
@@ -62,13 +63,23 @@ async function seed(fixture: ClusterFixture, count: number, concurrency: number)
   for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
   const created = await fixture.store.instances.listByAccount(account.id);
   let next = 0;
+  let retried = 0;
   const worker = async () => {
     for (let i = next++; i < created.length; i = next++) {
-      const res = await fixture.probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link');
-      if (res.status !== 200) throw new Error(`link of ${created[i]!.name} failed: ${res.status} ${res.text}`);
+      // A 503 says "try again" (the instance is moving between nodes while the links place it): a client retries.
+      for (let attempt = 1; ; attempt++) {
+        const res = await fixture.probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link');
+        if (res.status === 200) break;
+        if (res.status !== 503 || attempt === 5) {
+          throw new Error(`link of ${created[i]!.name} failed: ${res.status} ${res.text}`);
+        }
+        retried++;
+        await sleep(200 * attempt);
+      }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  if (retried) console.log(`links answered 503 (moving between nodes) and tried again: ${retried}`);
   fixture.instanceIds = created.map((x) => x.id);
   return fixture.instanceIds;
 }
@@ -147,19 +158,17 @@ async function failover(
 
   // The remaining TTL of the victim's node lease (and of its membership record) just before the kill,
   // to split the failover time into "waiting for the lease to lapse" and "re-owned after it lapsed".
-  const redis = new Redis(fixture.redis.url, { maxRetriesPerRequest: 1 });
+  // Two commands, not a pipeline: on a Redis Cluster the two keys live in different slots.
+  const redis = fixture.backend.watcher();
   let pttl: number[];
   let memberPttl: number;
   try {
-    const replies = await redis
-      .pipeline([
-        ['pttl', keys.lease(nodeResource(victim.nodeId))],
-        ['pttl', keys.node(victim.nodeId)],
-      ])
-      .exec();
-    const [lease, member] = (replies ?? []).map(([err, v]) => (err ? Number.NaN : Number(v)));
-    pttl = ids.map(() => lease!);
-    memberPttl = member!;
+    const [lease, member] = await Promise.all([
+      redis.pttl(keys.lease(nodeResource(victim.nodeId))),
+      redis.pttl(keys.node(victim.nodeId)),
+    ]);
+    pttl = ids.map(() => lease);
+    memberPttl = member;
   } finally {
     redis.disconnect();
   }
@@ -334,43 +343,61 @@ const { values: args, positionals } = parseArgs({
   options: {
     driver: { type: 'string', default: 'sandbox' },
     instances: { type: 'string' },
+    nodes: { type: 'string', default: '3' },
+    redis: { type: 'string', default: 'single' },
     'connect-rate': { type: 'string', default: '5' },
   },
 });
 const BAILEYS = args.driver === 'baileys';
+const NODES = Number(args.nodes);
+const REDIS = args.redis === 'cluster' ? REDIS_CLUSTER : SINGLE_REDIS;
 const CONNECT_RATE = Number(args['connect-rate']);
 
 async function main(): Promise<void> {
   const count = Number(args.instances ?? positionals[0] ?? (BAILEYS ? 30 : 3000));
-  if (!Number.isInteger(count) || count < 1 || !['sandbox', 'baileys'].includes(args.driver)) {
+  const valid =
+    Number.isInteger(count) &&
+    count >= 1 &&
+    ['sandbox', 'baileys'].includes(args.driver) &&
+    Number.isInteger(NODES) &&
+    NODES >= 2 &&
+    ['single', 'cluster'].includes(args.redis);
+  if (!valid) {
     throw new Error(
-      `usage: npx tsx bench/failover.ts [--driver sandbox|baileys] [--instances N], got ${process.argv.slice(2).join(' ')}`,
+      'usage: npx tsx bench/failover.ts [--driver sandbox|baileys] [--instances N] [--nodes 3] [--redis single|cluster], ' +
+        `got ${process.argv.slice(2).join(' ')}`,
     );
   }
   const started = performance.now();
   console.log(
-    `failover bench: 3 nodes, ${count} instances (${args.driver}), LEASE_TTL_MS=${LEASE_TTL_MS}, RECONCILE_MS=${RECONCILE_MS}` +
-      (BAILEYS ? `, CONNECT_RATE_PER_SECOND=${CONNECT_RATE}, simulator login limit ${2 * CONNECT_RATE}/s` : ''),
+    `failover bench: ${NODES} nodes on ${REDIS.name}, ${count} instances (${args.driver}), LEASE_TTL_MS=${LEASE_TTL_MS}, RECONCILE_MS=${RECONCILE_MS}` +
+      (BAILEYS
+        ? `, CONNECT_RATE_PER_SECOND=${CONNECT_RATE}, simulator login limit ${(NODES - 1) * CONNECT_RATE}/s`
+        : ''),
   );
   const sim = BAILEYS ? await startTestSimulator() : undefined;
-  const fixture = await ClusterFixture.start(3, {
-    ...(sim
-      ? {
-          ...sim.nodeEnv,
-          ALLOW_PRIVATE_URLS: 'true',
-          CONNECT_RATE_PER_SECOND: String(CONNECT_RATE),
-          DEFAULT_INSTANCE_QUOTA: String(count + 10),
-        }
-      : {}),
-    LEASE_TTL_MS: String(LEASE_TTL_MS),
-    RECONCILE_MS: String(RECONCILE_MS),
-    HANDOFF_MOVES: String(HANDOFF_MOVES),
-    HANDOFF_WINDOW_MS: String(HANDOFF_WINDOW_MS),
-    TEST_PROBE_WRITE_MS: '0',
-    // 1,000,000 is the highest value config.ts accepts.
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    RATE_LIMIT_CREATE_PER_MINUTE: '1000000',
-  });
+  const fixture = await ClusterFixture.start(
+    NODES,
+    {
+      ...(sim
+        ? {
+            ...sim.nodeEnv,
+            ALLOW_PRIVATE_URLS: 'true',
+            CONNECT_RATE_PER_SECOND: String(CONNECT_RATE),
+            DEFAULT_INSTANCE_QUOTA: String(count + 10),
+          }
+        : {}),
+      LEASE_TTL_MS: String(LEASE_TTL_MS),
+      RECONCILE_MS: String(RECONCILE_MS),
+      HANDOFF_MOVES: String(HANDOFF_MOVES),
+      HANDOFF_WINDOW_MS: String(HANDOFF_WINDOW_MS),
+      TEST_PROBE_WRITE_MS: '0',
+      // 1,000,000 is the highest value config.ts accepts.
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_CREATE_PER_MINUTE: '1000000',
+    },
+    REDIS,
+  );
   try {
     const seedStarted = performance.now();
     const numbers = sim ? await seedBaileys(fixture, sim, count) : undefined;
@@ -385,7 +412,7 @@ async function main(): Promise<void> {
     // Steady state before the crash: wait past one lease renewal round (TTL/3), so that no lease is still
     // on the TTL of its acquisition during seeding and the victim's leases all lapse together.
     await sleep(Math.ceil(LEASE_TTL_MS / 3) + 500);
-    if (sim) await sim.control.ok('POST', '/limits', { loginsPerSecond: 2 * CONNECT_RATE });
+    if (sim) await sim.control.ok('POST', '/limits', { loginsPerSecond: (NODES - 1) * CONNECT_RATE });
     await failover(fixture, sim && numbers ? { sim, numbers } : undefined);
     const settleStarted = performance.now();
     await fixture.waitAllOwned(60_000);
