@@ -64,22 +64,28 @@ async function seed(fixture: ClusterFixture, count: number, concurrency: number)
   const created = await fixture.store.instances.listByAccount(account.id);
   let next = 0;
   let retried = 0;
+  let mostTries = 1;
   const worker = async () => {
     for (let i = next++; i < created.length; i = next++) {
       // A 503 says "try again" (the instance is moving between nodes while the links place it): a client retries.
       for (let attempt = 1; ; attempt++) {
         const res = await fixture.probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link');
         if (res.status === 200) break;
-        if (res.status !== 503 || attempt === 5) {
+        if (res.status !== 503 || attempt === 20) {
           throw new Error(`link of ${created[i]!.name} failed: ${res.status} ${res.text}`);
         }
         retried++;
-        await sleep(200 * attempt);
+        mostTries = Math.max(mostTries, attempt + 1);
+        await sleep(Math.min(200 * attempt, 2000));
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  if (retried) console.log(`links answered 503 (moving between nodes) and tried again: ${retried}`);
+  if (retried) {
+    console.log(
+      `links answered 503 (moving between nodes) and tried again: ${retried}; most tries of one link: ${mostTries}`,
+    );
+  }
   fixture.instanceIds = created.map((x) => x.id);
   return fixture.instanceIds;
 }
@@ -398,6 +404,14 @@ async function main(): Promise<void> {
     },
     REDIS,
   );
+  // A node that exits on its own is a finding: say which, with the end of what it printed.
+  let stopping = false;
+  for (const node of fixture.nodes) {
+    void node.exited.then((code) => {
+      if (stopping || !fixture.nodes.includes(node)) return;
+      console.error(`${node.nodeId} exited on its own (code ${code}); its last output:\n${node.output.slice(-3000)}`);
+    });
+  }
   try {
     const seedStarted = performance.now();
     const numbers = sim ? await seedBaileys(fixture, sim, count) : undefined;
@@ -424,6 +438,7 @@ async function main(): Promise<void> {
     if (!sim) await join(fixture);
     console.log(`\ntotal ${fmt((performance.now() - started) / 1000, 1)} s`);
   } finally {
+    stopping = true;
     await fixture.stop();
     await sim?.close();
   }

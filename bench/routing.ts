@@ -2,13 +2,14 @@
  * Routing overhead bench: HTTP latency of the describe probe answered by the owner node itself
  * ("local") versus sent to the other node, which routes it to the owner over Redis pub/sub ("routed").
  *
- *   npx tsx bench/routing.ts
+ *   npx tsx bench/routing.ts [--redis cluster]
  *
  * Two node processes, one redis-server, one SQLite file (test/cluster/cluster-fixture.ts), default lease
  * TTL (5 s). See bench/README.md.
  */
 import { Agent } from 'node:http';
 import { ClusterFixture } from '../test/cluster/cluster-fixture.js';
+import { REDIS_CLUSTER, SINGLE_REDIS } from '../test/helpers/redis-kinds.js';
 import type { NodeProcess } from '../test/cluster/node-process.js';
 import { apiCall } from './http-client.js';
 import { cpuSeconds } from './process-cpu.js';
@@ -16,6 +17,9 @@ import { pubsubRoundTrip } from './pubsub-round-trip.js';
 import { fmt, printTable, summary } from './stats.js';
 import type { Summary } from './stats.js';
 
+/** `--redis cluster`: the nodes on a Redis Cluster (sharded pub/sub); the bare round trip is then not run. */
+const ON_CLUSTER = process.argv.slice(2).join(' ') === '--redis cluster';
+if (process.argv.length > 2 && !ON_CLUSTER) throw new Error('usage: npx tsx bench/routing.ts [--redis cluster]');
 const INSTANCES = 16;
 const LEVELS = [1, 16, 64];
 const WARMUP = 200;
@@ -153,16 +157,21 @@ async function level(
 async function main(): Promise<void> {
   const started = performance.now();
   console.log(
-    `routing bench: 2 nodes, ${INSTANCES} instances, describe probe, ${WARMUP} warm-up + ${COUNT} per path and level`,
+    `routing bench: 2 nodes on ${ON_CLUSTER ? REDIS_CLUSTER.name : SINGLE_REDIS.name}, ${INSTANCES} instances, ` +
+      `describe probe, ${WARMUP} warm-up + ${COUNT} per path and level`,
   );
-  const fixture = await ClusterFixture.start(2, {
-    LEASE_TTL_MS: '5000',
-    RECONCILE_MS: '1000',
-    TEST_PROBE_WRITE_MS: '0',
-    // 1,000,000 is the highest value config.ts accepts.
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    RATE_LIMIT_CREATE_PER_MINUTE: '1000000',
-  });
+  const fixture = await ClusterFixture.start(
+    2,
+    {
+      LEASE_TTL_MS: '5000',
+      RECONCILE_MS: '1000',
+      TEST_PROBE_WRITE_MS: '0',
+      // 1,000,000 is the highest value config.ts accepts.
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_CREATE_PER_MINUTE: '1000000',
+    },
+    ON_CLUSTER ? REDIS_CLUSTER : SINGLE_REDIS,
+  );
   try {
     await fixture.seed(INSTANCES);
     await fixture.waitAllOwned(20_000);
@@ -188,11 +197,13 @@ async function main(): Promise<void> {
       console.log(`  ${inFlight} in flight done`);
     }
     // The floor: two Redis hops between two processes and nothing else, on the same redis-server.
-    const floor = {
-      1: await pubsubRoundTrip(fixture.redis.url, 1, COUNT),
-      16: await pubsubRoundTrip(fixture.redis.url, 16, COUNT),
-    };
-    console.log('  bare pub/sub round trips done');
+    const floor = ON_CLUSTER
+      ? undefined
+      : {
+          1: await pubsubRoundTrip(fixture.redis.url, 1, COUNT),
+          16: await pubsubRoundTrip(fixture.redis.url, 16, COUNT),
+        };
+    if (floor) console.log('  bare pub/sub round trips done');
 
     printTable(
       ['in-flight', 'path', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'req/s'],
@@ -257,12 +268,14 @@ async function main(): Promise<void> {
         `\n  routed overhead Δp50 ≤ 0.3 ms at 1 in flight: ${fmt(d50at1, 3)} ms → ${verdict(d50at1 <= 0.3)}` +
         `\n  routed req/s ≥ 0.9 × local at 16 in flight:   ${fmt(ratioAt16, 2)} → ${verdict(ratioAt16 >= 0.9)}`,
     );
-    console.log(
-      `\nBare pub/sub round trip between two processes (PUBLISH → subscriber → PUBLISH back, ${COUNT} per level):` +
-        `\n  1 in flight: p50 ${fmt(floor[1].p50, 3)} ms, p99 ${fmt(floor[1].p99, 3)} ms` +
-        `\n  16 in flight: p50 ${fmt(floor[16].p50, 3)} ms, p99 ${fmt(floor[16].p99, 3)} ms` +
-        `\n  routed Δp50 at 1 in flight beyond it: ${fmt(d50at1 - floor[1].p50, 3)} ms (what the two nodes add beyond the two hops)`,
-    );
+    if (floor) {
+      console.log(
+        `\nBare pub/sub round trip between two processes (PUBLISH → subscriber → PUBLISH back, ${COUNT} per level):` +
+          `\n  1 in flight: p50 ${fmt(floor[1].p50, 3)} ms, p99 ${fmt(floor[1].p99, 3)} ms` +
+          `\n  16 in flight: p50 ${fmt(floor[16].p50, 3)} ms, p99 ${fmt(floor[16].p99, 3)} ms` +
+          `\n  routed Δp50 at 1 in flight beyond it: ${fmt(d50at1 - floor[1].p50, 3)} ms (what the two nodes add beyond the two hops)`,
+      );
+    }
     const d50 = delta(at(16), 'p50');
     const d99 = delta(at(16), 'p99');
     console.log(
