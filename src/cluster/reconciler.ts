@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 import type { HostedActors } from './actor-host.js';
 import type { Membership } from './membership.js';
-import { placeInstance } from './placement.js';
+import { PlacementMemo } from './placement.js';
 import type { Router } from './router.js';
 
 /** How often a node looks while a departed node's lease is about to lapse. */
@@ -40,6 +40,7 @@ export class Reconciler {
   #moves: number[] = [];
   #fastPoll: NodeJS.Timeout | undefined;
   #fastPollAt = 0;
+  readonly #placement = new PlacementMemo();
 
   constructor(private readonly options: ReconcilerOptions) {}
 
@@ -78,9 +79,10 @@ export class Reconciler {
     if (!live.includes(this.options.nodeId)) return; // not registered (yet, or any more): own nothing new
     const runnable = await this.options.store.instances.listRunnable();
     const runnableSet = new Set(runnable);
+    const place = this.#placement.pass(live);
 
     // At rest every instance placed here runs here, and this costs nothing: no store read, no Redis.
-    const mine = runnable.filter((id) => !this.options.host.get(id) && placeInstance(id, live) === this.options.nodeId);
+    const mine = runnable.filter((id) => !this.options.host.get(id) && place(id) === this.options.nodeId);
     if (mine.length) {
       const report = await this.options.host.activateMany(mine);
       // A departed node's lease runs out any moment now: look again right when it lapses.
@@ -91,7 +93,7 @@ export class Reconciler {
     }
 
     for (const id of this.options.host.ids()) {
-      const target = placeInstance(id, live);
+      const target = place(id);
       if (target !== this.options.nodeId && target !== undefined && runnableSet.has(id)) {
         if (!this.#takeMove()) continue;
         await this.options.host.deactivate(id, 'handoff');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { placeInstance } from '../../src/cluster/placement.js';
+import { PlacementMemo, placeInstance } from '../../src/cluster/placement.js';
 
 const IDS = Array.from({ length: 20_000 }, (_, i) => `instance-${i.toString(36)}-${(i * 7919) % 10_007}`);
 const THREE = ['node-a', 'node-b', 'node-c'];
@@ -64,5 +64,33 @@ describe('placeInstance (rendezvous hashing)', () => {
     expect(placeInstance('x', [])).to.equal(undefined);
     expect(placeInstance('x', ['solo'])).to.equal('solo');
     expect(IDS.slice(0, 100).every((id) => placeInstance(id, []) === undefined)).to.equal(true);
+  });
+});
+
+describe('PlacementMemo: placement remembered between reconcile passes', () => {
+  it('answers as placeInstance, hashes each instance once per set of live nodes, and forgets what a pass did not ask', () => {
+    let hashed = 0;
+    const memo = new PlacementMemo((id, nodes) => {
+      hashed++;
+      return placeInstance(id, nodes);
+    });
+    const ids = IDS.slice(0, 500);
+    const first = memo.pass(THREE);
+    expect(ids.map(first)).to.deep.equal(ids.map((id) => placeInstance(id, THREE)));
+    expect(ids.map(first)).to.deep.equal(ids.map((id) => placeInstance(id, THREE)));
+    expect(hashed).to.equal(500);
+    // The same nodes in another order: nothing to hash again.
+    const again = memo.pass([...THREE].reverse());
+    ids.forEach((id) => again(id));
+    expect(hashed).to.equal(500);
+    // A node joins: every instance is placed afresh.
+    const four = [...THREE, 'node-d'];
+    const joined = memo.pass(four);
+    expect(ids.map(joined)).to.deep.equal(ids.map((id) => placeInstance(id, four)));
+    expect(hashed).to.equal(1000);
+    // A pass that did not ask for an instance (deleted meanwhile) drops it: asked later, it is hashed again.
+    memo.pass(four)(ids[0]!);
+    memo.pass(four)(ids[1]!);
+    expect(hashed).to.equal(1001);
   });
 });
