@@ -178,12 +178,10 @@ export class EventPipeline implements SessionReports {
               ctx.log.warn({ err }, 'could not finish the call rejections a previous owner owed');
             }
           });
-        }
-        if (e.state === 'connected' && lifecycle.settings().keepOnlineStatus) {
-          lifecycle.assertOwner();
-          await session.profile.setPresence(true);
-        }
-        if (e.state === 'connected') {
+          if (lifecycle.settings().keepOnlineStatus) {
+            lifecycle.assertOwner();
+            await session.profile.setPresence(true);
+          }
           await this.#handOwedMessages().catch((err: unknown) => {
             if (!isOwnershipLoss(err)) ctx.log.warn({ err }, 'could not hand over the messages a previous owner owed');
           });

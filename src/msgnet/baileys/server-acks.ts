@@ -127,7 +127,8 @@ function unacknowledged(why: string): OutcomeUnknownError {
 
 /**
  * The socket the session uses, whose `sendMessage` and `relayMessage` resolve only once WhatsApp acked
- * the stanza, and whose `rejectCall` waits for WhatsApp's answer no longer than a send waits for its ack. A socket without a frame emitter (a test's fake) is used as it is. Returns the detach.
+ * the stanza, and whose `rejectCall` waits for WhatsApp's answer no longer than a send waits for its ack.
+ * A socket without a frame emitter (a test's fake) is used as it is. Returns the detach.
  */
 export function awaitingServerAcks(sock: BaileysSocket, acks: ServerAcks): { sock: BaileysSocket; detach: () => void } {
   const ws = (sock as { ws?: FrameEmitter }).ws;
