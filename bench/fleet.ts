@@ -15,7 +15,7 @@
  * (and CONNECT_RATE_PER_SECOND the same): the time until every instance is connected again against
  * (N / rate) + 10 s, and the logins refused. See bench/README.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -282,6 +282,14 @@ async function main(): Promise<void> {
         `(goal ≤ N / rate + 10 = ${fmt(bound, 0)} s: ${restartSeconds <= bound ? 'met' : 'MISSED'}), ` +
         `${refused} logins refused (goal 0: ${refused === 0 ? 'met' : 'MISSED'})`,
     );
+  } catch (err) {
+    // The node's own account of what went wrong (a lost lease, a stall) outlives the run.
+    if (node) {
+      const log = join(tmpdir(), `switchboard-fleet-node-${process.pid}.log`);
+      writeFileSync(log, node.output);
+      process.stderr.write(`the node's output: ${log}\n`);
+    }
+    throw err;
   } finally {
     await node?.terminate().catch(() => undefined);
     await redis?.stop();

@@ -4,6 +4,7 @@ import type { HostedActors } from './actor-host.js';
 import type { Membership } from './membership.js';
 import { PlacementMemo } from './placement.js';
 import type { Router } from './router.js';
+import { RunnableInstances } from './runnable-instances.js';
 
 /** How often a node looks while a departed node's lease is about to lapse. */
 const FAST_POLL_MS = 250;
@@ -41,8 +42,11 @@ export class Reconciler {
   #fastPoll: NodeJS.Timeout | undefined;
   #fastPollAt = 0;
   readonly #placement = new PlacementMemo();
+  readonly #runnable: RunnableInstances;
 
-  constructor(private readonly options: ReconcilerOptions) {}
+  constructor(private readonly options: ReconcilerOptions) {
+    this.#runnable = new RunnableInstances(options.store.instances);
+  }
 
   start(): void {
     this.#timer = setInterval(() => this.kick(), this.options.intervalMs);
@@ -77,12 +81,12 @@ export class Reconciler {
   async #pass(): Promise<void> {
     const live = this.options.membership.liveNodes().map((n) => n.nodeId);
     if (!live.includes(this.options.nodeId)) return; // not registered (yet, or any more): own nothing new
-    const runnable = await this.options.store.instances.listRunnable();
-    const runnableSet = new Set(runnable);
+    const runnable = await this.#runnable.read();
     const place = this.#placement.pass(live);
 
-    // At rest every instance placed here runs here: one store read, placements remembered, no Redis.
-    const mine = runnable.filter((id) => !this.options.host.get(id) && place(id) === this.options.nodeId);
+    // At rest every instance placed here runs here: the store's runnable version read (the list only when
+    // it moved), placements remembered, no Redis.
+    const mine = runnable.ids.filter((id) => !this.options.host.get(id) && place(id) === this.options.nodeId);
     if (mine.length) {
       const report = await this.options.host.activateMany(mine);
       // A departed node's lease runs out any moment now: look again right when it lapses.
@@ -94,12 +98,12 @@ export class Reconciler {
 
     for (const id of this.options.host.ids()) {
       const target = place(id);
-      if (target !== this.options.nodeId && target !== undefined && runnableSet.has(id)) {
+      if (target !== this.options.nodeId && target !== undefined && runnable.has(id)) {
         if (!this.#takeMove()) continue;
         await this.options.host.deactivate(id, 'handoff');
         await this.options.router.handOff(id, target).catch(() => undefined);
         this.options.log.info({ instanceId: id, to: target }, 'handed off');
-      } else if (!runnableSet.has(id)) {
+      } else if (!runnable.has(id)) {
         await this.#passivate(id);
       }
     }

@@ -98,6 +98,13 @@ export interface InstanceRepository {
    * those of disabled accounts.
    */
   listRunnable(): Promise<string[]>;
+  /**
+   * A number that changes whenever what `listRunnable` returns may have changed: an instance created or
+   * deleted, a connection state entering or leaving connecting/qr/connected, the first link key saved or
+   * the last removed, an account disabled or enabled. Read it before `listRunnable`: a change committed
+   * between the two reads then shows as a new version at the next read.
+   */
+  runnableVersion(): Promise<number>;
   /** Deletes the instance with its webhooks, owned state and messages. False when it did not exist. */
   delete(id: string): Promise<boolean>;
   /** Merges `patch` into the settings atomically and returns all seven. Undefined when no such instance. */

@@ -5,6 +5,7 @@ import type { AccountRepository } from '../store.js';
 
 import { isDuplicateKey } from './mongo-docs.js';
 import type { AccountDoc, InstanceDoc } from './mongo-docs.js';
+import type { MongoRunnableVersion } from './mongo-runnable-version.js';
 import { inTransaction } from './mongo-transaction.js';
 
 function toAccount(d: AccountDoc): AccountRecord {
@@ -26,6 +27,7 @@ export class MongoAccounts implements AccountRepository {
     private readonly col: Collection<AccountDoc>,
     private readonly instances: Collection<InstanceDoc>,
     private readonly db: Db,
+    private readonly runnable: MongoRunnableVersion,
   ) {}
 
   async create(a: AccountRecord): Promise<void> {
@@ -67,7 +69,12 @@ export class MongoAccounts implements AccountRepository {
 
   async setDisabled(name: string, disabledAt: string | undefined): Promise<AccountRecord | undefined> {
     const update = disabledAt === undefined ? { $unset: { disabledAt: '' as const } } : { $set: { disabledAt } };
-    const doc = await this.col.findOneAndUpdate({ name }, update, { returnDocument: 'after' });
+    // With the runnable version's bump: the account's instances stop (or may run again).
+    const doc = await inTransaction(this.client, async (session) => {
+      const updated = await this.col.findOneAndUpdate({ name }, update, { returnDocument: 'after', session });
+      if (updated) await this.runnable.bump(session);
+      return updated;
+    });
     return doc ? toAccount(doc) : undefined;
   }
 

@@ -64,3 +64,6 @@ export function duplicateKeyFields(err: MongoServerError): string[] {
   if (pattern !== null && typeof pattern === 'object') return Object.keys(pattern);
   return /index: (\S+)/.exec(err.message)?.[1]?.split('_') ?? [];
 }
+
+/** Connection states in which an instance must run (with a saved link, it must run in any state). */
+export const RUNNING_STATES: string[] = ['connecting', 'qr', 'connected'];

@@ -14,16 +14,16 @@ import type {
 import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
-import { duplicateKeyFields, isDuplicateKey, nullToUndefined } from './mongo-docs.js';
+import { RUNNING_STATES, duplicateKeyFields, isDuplicateKey, nullToUndefined } from './mongo-docs.js';
 import type { AccountDoc, InstanceDoc, NodeHeartbeatDoc, OwnedStateDoc, WebhookDoc } from './mongo-docs.js';
 import { webhookUpsert } from './mongo-webhooks.js';
 import type { MongoDeliveries } from './mongo-deliveries.js';
 import type { MongoMessages } from './mongo-messages.js';
 import type { MongoMediaBlobs } from './mongo-media-blobs.js';
 import type { MongoChatbots } from './mongo-chatbots.js';
+import type { MongoRunnableVersion } from './mongo-runnable-version.js';
 import { inTransaction } from './mongo-transaction.js';
 
-const RUNNING_STATES = ['connecting', 'qr', 'connected'];
 const SETTING_FIELDS = Object.keys(DEFAULT_SETTINGS) as (keyof InstanceSettings)[];
 
 function toInstance(d: InstanceDoc): InstanceRecord {
@@ -51,6 +51,7 @@ export class MongoInstances implements InstanceRepository {
     private readonly messages: MongoMessages,
     private readonly mediaBlobs: MongoMediaBlobs,
     private readonly chatbots: MongoChatbots,
+    private readonly runnable: MongoRunnableVersion,
   ) {}
 
   /** The quota slot, the instance and its webhooks in one transaction: all of them or none. */
@@ -65,6 +66,7 @@ export class MongoInstances implements InstanceRepository {
         if (!slot) throw new QuotaExceededError();
         const { id, ...fields } = i;
         await this.col.insertOne({ _id: id, ...fields }, { session });
+        if (RUNNING_STATES.includes(i.connection?.state ?? '')) await this.runnable.bump(session);
         if (webhooks.length === 0) return;
         await this.webhooks.bulkWrite(
           webhooks.map((w) => ({ updateOne: { ...webhookUpsert(w), upsert: true } })),
@@ -113,6 +115,10 @@ export class MongoInstances implements InstanceRepository {
     return this.col.countDocuments({ accountId });
   }
 
+  async runnableVersion(): Promise<number> {
+    return this.runnable.read();
+  }
+
   async listRunnable(): Promise<string[]> {
     // let/$expr form of $lookup: the localField+pipeline form needs MongoDB 5.0, the driver supports 4.4.
     const pipeline: Document[] = [
@@ -153,6 +159,7 @@ export class MongoInstances implements InstanceRepository {
   async delete(id: string): Promise<boolean> {
     return inTransaction(this.client, async (session) => {
       const doc = await this.col.findOneAndDelete({ _id: id }, { session });
+      if (doc) await this.runnable.bump(session);
       await this.ownedState.deleteMany({ instanceId: id }, { session });
       await this.webhooks.deleteMany({ instanceId: id }, { session });
       await this.deliveries.forgetDead(id, session);
@@ -279,8 +286,20 @@ export class MongoInstances implements InstanceRepository {
     await this.#heartbeats.deleteOne({ _id: holder.node, token: holder.token });
   }
 
+  /** In a transaction with the runnable version's bump when an unlinked instance's state starts or stops running. */
   async setConnection(id: string, epoch: number, connection: ConnectionInfo): Promise<void> {
-    const res = await this.col.updateOne({ _id: id, ownerEpoch: epoch }, { $set: { connection } });
-    if (res.matchedCount === 0) throw new FencedError(id, epoch);
+    await inTransaction(this.client, async (session) => {
+      const before = await this.col.findOneAndUpdate(
+        { _id: id, ownerEpoch: epoch },
+        { $set: { connection } },
+        { session, returnDocument: 'before', projection: { 'connection.state': 1 } },
+      );
+      if (!before) throw new FencedError(id, epoch);
+      const running = (state: string | undefined) => state !== undefined && RUNNING_STATES.includes(state);
+      if (running(before.connection?.state) === running(connection.state)) return;
+      // A linked instance is runnable whatever its state.
+      if (await this.ownedState.findOne({ instanceId: id, namespace: AUTH_NAMESPACE }, { session })) return;
+      await this.runnable.bump(session);
+    });
   }
 }

@@ -3,7 +3,10 @@ import { FencedError } from '../../errors.js';
 import type { OwnedStateOp } from '../records.js';
 import type { OwnedStateRepository } from '../store.js';
 
+import { AUTH_NAMESPACE } from '../namespaces.js';
+import { RUNNING_STATES } from './mongo-docs.js';
 import type { InstanceDoc, OwnedStateDoc } from './mongo-docs.js';
+import type { MongoRunnableVersion } from './mongo-runnable-version.js';
 import { inTransaction } from './mongo-transaction.js';
 
 /** An instance's owned state: every write checks the owner epoch and writes in one transaction. */
@@ -12,6 +15,7 @@ export class MongoOwnedState implements OwnedStateRepository {
     private readonly client: MongoClient,
     private readonly instances: Collection<InstanceDoc>,
     private readonly col: Collection<OwnedStateDoc>,
+    private readonly runnable: MongoRunnableVersion,
   ) {}
 
   async get(instanceId: string, namespace: string, key: string): Promise<string | undefined> {
@@ -60,7 +64,15 @@ export class MongoOwnedState implements OwnedStateRepository {
         if (op.value === null) return { deleteOne: { filter } };
         return { updateOne: { filter, update: { $set: { value: op.value, epoch } }, upsert: true } };
       });
-      await this.col.bulkWrite(bulk, { ordered: true, session });
+      const res = await this.col.bulkWrite(bulk, { ordered: true, session });
+      // The first link key saved or the last removed changes the runnable set (as SQLite's triggers).
+      const linkOps = new Set(ops.flatMap((op, i) => (op.namespace === AUTH_NAMESPACE ? [i] : [])));
+      if (linkOps.size === 0) return;
+      const added = Object.keys(res.upsertedIds).filter((i) => linkOps.has(Number(i))).length;
+      const removed = ops.some((op) => op.namespace === AUTH_NAMESPACE && op.value === null) && res.deletedCount > 0;
+      if (!added && !removed) return;
+      const left = await this.col.countDocuments({ instanceId, namespace: AUTH_NAMESPACE }, { limit: added + 1, session });
+      if ((added && left === added) || (removed && left === 0)) await this.#linkChanged(instanceId, session);
     });
   }
 
@@ -68,7 +80,20 @@ export class MongoOwnedState implements OwnedStateRepository {
     await this.#fenced(instanceId, epoch, async (session) => {
       const filter: Filter<OwnedStateDoc> = { instanceId };
       if (namespace !== undefined) filter.namespace = namespace;
+      const linked = await this.col.findOne({ instanceId, namespace: AUTH_NAMESPACE }, { session });
       await this.col.deleteMany(filter, { session });
+      if (linked && (namespace === undefined || namespace === AUTH_NAMESPACE)) {
+        await this.#linkChanged(instanceId, session);
+      }
     });
+  }
+
+  /** A link saved or removed changes the runnable set unless the connection state keeps the instance running. */
+  async #linkChanged(instanceId: string, session: ClientSession): Promise<void> {
+    const running = await this.instances.findOne(
+      { _id: instanceId, 'connection.state': { $in: RUNNING_STATES } },
+      { session, projection: { _id: 1 } },
+    );
+    if (!running) await this.runnable.bump(session);
   }
 }

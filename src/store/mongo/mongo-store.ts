@@ -28,6 +28,7 @@ import { MongoAccounts } from './mongo-accounts.js';
 import { MongoInstances } from './mongo-instances.js';
 import { MongoWebhooks } from './mongo-webhooks.js';
 import { MongoOwnedState } from './mongo-owned-state.js';
+import { MongoRunnableVersion } from './mongo-runnable-version.js';
 import type { AccountDoc, InstanceDoc, OwnedStateDoc, WebhookDoc } from './mongo-docs.js';
 
 /** The hosts of a connection string, without credentials, for messages. */
@@ -67,9 +68,10 @@ export class MongoStore implements Store {
     const messages = new MongoMessages(db);
     const mediaBlobs = new MongoMediaBlobs(db);
     const chatbots = new MongoChatbots(db);
+    const runnable = new MongoRunnableVersion(db);
     // Repositories hand each other the plain objects; what the node sees answers outages as 503.
     const guard = <R extends object>(repository: R) => guardOutages(repository, isMongoOutage);
-    this.accounts = guard(new MongoAccounts(client, accounts, instances, db));
+    this.accounts = guard(new MongoAccounts(client, accounts, instances, db, runnable));
     this.deliveries = guard(deliveries);
     this.messages = guard(messages);
     this.accountWebhooks = guard(new MongoAccountWebhooks(db));
@@ -77,10 +79,21 @@ export class MongoStore implements Store {
     this.mediaBlobs = guard(mediaBlobs);
     this.chatbots = guard(chatbots);
     this.instances = guard(
-      new MongoInstances(client, accounts, instances, webhooks, ownedState, deliveries, messages, mediaBlobs, chatbots),
+      new MongoInstances(
+        client,
+        accounts,
+        instances,
+        webhooks,
+        ownedState,
+        deliveries,
+        messages,
+        mediaBlobs,
+        chatbots,
+        runnable,
+      ),
     );
     this.webhooks = guard(new MongoWebhooks(client, webhooks));
-    this.ownedState = guard(new MongoOwnedState(client, instances, ownedState));
+    this.ownedState = guard(new MongoOwnedState(client, instances, ownedState, runnable));
   }
 
   /** `messageRetentionDays` > 0 prunes the history about every hour. */

@@ -107,6 +107,10 @@ export class SqliteInstances implements InstanceRepository {
     return row.n;
   }
 
+  async runnableVersion(): Promise<number> {
+    return (this.db.prepare('SELECT version FROM runnable_version').get() as { version: number }).version;
+  }
+
   async listRunnable(): Promise<string[]> {
     const rows = this.db
       .prepare(

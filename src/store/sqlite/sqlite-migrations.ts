@@ -146,6 +146,37 @@ const MIGRATIONS: string[] = [
   `CREATE TABLE node_heartbeats (node TEXT PRIMARY KEY, token TEXT NOT NULL, at INTEGER NOT NULL);`,
   // 15: an account's broker switches (JSON, AccountBrokers), the default of its instances without their own.
   `ALTER TABLE accounts ADD COLUMN brokers TEXT;`,
+  // 16: a version of the runnable set (InstanceRepository.runnableVersion), so a node's reconcile pass reads
+  // one row instead of every instance while nothing changes. Triggers, not the writers, bump it: no write
+  // path can forget. The conditions are listRunnable's (a running connection state or a saved link, an
+  // enabled account): a state change of a linked instance or a link saved while connecting bumps nothing.
+  `CREATE TABLE runnable_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+   INSERT INTO runnable_version (id, version) VALUES (1, 0);
+   CREATE TRIGGER runnable_instance_created AFTER INSERT ON instances
+   WHEN json_extract(NEW.connection, '$.state') IN ('connecting', 'qr', 'connected')
+   BEGIN UPDATE runnable_version SET version = version + 1; END;
+   CREATE TRIGGER runnable_instance_deleted AFTER DELETE ON instances
+   BEGIN UPDATE runnable_version SET version = version + 1; END;
+   CREATE TRIGGER runnable_connection AFTER UPDATE OF connection ON instances
+   WHEN (json_extract(OLD.connection, '$.state') IN ('connecting', 'qr', 'connected'))
+     IS NOT (json_extract(NEW.connection, '$.state') IN ('connecting', 'qr', 'connected'))
+     AND NOT EXISTS (SELECT 1 FROM owned_state o WHERE o.instance_id = NEW.id AND o.namespace = 'auth')
+   BEGIN UPDATE runnable_version SET version = version + 1; END;
+   CREATE TRIGGER runnable_link_saved AFTER INSERT ON owned_state
+   WHEN NEW.namespace = 'auth' AND NOT EXISTS (SELECT 1 FROM owned_state o
+     WHERE o.instance_id = NEW.instance_id AND o.namespace = 'auth' AND o.key <> NEW.key)
+     AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = NEW.instance_id
+       AND json_extract(i.connection, '$.state') IN ('connecting', 'qr', 'connected'))
+   BEGIN UPDATE runnable_version SET version = version + 1; END;
+   CREATE TRIGGER runnable_link_removed AFTER DELETE ON owned_state
+   WHEN OLD.namespace = 'auth' AND NOT EXISTS (SELECT 1 FROM owned_state o
+     WHERE o.instance_id = OLD.instance_id AND o.namespace = 'auth')
+     AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = OLD.instance_id
+       AND json_extract(i.connection, '$.state') IN ('connecting', 'qr', 'connected'))
+   BEGIN UPDATE runnable_version SET version = version + 1; END;
+   CREATE TRIGGER runnable_account AFTER UPDATE OF disabled_at ON accounts
+   WHEN (OLD.disabled_at IS NULL) IS NOT (NEW.disabled_at IS NULL)
+   BEGIN UPDATE runnable_version SET version = version + 1; END;`,
 ];
 
 export function migrate(db: Database.Database): void {

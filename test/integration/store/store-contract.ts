@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { ConflictError, FencedError, QuotaExceededError } from '../../../src/errors.js';
 import { AUTH_NAMESPACE } from '../../../src/store/namespaces.js';
 import { DEFAULT_SETTINGS } from '../../../src/store/records.js';
+import type { ConnectionState } from '../../../src/store/records.js';
 import type {
   AccountRecord,
   ChatbotBotRecord,
@@ -510,6 +511,47 @@ export function storeContract(openStore: () => Promise<Store>): void {
       const e2 = await store.instances.claim(live.id);
       await store.instances.setConnection(live.id, e2, { state: 'qr', numberJid: undefined, updatedAt: now() });
       expect(await store.instances.listRunnable()).to.have.members([linked.id, live.id]);
+    });
+
+    it('moves its runnable version with every change of the runnable set, and keeps it through traffic', async () => {
+      // 'moves': the set changes, and the version must move. 'stays': neither changes (what messages,
+      // reconnects and a first link write would otherwise cost every node: a full read).
+      const { a, i } = await seeded();
+      let version = await store.instances.runnableVersion();
+      let listed = (await store.instances.listRunnable()).sort().join();
+      const step = async (what: string, expected: 'moves' | 'stays', write: () => Promise<unknown>) => {
+        await write();
+        const v = await store.instances.runnableVersion();
+        const now = (await store.instances.listRunnable()).sort().join();
+        expect(now !== listed, `${what}: the set changed`).to.equal(expected === 'moves');
+        if (expected === 'moves') expect(v, `${what}: the version`).to.not.equal(version);
+        else expect(v, `${what}: the version`).to.equal(version);
+        [version, listed] = [v, now];
+      };
+      const epoch = await store.instances.claim(i.id);
+      const state = (s: ConnectionState) => () =>
+        store.instances.setConnection(i.id, epoch, { state: s, numberJid: undefined, updatedAt: now() });
+      const link = (key: string, value: string | null) => () =>
+        store.ownedState.write(i.id, epoch, [{ namespace: AUTH_NAMESPACE, key, value }]);
+      await step('connecting', 'moves', state('connecting'));
+      await step('qr', 'stays', state('qr'));
+      await step('the first link key', 'stays', link('creds', '{}'));
+      await step('disconnected with a saved link', 'stays', state('disconnected'));
+      await step('a second link key', 'stays', link('pre-key-1', 'k'));
+      await step('a link key rewritten', 'stays', link('creds', '{"me":1}'));
+      await step('other owned state', 'stays', () =>
+        store.ownedState.write(i.id, epoch, [{ namespace: 'keys', key: 'k', value: 'v' }]),
+      );
+      await step('one link key of two removed', 'stays', link('pre-key-1', null));
+      await step('the last link key removed', 'moves', link('creds', null));
+      await step('linked again', 'moves', link('creds', '{}'));
+      await step('the link cleared', 'moves', () => store.ownedState.clear(i.id, epoch, AUTH_NAMESPACE));
+      await step('connected', 'moves', state('connected'));
+      await step('account disabled', 'moves', () => store.accounts.setDisabled(a.name, now()));
+      await step('account enabled', 'moves', () => store.accounts.setDisabled(a.name, undefined));
+      const other = instance(a.id);
+      await step('an instance created (not running)', 'stays', () => store.instances.create(other, [], 10));
+      await step('the running instance deleted', 'moves', () => store.instances.delete(i.id));
     });
   });
 

@@ -1,0 +1,29 @@
+import type { ClientSession, Collection, Db } from 'mongodb';
+
+interface VersionDoc {
+  _id: string;
+  version: number;
+}
+
+const ID = 'runnable';
+
+/**
+ * The runnable set's version (`InstanceRepository.runnableVersion`): one counter document that each write
+ * able to change the set bumps inside its own transaction, so a change and its bump commit together.
+ * MongoDB has no triggers (SQLite's migration 16 does this there).
+ */
+export class MongoRunnableVersion {
+  readonly #col: Collection<VersionDoc>;
+
+  constructor(db: Db) {
+    this.#col = db.collection<VersionDoc>('runnable_version');
+  }
+
+  async read(): Promise<number> {
+    return (await this.#col.findOne({ _id: ID }))?.version ?? 0;
+  }
+
+  async bump(session: ClientSession): Promise<void> {
+    await this.#col.updateOne({ _id: ID }, { $inc: { version: 1 } }, { upsert: true, session });
+  }
+}

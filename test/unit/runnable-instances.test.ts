@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { RunnableInstances } from '../../src/cluster/runnable-instances.js';
+
+/** A store whose runnable set and version the test moves, recording the reads in order. */
+function fakeInstances() {
+  const state = { version: 0, ids: ['a', 'b'], reads: [] as string[] };
+  return {
+    state,
+    repo: {
+      async runnableVersion() {
+        state.reads.push('version');
+        return state.version;
+      },
+      async listRunnable() {
+        state.reads.push('list');
+        return [...state.ids];
+      },
+    },
+  };
+}
+
+describe('RunnableInstances', () => {
+  it('lists once, then reads only the version while it stays', async () => {
+    const { state, repo } = fakeInstances();
+    const runnable = new RunnableInstances(repo);
+    const first = await runnable.read();
+    expect(first.ids).to.deep.equal(['a', 'b']);
+    expect(first.has('a')).to.equal(true);
+    expect(first.has('c')).to.equal(false);
+    await runnable.read();
+    await runnable.read();
+    expect(state.reads).to.deep.equal(['version', 'list', 'version', 'version']);
+  });
+
+  it('lists again when the version moves, the version read first', async () => {
+    const { state, repo } = fakeInstances();
+    const runnable = new RunnableInstances(repo);
+    await runnable.read();
+    state.ids = ['b', 'c'];
+    state.version = 1;
+    const next = await runnable.read();
+    expect(next.ids).to.deep.equal(['b', 'c']);
+    expect([next.has('a'), next.has('c')]).to.deep.equal([false, true]);
+    expect(state.reads).to.deep.equal(['version', 'list', 'version', 'list']);
+  });
+
+  it('lists again after a failed list, though the version has not moved since', async () => {
+    const { state, repo } = fakeInstances();
+    let down = false;
+    const runnable = new RunnableInstances({
+      runnableVersion: () => repo.runnableVersion(),
+      listRunnable: async () => {
+        if (down) throw new Error('store down');
+        return repo.listRunnable();
+      },
+    });
+    await runnable.read();
+    [state.version, state.ids, down] = [1, ['c'], true];
+    expect(await runnable.read().catch((e: unknown) => e)).to.be.instanceOf(Error);
+    down = false;
+    expect((await runnable.read()).ids).to.deep.equal(['c']);
+  });
+});
