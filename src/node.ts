@@ -33,6 +33,7 @@ import { countOperations } from './store/count-operations.js';
 import { reportInstanceChanges } from './store/report-instance-changes.js';
 import { InstanceRecordCache } from './instances/instance-record-cache.js';
 import type { Store } from './store/store.js';
+import { EventLoopDelay } from './util/event-loop-delay.js';
 
 export interface RunningNode {
   nodeId: string;
@@ -94,11 +95,15 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
   teardown.add('cluster runtime', () => runtime.stop());
   const stopFollowing = await instanceRecords.follow(runtime.instanceNews);
   teardown.add('instance news', stopFollowing);
+  const loopDelay = new EventLoopDelay();
+  loopDelay.start();
+  teardown.add('event-loop delay', () => loopDelay.stop());
   const driver = await createDriver(config.msgnetDriver, runtime.transport, {
     allowPrivateUrls: config.allowPrivateUrls,
     whatsapp: config.whatsapp,
     nodeId,
     connectRatePerSecond: config.connectRatePerSecond,
+    overloaded: () => loopDelay.recentMs() > config.connectMaxLoopDelayMs,
   });
   if (config.whatsapp) {
     logger.warn({ url: config.whatsapp.wsUrl }, 'WHATSAPP_WS_URL is set: talking to a WhatsApp simulator');
@@ -244,7 +249,7 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
     websocketClients: () => ({ instance: websockets.size, console: websockets.consoleSize }),
     receivedMedia: () => media.counters.snapshot(),
     storeOperations: () => counted.counts(),
-    whatsapp: () => driver.stats?.() ?? { connected: 0, loginsWaiting: 0, loginsRefused: 0 },
+    whatsapp: () => driver.stats?.() ?? { connected: 0, loginsWaiting: 0, loginsRefused: 0, loginsHeldBack: 0 },
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -44,6 +44,7 @@ const envSchema = z.object({
   WHATSAPP_CERT_ROOT: optionalString,
   WHATSAPP_MEDIA_CA: optionalString,
   CONNECT_RATE_PER_SECOND: decimal('CONNECT_RATE_PER_SECOND', 5, 0.1, 1000),
+  CONNECT_MAX_LOOP_DELAY_MS: int('CONNECT_MAX_LOOP_DELAY_MS', 300, 20, 60_000),
   ALLOWED_WS_ORIGINS: list,
   TLS_CERT_FILE: optionalString,
   TLS_KEY_FILE: optionalString,
@@ -177,6 +178,11 @@ export interface Config {
    * away the longest first; a 429 or 503 pauses them all on WhatsApp Web's ladder. @default 5
    */
   connectRatePerSecond: number;
+  /**
+   * Logins wait while this node's event loop has run this late (ms) within the last second: a node that
+   * takes on more logins than it can serve falls behind on its lease and loses every instance. @default 300
+   */
+  connectMaxLoopDelayMs: number;
   /** Browser origins allowed to open WebSockets besides same-origin (ALLOWED_WS_ORIGINS). */
   allowedWsOrigins: string[];
   websocket: WebSocketOptions;
@@ -462,6 +468,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKey,
     msgnetDriver: e.MSGNET_DRIVER,
     connectRatePerSecond: e.CONNECT_RATE_PER_SECOND,
+    connectMaxLoopDelayMs: e.CONNECT_MAX_LOOP_DELAY_MS,
     whatsapp: parseWhatsAppEndpoint(
       {
         wsUrl: e.WHATSAPP_WS_URL,

@@ -54,8 +54,11 @@ export interface NodeGauges {
   receivedMedia(): Readonly<Record<string, number>>;
   /** Store calls so far, by repository. */
   storeOperations(): Readonly<Record<string, number>>;
-  /** The network driver's sessions: connected now, logins waiting for their turn, logins refused so far. */
-  whatsapp(): { connected: number; loginsWaiting: number; loginsRefused: number };
+  /**
+   * The network driver's sessions: connected now, logins waiting for their turn, logins refused so far,
+   * and times a due login waited for the node to catch up.
+   */
+  whatsapp(): { connected: number; loginsWaiting: number; loginsRefused: number; loginsHeldBack: number };
 }
 
 const CALL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -262,6 +265,15 @@ export class NodeMetrics implements ActorMetrics, CallMetrics, DeliveryMetrics, 
       collect() {
         this.reset();
         this.inc(gauges().whatsapp?.().loginsRefused ?? 0);
+      },
+    });
+    new Counter({
+      name: 'switchboard_whatsapp_logins_held_back_total',
+      help: 'Times a login due to leave waited because this node was overloaded (CONNECT_MAX_LOOP_DELAY_MS)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(gauges().whatsapp?.().loginsHeldBack ?? 0);
       },
     });
     new Counter({

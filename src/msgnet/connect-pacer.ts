@@ -24,7 +24,15 @@ export interface ConnectPacerOptions {
   random?: () => number;
   /** Each login leaves at a random point of the first `jitter` of its slot (0 to 1). @default 0.5 */
   jitter?: number;
+  /**
+   * True while the node is too busy for another login (its event loop far behind): the next login waits,
+   * checked again every `OVERLOAD_RECHECK_MS`, without a saved-up burst afterwards.
+   */
+  overloaded?: () => boolean;
 }
+
+/** How often a login held back by an overloaded node checks again. */
+export const OVERLOAD_RECHECK_MS = 100;
 
 interface Waiter {
   priority: number;
@@ -38,7 +46,9 @@ interface Waiter {
  * lowest priority first (the session away from WhatsApp the longest). A refusal (429 rate-overlimit, or
  * 503) pauses every login of the node for the next step of WhatsApp Web's ladder and halves the rate, so
  * the rest of the queue is spread out; each login that succeeds afterwards wins back a tenth of the rate
- * and, outside a pause, resets the ladder.
+ * and, outside a pause, resets the ladder. A node too busy for another login (`overloaded`) holds the
+ * next one back until it has caught up: a login brings a first sync and key uploads, and a node that takes
+ * on more than it can do falls behind on its lease renewals and loses every instance at once.
  */
 export class ConnectPacer {
   readonly #clock: Clock;
@@ -60,6 +70,9 @@ export class ConnectPacer {
   refusals = 0;
   /** Logins let through. */
   granted = 0;
+  /** Times a login due to leave waited because the node was overloaded (metrics, benches). */
+  heldBack = 0;
+  readonly #overloaded: () => boolean;
 
   constructor(options: ConnectPacerOptions) {
     if (!(options.ratePerSecond > 0)) throw new RangeError('ratePerSecond must be above 0');
@@ -68,6 +81,7 @@ export class ConnectPacer {
     this.#jitter = Math.min(1, Math.max(0, options.jitter ?? 0.5));
     this.#maxRate = options.ratePerSecond;
     this.#rate = options.ratePerSecond;
+    this.#overloaded = options.overloaded ?? (() => false);
   }
 
   get state(): ConnectPacerState {
@@ -174,6 +188,14 @@ export class ConnectPacer {
     if (this.#closed) return;
     // A refusal may have moved the pause past this slot while the timer waited.
     if (this.#clock.now() < this.#pausedUntil) return this.#arm();
+    if (this.#queue.length && this.#overloaded()) {
+      this.heldBack++;
+      this.#timer = this.#clock.after(OVERLOAD_RECHECK_MS, () => {
+        this.#timer = undefined;
+        this.#grant();
+      });
+      return;
+    }
     const next = this.#queue.shift();
     if (next) {
       this.#lastGrant = this.#clock.now();

@@ -17,6 +17,8 @@ export async function createDriver(
     nodeId: string;
     /** CONNECT_RATE_PER_SECOND: logins per second at most (Baileys). */
     connectRatePerSecond?: number;
+    /** True while the node's event loop is too far behind for another login (Baileys). */
+    overloaded?: () => boolean;
   },
 ): Promise<MsgNetDriver> {
   if (name === 'sandbox') return new SandboxDriver(transport);
@@ -24,6 +26,7 @@ export async function createDriver(
   return new BaileysDriver({
     allowPrivateUrls: options.allowPrivateUrls,
     ...(options.connectRatePerSecond ? { connectRatePerSecond: options.connectRatePerSecond } : {}),
+    ...(options.overloaded ? { overloaded: options.overloaded } : {}),
     ...(options.whatsapp ? { simulator: { config: options.whatsapp, nodeLabel: options.nodeId } } : {}),
   });
 }

@@ -46,6 +46,8 @@ export interface DriverStats {
   loginsWaiting: number;
   /** Logins the network refused (429 or 503) since the driver started. */
   loginsRefused: number;
+  /** Times a due login waited because the node's event loop was too far behind (CONNECT_MAX_LOOP_DELAY_MS). */
+  loginsHeldBack: number;
 }
 
 export interface MsgNetDriver {

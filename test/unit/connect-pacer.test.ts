@@ -1,12 +1,12 @@
 import { expect } from 'chai';
-import { ConnectPacer, WHATSAPP_WEB_LADDER_MS } from '../../src/msgnet/connect-pacer.js';
+import { ConnectPacer, OVERLOAD_RECHECK_MS, WHATSAPP_WEB_LADDER_MS } from '../../src/msgnet/connect-pacer.js';
 import { LoginLimiter, seededRandom } from '../../simulator/server/faults.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 /** A pacer on a manual clock that records when each login left, and which. */
-function pacer(ratePerSecond: number, seed = 7) {
+function pacer(ratePerSecond: number, seed = 7, overloaded?: () => boolean) {
   const clock = new ManualClock();
-  const p = new ConnectPacer({ ratePerSecond, clock, random: seededRandom(seed) });
+  const p = new ConnectPacer({ ratePerSecond, clock, random: seededRandom(seed), ...(overloaded ? { overloaded } : {}) });
   const grants: { key: string; at: number }[] = [];
   const ask = (key: string, priority = 0) => p.request(priority, () => grants.push({ key, at: clock.now() }));
   return { clock, p, grants, ask };
@@ -23,6 +23,27 @@ function busiestWindow(times: number[], ms: number): number {
 }
 
 describe('ConnectPacer: the logins of one node, paced', () => {
+  it('holds logins back while the node is overloaded, and goes on at the rate without a burst once it is not', async () => {
+    let busy = false;
+    const { clock, p, grants, ask } = pacer(5, 7, () => busy);
+    for (let i = 0; i < 20; i++) ask(`i${i}`);
+    await clock.advance(1000);
+    const before = grants.length;
+    expect(before).to.be.within(4, 6);
+    busy = true;
+    await clock.advance(10_000);
+    expect(grants, 'no login while overloaded').to.have.length(before);
+    expect(p.heldBack).to.be.at.least(10_000 / OVERLOAD_RECHECK_MS - 1);
+    busy = false;
+    const resumedAt = clock.now();
+    await clock.advance(1000);
+    const after = grants.filter((g) => g.at >= resumedAt).map((g) => g.at);
+    expect(after.length, 'goes on once caught up').to.be.at.least(4);
+    expect(busiestWindow(after, 1000), 'no saved-up burst').to.be.at.most(6);
+    await clock.advance(10_000);
+    expect(grants).to.have.length(20);
+  });
+
   it('lets N logins out at the rate: all within N / rate seconds, no second holding more than rate + 1', async () => {
     const { clock, grants, ask } = pacer(5);
     for (let i = 0; i < 100; i++) ask(`i${i}`);

@@ -31,6 +31,8 @@ export interface BaileysDriverOptions {
   clock?: Clock;
   /** Logins per second at most, for every session of the driver (CONNECT_RATE_PER_SECOND); unset = unpaced. */
   connectRatePerSecond?: number;
+  /** True while the node is too busy for another login: the pacer holds logins back (see ConnectPacer). */
+  overloaded?: () => boolean;
 }
 
 /** TTLs follow Baileys' own defaults for these caches (Defaults/index.ts). */
@@ -66,6 +68,7 @@ export class BaileysDriver implements MsgNetDriver {
           ratePerSecond: options.connectRatePerSecond,
           ...(options.clock ? { clock: options.clock } : {}),
           ...(options.random ? { random: options.random } : {}),
+          ...(options.overloaded ? { overloaded: options.overloaded } : {}),
         })
       : undefined;
     this.#deps = {
@@ -94,7 +97,12 @@ export class BaileysDriver implements MsgNetDriver {
   stats(): DriverStats {
     let connected = 0;
     for (const s of this.#sessions) if (s.state === 'connected') connected++;
-    return { connected, loginsWaiting: this.pacer?.waiting ?? 0, loginsRefused: this.pacer?.refusals ?? 0 };
+    return {
+      connected,
+      loginsWaiting: this.pacer?.waiting ?? 0,
+      loginsRefused: this.pacer?.refusals ?? 0,
+      loginsHeldBack: this.pacer?.heldBack ?? 0,
+    };
   }
 
   /** Closes sessions still open, then frees the shared caches. */
