@@ -41,6 +41,8 @@ const { values: args } = parseArgs({
     groups: { type: 'string', default: '5' },
     history: { type: 'string', default: '5' },
     'connect-rate': { type: 'string', default: '5' },
+    /** Writes the node's CPU profile (--cpu-prof) into this directory when it stops. */
+    'profile-dir': { type: 'string' },
   },
 });
 const N = Number(args.instances);
@@ -135,6 +137,7 @@ async function main(): Promise<void> {
       redisUrl: redis!.url,
       dataDir,
       probeFile: join(dataDir, 'probe.jsonl'),
+      ...(args['profile-dir'] ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${args['profile-dir']}`] } : {}),
       env: {
         ...sim!.nodeEnv,
         // info: the node's start line ("node listening") is how NodeProcess knows it is up.

@@ -11,10 +11,8 @@ export function sessionStore(ctx: ActorContext): AuthStore {
   return {
     get: (key) => owned.get(ctx.instanceId, AUTH_NAMESPACE, key),
     getMany: (keys) => owned.getMany(ctx.instanceId, AUTH_NAMESPACE, keys),
-    async list(prefix) {
-      const all = await owned.list(ctx.instanceId, AUTH_NAMESPACE);
-      return new Map([...all].filter(([k]) => k.startsWith(prefix)));
-    },
+    // By the index: a linked session keeps hundreds of pre-keys beside the few entries a prefix asks for.
+    list: (prefix) => owned.list(ctx.instanceId, AUTH_NAMESPACE, prefix || undefined),
     set: (entries) =>
       ctx.writeOwned(Object.entries(entries).map(([key, value]) => ({ namespace: AUTH_NAMESPACE, key, value }))),
     clear: () => ctx.clearOwned(AUTH_NAMESPACE),

@@ -172,7 +172,8 @@ export interface WebhookRepository {
 export interface OwnedStateRepository {
   get(instanceId: string, namespace: string, key: string): Promise<string | undefined>;
   getMany(instanceId: string, namespace: string, keys: string[]): Promise<Map<string, string>>;
-  list(instanceId: string, namespace: string): Promise<Map<string, string>>;
+  /** The namespace's entries by key, or only those whose key starts with `prefix` (read by the index). */
+  list(instanceId: string, namespace: string, prefix?: string): Promise<Map<string, string>>;
   /** Applies every op or none. @throws FencedError unless `epoch` is current. */
   write(instanceId: string, epoch: number, ops: OwnedStateOp[]): Promise<void>;
   /** Deletes a whole namespace (or all of the instance's state) under the epoch. */

@@ -14,6 +14,8 @@ export interface NodeProcessOptions {
   env?: Record<string, string>;
   /** The node's entry: the TypeScript sources (through tsx) unless a built `main.js` is named. */
   builtMain?: string;
+  /** Node's own flags before the entry (a bench's `--cpu-prof`, which NODE_OPTIONS refuses). */
+  nodeFlags?: string[];
 }
 
 /**
@@ -51,7 +53,7 @@ export class NodeProcess {
 
   static start(o: NodeProcessOptions): Promise<NodeProcess> {
     const { REDIS_URL: _r, REDIS_MODE: _rm, REDIS_SENTINEL_MASTER: _rs, MONGO_URL: _m, ...inherited } = process.env;
-    const args = o.builtMain ? [o.builtMain] : ['--import', 'tsx', 'src/main.ts'];
+    const args = [...(o.nodeFlags ?? []), ...(o.builtMain ? [o.builtMain] : ['--import', 'tsx', 'src/main.ts'])];
     const child = spawn(process.execPath, args, {
       env: {
         ...inherited,

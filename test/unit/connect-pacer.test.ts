@@ -6,7 +6,12 @@ import { ManualClock } from '../helpers/manual-clock.js';
 /** A pacer on a manual clock that records when each login left, and which. */
 function pacer(ratePerSecond: number, seed = 7, overloaded?: () => boolean) {
   const clock = new ManualClock();
-  const p = new ConnectPacer({ ratePerSecond, clock, random: seededRandom(seed), ...(overloaded ? { overloaded } : {}) });
+  const p = new ConnectPacer({
+    ratePerSecond,
+    clock,
+    random: seededRandom(seed),
+    ...(overloaded ? { overloaded } : {}),
+  });
   const grants: { key: string; at: number }[] = [];
   const ask = (key: string, priority = 0) => p.request(priority, () => grants.push({ key, at: clock.now() }));
   return { clock, p, grants, ask };

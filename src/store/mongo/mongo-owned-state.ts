@@ -3,6 +3,7 @@ import { FencedError } from '../../errors.js';
 import type { OwnedStateOp } from '../records.js';
 import type { OwnedStateRepository } from '../store.js';
 
+import { prefixEnd } from '../key-prefix.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 import { RUNNING_STATES } from './mongo-docs.js';
 import type { InstanceDoc, OwnedStateDoc } from './mongo-docs.js';
@@ -31,9 +32,12 @@ export class MongoOwnedState implements OwnedStateRepository {
     return new Map(docs.map((d) => [d.key, d.value]));
   }
 
-  async list(instanceId: string, namespace: string): Promise<Map<string, string>> {
+  async list(instanceId: string, namespace: string, prefix?: string): Promise<Map<string, string>> {
+    const filter: Filter<OwnedStateDoc> = prefix
+      ? { instanceId, namespace, key: { $gte: prefix, $lt: prefixEnd(prefix) } }
+      : { instanceId, namespace };
     const docs = await this.col
-      .find({ instanceId, namespace }, { projection: { key: 1, value: 1 } })
+      .find(filter, { projection: { key: 1, value: 1 } })
       .sort({ key: 1 })
       .toArray();
     return new Map(docs.map((d) => [d.key, d.value]));
@@ -71,7 +75,10 @@ export class MongoOwnedState implements OwnedStateRepository {
       const added = Object.keys(res.upsertedIds).filter((i) => linkOps.has(Number(i))).length;
       const removed = ops.some((op) => op.namespace === AUTH_NAMESPACE && op.value === null) && res.deletedCount > 0;
       if (!added && !removed) return;
-      const left = await this.col.countDocuments({ instanceId, namespace: AUTH_NAMESPACE }, { limit: added + 1, session });
+      const left = await this.col.countDocuments(
+        { instanceId, namespace: AUTH_NAMESPACE },
+        { limit: added + 1, session },
+      );
       if ((added && left === added) || (removed && left === 0)) await this.#linkChanged(instanceId, session);
     });
   }

@@ -3,6 +3,7 @@ import { FencedError } from '../../errors.js';
 import type { OwnedStateOp } from '../records.js';
 import type { OwnedStateRepository } from '../store.js';
 import type { GroupCommit } from './group-commit.js';
+import { prefixEnd } from '../key-prefix.js';
 
 /**
  * An instance's owned state (session keys, outbox, labels, records): every write checks the owner epoch and
@@ -32,10 +33,18 @@ export class SqliteOwnedState implements OwnedStateRepository {
     return out;
   }
 
-  async list(instanceId: string, namespace: string): Promise<Map<string, string>> {
-    const rows = this.db
-      .prepare('SELECT key, value FROM owned_state WHERE instance_id = ? AND namespace = ? ORDER BY key')
-      .all(instanceId, namespace) as { key: string; value: string }[];
+  async list(instanceId: string, namespace: string, prefix?: string): Promise<Map<string, string>> {
+    const rows = (
+      prefix
+        ? this.db
+            .prepare(
+              'SELECT key, value FROM owned_state WHERE instance_id = ? AND namespace = ? AND key >= ? AND key < ? ORDER BY key',
+            )
+            .all(instanceId, namespace, prefix, prefixEnd(prefix))
+        : this.db
+            .prepare('SELECT key, value FROM owned_state WHERE instance_id = ? AND namespace = ? ORDER BY key')
+            .all(instanceId, namespace)
+    ) as { key: string; value: string }[];
     return new Map(rows.map((r) => [r.key, r.value]));
   }
 

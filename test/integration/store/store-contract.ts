@@ -477,6 +477,23 @@ export function storeContract(openStore: () => Promise<Store>): void {
       }
     });
 
+    it('lists a namespace whole or by key prefix, nothing past the prefix', async () => {
+      const { i } = await seeded();
+      const epoch = await store.instances.claim(i.id);
+      const keys = ['contact', 'contact:a', 'contact:\u{1F600}', 'contact:~', 'contact;', 'contacts:b', 'pre-key:1'];
+      await store.ownedState.write(
+        i.id,
+        epoch,
+        keys.map((key) => ({ namespace: AUTH_NAMESPACE, key, value: `v-${key}` })),
+      );
+      await store.ownedState.write(i.id, epoch, [{ namespace: 'other', key: 'contact:z', value: 'x' }]);
+      const listed = await store.ownedState.list(i.id, AUTH_NAMESPACE, 'contact:');
+      expect([...listed.keys()]).to.have.members(['contact:a', 'contact:\u{1F600}', 'contact:~']);
+      expect(listed.get('contact:a')).to.equal('v-contact:a');
+      expect([...(await store.ownedState.list(i.id, AUTH_NAMESPACE)).keys()]).to.have.members(keys);
+      expect((await store.ownedState.list(i.id, AUTH_NAMESPACE, 'nothing:')).size).to.equal(0);
+    });
+
     it('refuses owned writes to a deleted instance', async () => {
       const { i } = await seeded();
       const epoch = await store.instances.claim(i.id);
