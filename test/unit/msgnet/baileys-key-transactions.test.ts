@@ -10,9 +10,10 @@ function memoryKeys() {
   const data: Record<string, Record<string, unknown>> = {};
   const calls = { get: 0, set: 0 };
   const store: SignalKeyStore = {
-    async get(type, ids) {
+    async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
       calls.get++;
-      return Object.fromEntries(ids.filter((id) => data[type]?.[id] !== undefined).map((id) => [id, data[type]![id]]));
+      const found = ids.filter((id) => data[type]?.[id] !== undefined).map((id) => [id, data[type]![id]]);
+      return Object.fromEntries(found) as { [id: string]: SignalDataTypeMap[T] };
     },
     async set(keys: Keys) {
       calls.set++;
