@@ -221,22 +221,6 @@ async function main(): Promise<void> {
     const [none, halfStep, all] = steps.map((s) => s.m) as [Memory, Memory, Memory];
     const connectedAll = steps[2]!.connected;
 
-    // Restart with the simulator's login limit on at the pace.
-    await node.terminate();
-    await sim.control.ok('POST', '/limits', { loginsPerSecond: CONNECT_RATE });
-    const refusedBefore = (await sim.control.ok<{ loginsRefused: number }>('GET', '/stats')).loginsRefused;
-    node = await start();
-    // From the node's first second (the process start itself is not the pacer's).
-    const restartAt = Date.now();
-    await until(
-      async () => ((await connected()) >= N ? true : undefined),
-      'all connected after the restart',
-      600_000,
-      250,
-    );
-    const restartSeconds = (Date.now() - restartAt) / 1000;
-    const refused = (await sim.control.ok<{ loginsRefused: number }>('GET', '/stats')).loginsRefused - refusedBefore;
-
     printTable(
       ['step', 'actors', 'connected', 'heap MB', 'external MB', 'RSS MB'],
       steps.map(({ label, m, connected: c }) => [
@@ -279,6 +263,23 @@ async function main(): Promise<void> {
           `${fmt(perMinute / 1024 / connectedAll, 2)} KB/min per instance (goal: no growth)`,
       );
     }
+    // Printed so far: a restart that fails below does not take the figures above with it.
+    // Restart with the simulator's login limit on at the pace.
+    await node.terminate();
+    await sim.control.ok('POST', '/limits', { loginsPerSecond: CONNECT_RATE });
+    const refusedBefore = (await sim.control.ok<{ loginsRefused: number }>('GET', '/stats')).loginsRefused;
+    node = await start();
+    // From the node's first second (the process start itself is not the pacer's).
+    const restartAt = Date.now();
+    await until(
+      async () => ((await connected()) >= N ? true : undefined),
+      'all connected after the restart',
+      600_000,
+      250,
+    );
+    const restartSeconds = (Date.now() - restartAt) / 1000;
+    const refused = (await sim.control.ok<{ loginsRefused: number }>('GET', '/stats')).loginsRefused - refusedBefore;
+
     const bound = N / CONNECT_RATE + 10;
     console.log(
       `restart with the login limit at ${CONNECT_RATE}/s: all ${N} connected after ${fmt(restartSeconds, 1)} s ` +

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { InstanceActor } from '../actors/instance-actor.js';
 import type { ActorBehavior, ActorContext, StopReason } from '../actors/instance-actor.js';
@@ -233,6 +234,9 @@ export class ActorHost<S = ActorContext> implements HostedActors {
     const queue = [...taken];
     const worker = async () => {
       for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        // A turn of the event loop first: on a synchronous store (SQLite) a batch of activations is one chain
+        // of microtasks, and 1,000 of them starved the lease renewal's timer until the lease was lost.
+        await yieldToLoop();
         out.set(next[0], await this.#start(next[0], next[1], lease.token));
       }
     };

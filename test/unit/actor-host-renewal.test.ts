@@ -117,6 +117,19 @@ async function host(leases: FlakyLeases, stops: StopReason[], ownership = new Ow
 }
 
 describe('ActorHost: one node lease for every actor', () => {
+  it('gives the event loop a turn between activations: a large batch cannot starve the lease renewal', async () => {
+    const leases = new FlakyLeases(900, new ManualClock());
+    const ids = Array.from({ length: 200 }, (_, i) => `inst-${i}`);
+    const { h } = await host(leases, [], new Ownership().add(...ids));
+    // A real timer, as the renewal's is: it runs only when the batch lets the event loop turn.
+    let startedWhenTimerRan = -1;
+    setTimeout(() => (startedWhenTimerRan = h.size), 0);
+    await h.activateMany(ids);
+    expect(h.size).to.equal(200);
+    expect(startedWhenTimerRan, 'actors started when the timer ran').to.be.within(0, 199);
+    await h.stopAll('shutdown');
+  });
+
   it('a renewal that learns nothing (a Redis blip) stops no actor; the retry renews it', async () => {
     const leases = new FlakyLeases(900, new ManualClock());
     const stops: StopReason[] = [];
