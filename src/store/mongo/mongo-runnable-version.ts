@@ -19,6 +19,13 @@ export class MongoRunnableVersion {
     this.#col = db.collection<VersionDoc>('runnable_version');
   }
 
+  /** The counter document, made once outside any transaction: transactions then only update it. */
+  static async prepare(db: Db): Promise<void> {
+    await db
+      .collection<VersionDoc>('runnable_version')
+      .updateOne({ _id: ID }, { $setOnInsert: { version: 0 } }, { upsert: true });
+  }
+
   async read(): Promise<number> {
     return (await this.#col.findOne({ _id: ID }))?.version ?? 0;
   }

@@ -171,6 +171,7 @@ export class MongoStore implements Store {
     await MongoBillingLedger.createIndexes(db);
     await MongoMediaBlobs.createIndexes(db);
     await MongoChatbots.createIndexes(db);
+    await MongoRunnableVersion.prepare(db);
   }
 
   async ping(): Promise<void> {
