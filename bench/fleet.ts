@@ -60,6 +60,8 @@ interface Memory {
   external: number;
   rss: number;
   actors: number;
+  /** The longest full-collection pause of the read (ms). */
+  gcPauseMs: number;
 }
 
 const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 2);
@@ -72,7 +74,12 @@ async function memory(node: NodeProcess): Promise<Memory> {
     return res.body as Memory;
   };
   const [a, b] = [await read(), await read()];
-  return a.rss <= b.rss ? a : b;
+  return { ...(a.rss <= b.rss ? a : b), gcPauseMs: Math.max(a.gcPauseMs, b.gcPauseMs) };
+}
+
+/** Actors the node stopped because it lost its lease, so far: a reading taken after one is of a node that lost its fleet. */
+async function leaseLostStops(node: NodeProcess): Promise<number> {
+  return sampleSum(await scrape(node), 'switchboard_actor_stops_total', { reason: 'lease-lost' });
 }
 
 async function scrape(node: NodeProcess) {
@@ -158,9 +165,9 @@ async function main(): Promise<void> {
     const account = await node.api.post('/api/admin/accounts', { name: 'fleet' }, { token: CLUSTER_ADMIN_TOKEN });
     const accountToken = account.body.account.token as string;
     await sleep(2000);
-    const steps: { label: string; m: Memory; connected: number }[] = [];
+    const steps: { label: string; m: Memory; connected: number; leaseLost: number }[] = [];
     const connected = async () => sampleSum(await scrape(node!), 'switchboard_whatsapp_connected');
-    steps.push({ label: 'none linked', m: await memory(node), connected: 0 });
+    steps.push({ label: 'none linked', m: await memory(node), connected: 0, leaseLost: await leaseLostStops(node) });
     const half = Math.floor(N / 2);
     const fleet: LinkedInstance[] = [];
     const linkStart = Date.now();
@@ -183,7 +190,13 @@ async function main(): Promise<void> {
         })),
       );
       await sleep(SETTLE_MS);
-      steps.push({ label: `${from + count} linked, idle`, m: await memory(node), connected: await connected() });
+      const m = await memory(node);
+      steps.push({
+        label: `${from + count} linked, idle`,
+        m,
+        connected: await connected(),
+        leaseLost: await leaseLostStops(node),
+      });
     }
     const linkSeconds = (Date.now() - linkStart) / 1000;
 
@@ -211,25 +224,31 @@ async function main(): Promise<void> {
 
     // Soak: memory after GC every minute, traffic on.
     const soak: [number, number][] = [];
+    let soakPauseMs = 0;
     for (let minute = 1; minute <= SOAK_MIN; minute++) {
       await sleep(60_000);
-      soak.push([minute, (await memory(node)).rss]);
-      process.stderr.write(`soak minute ${minute}: RSS ${mb(soak.at(-1)![1])} MB\n`);
+      const m = await memory(node);
+      soak.push([minute, m.rss]);
+      soakPauseMs = Math.max(soakPauseMs, m.gcPauseMs);
+      process.stderr.write(`soak minute ${minute}: RSS ${mb(m.rss)} MB, actors ${m.actors}, GC pause ${fmt(m.gcPauseMs, 0)} ms\n`);
     }
+    const leaseLostAfter = await leaseLostStops(node);
     await traffic.stop();
 
     const [none, halfStep, all] = steps.map((s) => s.m) as [Memory, Memory, Memory];
     const connectedAll = steps[2]!.connected;
 
     printTable(
-      ['step', 'actors', 'connected', 'heap MB', 'external MB', 'RSS MB'],
-      steps.map(({ label, m, connected: c }) => [
+      ['step', 'actors', 'connected', 'heap MB', 'external MB', 'RSS MB', 'GC pause ms', 'lease-lost stops'],
+      steps.map(({ label, m, connected: c, leaseLost }) => [
         label,
         String(m.actors),
         String(c),
         mb(m.heapUsed),
         mb(m.external),
         mb(m.rss),
+        fmt(m.gcPauseMs, 0),
+        String(leaseLost),
       ]),
       `One node, Baileys on the simulator, first sync ${BOOK.contacts} contacts, ${BOOK.groups} groups, ${BOOK.messagesPerChat} messages per chat; after full GC`,
     );
@@ -260,8 +279,13 @@ async function main(): Promise<void> {
       const perMinute = slope(soak);
       console.log(
         `soak ${SOAK_MIN} min: RSS slope ${mb(perMinute)} MB/min (${fmt((perMinute * 60) / 1024 / 1024, 1)} MB/h), ` +
-          `${fmt(perMinute / 1024 / connectedAll, 2)} KB/min per instance (goal: no growth)`,
+          `${fmt(perMinute / 1024 / connectedAll, 2)} KB/min per instance (goal: no growth); longest probe GC pause ${fmt(soakPauseMs, 0)} ms`,
       );
+    }
+    // A node that lost its lease stopped its fleet and brought it back: what was read after that is not of a steady fleet.
+    const lostDuring = leaseLostAfter - steps[0]!.leaseLost;
+    if (lostDuring > 0) {
+      console.log(`VOID: the node stopped ${lostDuring} actors for a lost lease during the run; the readings above are not of a steady fleet`);
     }
     // Printed so far: a restart that fails below does not take the figures above with it.
     // Restart with the simulator's login limit on at the pace.

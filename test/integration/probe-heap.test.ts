@@ -31,6 +31,7 @@ describe('POST /api/cluster/probe-heap (tests only)', function () {
     expect(res.body.rss).to.be.at.least(res.body.heapUsed);
     expect(res.body.external).to.be.a('number');
     expect(res.body.actors).to.equal(0);
+    expect(res.body.gcPauseMs).to.be.a('number').above(0);
     const account = await probed.createAccount('not-global');
     expect((await probed.api.post('/api/cluster/probe-heap', undefined, { token: account })).status).to.equal(403);
   });
