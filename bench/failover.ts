@@ -15,21 +15,17 @@
  * failures at the phones; (b) is skipped. See bench/README.md.
  */
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { AccountService } from '../src/accounts/account-service.js';
-import { InstanceService } from '../src/instances/instance-service.js';
 import { keys } from '../src/redis/keys.js';
 import { nodeResource } from '../src/cluster/lease-manager.js';
-import { SecretBox } from '../src/security/secret-box.js';
 import { ClusterFixture, sleep } from '../test/cluster/cluster-fixture.js';
 import { REDIS_CLUSTER, SINGLE_REDIS } from '../test/helpers/redis-kinds.js';
-import { CLUSTER_ENCRYPTION_KEY } from '../test/cluster/node-process.js';
 
 import type { NodeProcess } from '../test/cluster/node-process.js';
 import { CLUSTER_ADMIN_TOKEN } from '../test/cluster/node-process.js';
 import { startTestSimulator } from '../test/helpers/simulator.js';
 import type { TestSimulator } from '../test/helpers/simulator.js';
 import { linkFleet } from '../test/helpers/simulator-fleet.js';
+import { seedInstances } from './seed-instances.js';
 import { fmt, printTable, summary } from './stats.js';
 import type { Summary } from './stats.js';
 
@@ -43,52 +39,6 @@ const FAILOVER_LIMIT_MS = 30_000;
 const JOIN_WINDOW_MS = 25_000;
 
 const s = (ms: number) => fmt(ms / 1000, 3);
-
-/**
- * Like ClusterFixture.seed(), which links all instances at once (Promise.all): creates the account and
- * instances straight in the shared store, then links each through the nodes in turn (making it
- * runnable), at most `concurrency` links at a time.
- */
-async function seed(fixture: ClusterFixture, count: number, concurrency: number): Promise<string[]> {
-  const { account, token } = await new AccountService(fixture.store, count + 100).create({
-    name: `bench-${Date.now()}`,
-  });
-  fixture.accountToken = token;
-  const instances = new InstanceService({
-    store: fixture.store,
-    secrets: new SecretBox(Buffer.from(CLUSTER_ENCRYPTION_KEY, 'hex')),
-    allowPrivateUrls: false,
-    logger: pino({ level: 'silent' }),
-  });
-  for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
-  const created = await fixture.store.instances.listByAccount(account.id);
-  let next = 0;
-  let retried = 0;
-  let mostTries = 1;
-  const worker = async () => {
-    for (let i = next++; i < created.length; i = next++) {
-      // A 503 says "try again" (the instance is moving between nodes while the links place it): a client retries.
-      for (let attempt = 1; ; attempt++) {
-        const res = await fixture.probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link');
-        if (res.status === 200) break;
-        if (res.status !== 503 || attempt === 20) {
-          throw new Error(`link of ${created[i]!.name} failed: ${res.status} ${res.text}`);
-        }
-        retried++;
-        mostTries = Math.max(mostTries, attempt + 1);
-        await sleep(Math.min(200 * attempt, 2000));
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  if (retried) {
-    console.log(
-      `links answered 503 (moving between nodes) and tried again: ${retried}; most tries of one link: ${mostTries}`,
-    );
-  }
-  fixture.instanceIds = created.map((x) => x.id);
-  return fixture.instanceIds;
-}
 
 /** Baileys instances linked by QR on the simulator through the first node; answers each instance's number by id. */
 async function seedBaileys(fixture: ClusterFixture, sim: TestSimulator, count: number): Promise<Map<string, string>> {
@@ -415,7 +365,12 @@ async function main(): Promise<void> {
   try {
     const seedStarted = performance.now();
     const numbers = sim ? await seedBaileys(fixture, sim, count) : undefined;
-    if (!sim) await seed(fixture, count, SEED_CONCURRENCY);
+    if (!sim) {
+      await seedInstances(fixture, count, {
+        concurrency: SEED_CONCURRENCY,
+        onLinked: (done) => process.stderr.write(`linked ${done}/${count}\n`),
+      });
+    }
     const seeded = performance.now();
     await fixture.waitAllOwned(60_000);
     await fixture.waitSettled(60_000);

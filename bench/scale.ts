@@ -6,14 +6,19 @@
  *
  * Starts a Redis Cluster of six `redis-server` processes (three masters, three replicas) and `nodes` node
  * processes on one SQLite file (REDIS_MODE=cluster), creates and links `instances` sandbox instances through
- * the nodes, waits until each is owned, then reads every Redis server's INFO counters over a quiet window
- * (bench/redis-traffic.ts, as bench/memory.ts does for one server). Printed: commands/s and script calls/s
- * in all and per node, Redis CPU summed over the six servers, the busiest commands, against the goal of
- * ≤ 50 commands/s per node whatever it owns. See bench/README.md.
+ * the nodes (32 links at a time, bench/seed-instances.ts), waits until each is owned, then reads every
+ * Redis server's INFO counters over a quiet window (bench/redis-traffic.ts, as bench/memory.ts does for one
+ * server). Printed: commands/s and script calls/s in all and per node, Redis CPU summed over the six
+ * servers, the busiest commands, against the goal of ≤ 50 commands/s per node whatever it owns; then each
+ * node's memory after full collections (the test-only probe) over what it owns, against a node of none
+ * measured before the links. See bench/README.md.
  */
 import { ClusterFixture, sleep } from '../test/cluster/cluster-fixture.js';
+import { CLUSTER_ADMIN_TOKEN } from '../test/cluster/node-process.js';
+import type { NodeProcess } from '../test/cluster/node-process.js';
 import { REDIS_CLUSTER } from '../test/helpers/redis-kinds.js';
 import { idleTraffic } from './redis-traffic.js';
+import { seedInstances } from './seed-instances.js';
 import { fmt } from './stats.js';
 
 const INSTANCES = Number(process.argv[2] ?? 600);
@@ -23,6 +28,24 @@ const WINDOW_MS = Number(process.argv[4] ?? 10) * 1000;
 const IDLE_COMMANDS_GOAL = 50;
 /** Time for the links' after-effects (events, webhook queue, reconciling) to settle. */
 const SETTLE_MS = 3000;
+const LINK_CONCURRENCY = 32;
+
+interface Memory {
+  heapUsed: number;
+  rss: number;
+  actors: number;
+}
+
+/** A node's memory after full collections (the smaller of two reads: a stray request may be in flight). */
+async function memory(node: NodeProcess): Promise<Memory> {
+  const read = async () => {
+    const res = await node.api.post('/api/cluster/probe-heap', {}, { token: CLUSTER_ADMIN_TOKEN });
+    if (res.status !== 200) throw new Error(`probe-heap on ${node.nodeId}: ${res.status} ${res.text}`);
+    return res.body as Memory;
+  };
+  const [a, b] = [await read(), await read()];
+  return a.rss <= b.rss ? a : b;
+}
 
 async function main(): Promise<void> {
   const c = await ClusterFixture.start(
@@ -32,9 +55,13 @@ async function main(): Promise<void> {
     REDIS_CLUSTER,
   );
   try {
+    const empty = await Promise.all(c.nodes.map(memory));
     const started = performance.now();
-    await c.seed(INSTANCES);
-    await c.waitAllOwned(120_000);
+    await seedInstances(c, INSTANCES, {
+      concurrency: LINK_CONCURRENCY,
+      onLinked: (done) => process.stderr.write(`linked ${done}/${INSTANCES}\n`),
+    });
+    await c.waitAllOwned(600_000);
     process.stderr.write(
       `${INSTANCES} instances linked and owned in ${fmt((performance.now() - started) / 1000, 1)} s\n`,
     );
@@ -57,6 +84,16 @@ async function main(): Promise<void> {
         `goal ≤ ${IDLE_COMMANDS_GOAL} commands/s per node: ${each <= IDLE_COMMANDS_GOAL ? 'met' : 'MISSED'}`,
     );
     console.log(`  busiest commands/s: ${t.top.map(([n, r]) => `${n} ${fmt(r, 1)}`).join(', ')}`);
+    const kb = (bytes: number) => fmt(bytes / 1024, 1);
+    const full = await Promise.all(c.nodes.map(memory));
+    c.nodes.forEach((n, i) => {
+      const [before, after] = [empty[i]!, full[i]!];
+      const per = (x: number, y: number) => kb((y - x) / Math.max(1, after.actors));
+      console.log(
+        `  ${n.nodeId}: ${after.actors} actors, RSS ${fmt(after.rss / 1024 / 1024, 0)} MB (empty ${fmt(before.rss / 1024 / 1024, 0)} MB), ` +
+          `per instance RSS ${per(before.rss, after.rss)} KB, heap ${per(before.heapUsed, after.heapUsed)} KB`,
+      );
+    });
   } finally {
     await c.stop();
   }

@@ -1,0 +1,65 @@
+/**
+ * Many sandbox instances for a cluster bench, without a burst the nodes would refuse: the account and the
+ * instances are created straight in the fixture's shared store, then each is linked through the nodes in
+ * turn (which makes it runnable), at most `concurrency` links at a time. ClusterFixture.seed() links all
+ * at once, which is right for tests of a few dozen and wrong for tens of thousands.
+ */
+import { pino } from 'pino';
+import { AccountService } from '../src/accounts/account-service.js';
+import { InstanceService } from '../src/instances/instance-service.js';
+import { SecretBox } from '../src/security/secret-box.js';
+import { sleep } from '../test/cluster/cluster-fixture.js';
+import type { ClusterFixture } from '../test/cluster/cluster-fixture.js';
+import { CLUSTER_ENCRYPTION_KEY } from '../test/cluster/node-process.js';
+
+export interface SeedOptions {
+  concurrency: number;
+  /** Progress, every `every` links. */
+  onLinked?: (done: number) => void;
+  every?: number;
+}
+
+/** Creates and links `count` instances; answers their ids (also kept as `fixture.instanceIds`). */
+export async function seedInstances(fixture: ClusterFixture, count: number, options: SeedOptions): Promise<string[]> {
+  const { account, token } = await new AccountService(fixture.store, count + 100).create({
+    name: `bench-${Date.now()}`,
+  });
+  fixture.accountToken = token;
+  const instances = new InstanceService({
+    store: fixture.store,
+    secrets: new SecretBox(Buffer.from(CLUSTER_ENCRYPTION_KEY, 'hex')),
+    allowPrivateUrls: false,
+    logger: pino({ level: 'silent' }),
+  });
+  for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
+  const created = await fixture.store.instances.listByAccount(account.id);
+  let next = 0;
+  let done = 0;
+  let retried = 0;
+  let mostTries = 1;
+  const worker = async () => {
+    for (let i = next++; i < created.length; i = next++) {
+      // A 503 says "try again" (the instance is moving between nodes while the links place it): a client retries.
+      for (let attempt = 1; ; attempt++) {
+        const res = await fixture.probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link');
+        if (res.status === 200) break;
+        if (res.status !== 503 || attempt === 20) {
+          throw new Error(`link of ${created[i]!.name} failed: ${res.status} ${res.text}`);
+        }
+        retried++;
+        mostTries = Math.max(mostTries, attempt + 1);
+        await sleep(Math.min(200 * attempt, 2000));
+      }
+      done++;
+      if (options.onLinked && done % (options.every ?? 1000) === 0) options.onLinked(done);
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  if (retried) {
+    console.log(
+      `links answered 503 (moving between nodes) and tried again: ${retried}; most tries of one link: ${mostTries}`,
+    );
+  }
+  fixture.instanceIds = created.map((x) => x.id);
+  return fixture.instanceIds;
+}
