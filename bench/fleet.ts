@@ -43,6 +43,8 @@ const { values: args } = parseArgs({
     'connect-rate': { type: 'string', default: '5' },
     /** Writes the node's CPU profile (--cpu-prof) into this directory when it stops. */
     'profile-dir': { type: 'string' },
+    /** Writes a heap snapshot of the node into this directory after the first and the last soak minute. */
+    'heap-snapshot-dir': { type: 'string' },
   },
 });
 const N = Number(args.instances);
@@ -147,7 +149,12 @@ async function main(): Promise<void> {
       redisUrl: redis!.url,
       dataDir,
       probeFile: join(dataDir, 'probe.jsonl'),
-      ...(args['profile-dir'] ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${args['profile-dir']}`] } : {}),
+      nodeFlags: [
+        ...(args['profile-dir'] ? ['--cpu-prof', `--cpu-prof-dir=${args['profile-dir']}`] : []),
+        ...(args['heap-snapshot-dir']
+          ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${args['heap-snapshot-dir']}`]
+          : []),
+      ],
       env: {
         ...sim!.nodeEnv,
         // info: the node's start line ("node listening") is how NodeProcess knows it is up.
@@ -228,15 +235,20 @@ async function main(): Promise<void> {
 
     // Soak: memory after GC every minute, traffic on.
     const soak: [number, number][] = [];
+    const soakHeap: [number, number][] = [];
     let soakPauseMs = 0;
     for (let minute = 1; minute <= SOAK_MIN; minute++) {
       await sleep(60_000);
       const m = await memory(node);
       soak.push([minute, m.rss]);
+      soakHeap.push([minute, m.heapUsed]);
       soakPauseMs = Math.max(soakPauseMs, m.gcPauseMs);
       process.stderr.write(
-        `soak minute ${minute}: RSS ${mb(m.rss)} MB, actors ${m.actors}, connected ${await connected()}, GC pause ${fmt(m.gcPauseMs, 0)} ms\n`,
+        `soak minute ${minute}: RSS ${mb(m.rss)} MB, heap ${mb(m.heapUsed)} MB, actors ${m.actors}, ` +
+          `connected ${await connected()}, GC pause ${fmt(m.gcPauseMs, 0)} ms\n`,
       );
+      // Right after a collection: the snapshot holds what is kept. Writing it stops the node for a while.
+      if (args['heap-snapshot-dir'] && (minute === 1 || minute === SOAK_MIN)) process.kill(node.pid, 'SIGUSR2');
     }
     const leaseLostAfter = await leaseLostStops(node);
     await traffic.stop();
@@ -283,9 +295,11 @@ async function main(): Promise<void> {
     );
     if (soak.length >= 2) {
       const perMinute = slope(soak);
+      const heapPerMinute = slope(soakHeap);
       console.log(
         `soak ${SOAK_MIN} min: RSS slope ${mb(perMinute)} MB/min (${fmt((perMinute * 60) / 1024 / 1024, 1)} MB/h), ` +
-          `${fmt(perMinute / 1024 / connectedAll, 2)} KB/min per instance (goal: no growth); longest probe GC pause ${fmt(soakPauseMs, 0)} ms`,
+          `${fmt(perMinute / 1024 / connectedAll, 2)} KB/min per instance; heap slope ${mb(heapPerMinute)} MB/min, ` +
+          `${fmt(heapPerMinute / 1024 / connectedAll, 2)} KB/min per instance (goal: no growth); longest probe GC pause ${fmt(soakPauseMs, 0)} ms`,
       );
     }
     // A node that lost its lease stopped its fleet and brought it back: what was read after that is not of a steady fleet.
