@@ -14,6 +14,9 @@
  * kill → connected again (the simulator's login of each victim's device), logins refused and decryption
  * failures at the phones; (b) is skipped. See bench/README.md.
  */
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join as joinPath } from 'node:path';
 import { parseArgs } from 'node:util';
 import { keys } from '../src/redis/keys.js';
 import { nodeResource } from '../src/cluster/lease-manager.js';
@@ -392,6 +395,14 @@ async function main(): Promise<void> {
 
     if (!sim) await join(fixture);
     console.log(`\ntotal ${fmt((performance.now() - started) / 1000, 1)} s`);
+  } catch (err) {
+    // The nodes' own account of what went wrong (a stall, a lost lease, a closed connection) outlives the run.
+    for (const node of fixture.nodes) {
+      const log = joinPath(tmpdir(), `switchboard-failover-${node.nodeId}-${process.pid}.log`);
+      writeFileSync(log, node.output);
+      console.error(`${node.nodeId}'s output: ${log}`);
+    }
+    throw err;
   } finally {
     stopping = true;
     await fixture.stop();

@@ -148,12 +148,16 @@ export class ActorHost<S = ActorContext> implements HostedActors {
     return actor && actor.state !== 'stopped' ? actor : undefined;
   }
 
-  /** Activates the instance here unless another node holds it; single-flight per instance. */
+  /**
+   * Activates the instance here unless another node holds it; single-flight per instance. An activation
+   * under way that comes back empty is followed by a look of its own: it may have read the holder before a
+   * release that this call was made for (a handoff's hint during a reconcile pass of thousands).
+   */
   async activate(instanceId: string): Promise<InstanceActor<S> | undefined> {
     const existing = this.get(instanceId);
     if (existing) return existing;
     const pending = this.#activating.get(instanceId);
-    if (pending) return pending;
+    if (pending && (await pending)) return pending;
     await this.activateMany([instanceId]);
     return this.get(instanceId);
   }

@@ -54,6 +54,8 @@ class Ownership {
   readonly rows = new Map<string, InstanceOwnership>();
   readonly beats = new Map<string, { token: string; at: number }>();
   slow: (() => Promise<void>) | undefined;
+  /** Runs after each ownership read, before it is answered (a read whose answer goes stale meanwhile). */
+  afterRead: (() => Promise<void>) | undefined;
 
   constructor(readonly clock?: ManualClock) {}
 
@@ -71,8 +73,11 @@ class Ownership {
       endHeartbeat: async (holder: OwnerHolder) => {
         if (this.beats.get(holder.node)?.token === holder.token) this.beats.delete(holder.node);
       },
-      ownership: async (ids: string[]) =>
-        new Map(ids.flatMap((id) => (this.rows.has(id) ? [[id, this.rows.get(id)!]] : []))),
+      ownership: async (ids: string[]) => {
+        const read = new Map(ids.flatMap((id) => (this.rows.has(id) ? [[id, { ...this.rows.get(id)! }]] : [])));
+        await this.afterRead?.();
+        return read;
+      },
       claimFrom: async (claims: { id: string; epoch: number }[], holder: OwnerHolder) => {
         await this.slow?.();
         const taken = new Map<string, number>();
@@ -210,6 +215,30 @@ describe('ActorHost: taking instances over', () => {
     expect(ownership.rows.get('inst-1')!.epoch, 'no claim while the holder may act').to.equal(4);
     await leases.inner.release(other);
     expect(await h.activate('inst-1')).to.not.equal(undefined);
+    expect(ownership.rows.get('inst-1')).to.deep.include({ epoch: 5 });
+    await h.stopAll('shutdown');
+  });
+
+  it('a handoff hint while a pass judges the instance busy looks again: the release is not left to the next pass', async () => {
+    const clock = new ManualClock();
+    const leases = new FlakyLeases(1500, clock);
+    const other = (await leases.inner.acquire(nodeResource('node-b')))!;
+    const ownership = new Ownership();
+    ownership.rows.set('inst-1', { epoch: 4, holder: { node: 'node-b', token: other.token } });
+    const { h } = await host(leases, [], ownership);
+    let answer: (() => void) | undefined;
+    ownership.afterRead = () => new Promise<void>((resolve) => (answer = resolve));
+    // The reconcile pass reads node-b's hold...
+    const pass = h.activateMany(['inst-1']);
+    for (let i = 0; i < 20 && !answer; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(answer, 'the pass is reading').to.be.a('function');
+    ownership.afterRead = undefined;
+    // ...node-b hands the instance off (lets it go, then hints this node) before the pass has judged it.
+    await ownership.asStore().instances.release('inst-1', 4);
+    const hint = h.activate('inst-1');
+    answer!();
+    expect((await pass).busy, 'the pass judged what it read').to.have.length(1);
+    expect(await hint, 'the hint took it').to.not.equal(undefined);
     expect(ownership.rows.get('inst-1')).to.deep.include({ epoch: 5 });
     await h.stopAll('shutdown');
   });
