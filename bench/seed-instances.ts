@@ -1,16 +1,11 @@
 /**
  * Many sandbox instances for a cluster bench, without a burst the nodes would refuse: the account and the
- * instances are created straight in the fixture's shared store, then each is linked through the nodes in
- * turn (which makes it runnable), at most `concurrency` links at a time. ClusterFixture.seed() links all
- * at once, which is right for tests of a few dozen and wrong for tens of thousands.
+ * instances are created straight in the fixture's shared store (`ClusterFixture.createInstances`), then
+ * each is linked through the nodes in turn (which makes it runnable), at most `concurrency` links at a
+ * time. ClusterFixture.seed() links all at once, right for tests of a few dozen, wrong for tens of thousands.
  */
-import { pino } from 'pino';
-import { AccountService } from '../src/accounts/account-service.js';
-import { InstanceService } from '../src/instances/instance-service.js';
-import { SecretBox } from '../src/security/secret-box.js';
 import { sleep } from '../test/cluster/cluster-fixture.js';
 import type { ClusterFixture } from '../test/cluster/cluster-fixture.js';
-import { CLUSTER_ENCRYPTION_KEY } from '../test/cluster/node-process.js';
 
 export interface SeedOptions {
   concurrency: number;
@@ -21,18 +16,7 @@ export interface SeedOptions {
 
 /** Creates and links `count` instances; answers their ids (also kept as `fixture.instanceIds`). */
 export async function seedInstances(fixture: ClusterFixture, count: number, options: SeedOptions): Promise<string[]> {
-  const { account, token } = await new AccountService(fixture.store, count + 100).create({
-    name: `bench-${Date.now()}`,
-  });
-  fixture.accountToken = token;
-  const instances = new InstanceService({
-    store: fixture.store,
-    secrets: new SecretBox(Buffer.from(CLUSTER_ENCRYPTION_KEY, 'hex')),
-    allowPrivateUrls: false,
-    logger: pino({ level: 'silent' }),
-  });
-  for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
-  const created = await fixture.store.instances.listByAccount(account.id);
+  const created = await fixture.createInstances(count);
   let next = 0;
   let done = 0;
   let retried = 0;

@@ -10,6 +10,7 @@ import { SecretBox } from '../../src/security/secret-box.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { nodeResource } from '../../src/cluster/lease-manager.js';
 import type { RedisClient } from '../../src/redis/redis-client.js';
+import type { InstanceRecord } from '../../src/store/records.js';
 import { SINGLE_REDIS } from '../helpers/redis-kinds.js';
 import type { RedisKind, RedisUnderTest } from '../helpers/redis-kinds.js';
 import type { RedisServer } from '../helpers/redis-server.js';
@@ -145,11 +146,13 @@ export class ClusterFixture {
   }
 
   /**
-   * Creates an account and `count` instances straight in the shared store (the HTTP creation path has
-   * its own tests and rate limit), links each through the nodes (making it runnable), returns their ids.
+   * Creates an account (its token becomes `accountToken`) and `count` instances straight in the shared
+   * store: the HTTP creation path has its own tests and rate limit. Not linked, so not runnable yet.
    */
-  async seed(count: number): Promise<string[]> {
-    const { account, token } = await new AccountService(this.store, 10_000).create({ name: `acct-${Date.now()}` });
+  async createInstances(count: number): Promise<InstanceRecord[]> {
+    const { account, token } = await new AccountService(this.store, Math.max(10_000, count + 100)).create({
+      name: `acct-${Date.now()}`,
+    });
     this.accountToken = token;
     const instances = new InstanceService({
       store: this.store,
@@ -158,7 +161,15 @@ export class ClusterFixture {
       logger: pino({ level: 'silent' }),
     });
     for (let i = 0; i < count; i++) await instances.create(account, { name: `inst-${i}` });
-    const created = await this.store.instances.listByAccount(account.id);
+    return this.store.instances.listByAccount(account.id);
+  }
+
+  /**
+   * `createInstances`, then links each through the nodes (making it runnable), all at once; returns their
+   * ids. Benches of thousands link a few at a time instead (bench/seed-instances.ts).
+   */
+  async seed(count: number): Promise<string[]> {
+    const created = await this.createInstances(count);
     // Link through different nodes so that routing is exercised from the start.
     const linked = await Promise.all(
       created.map((inst, i) => this.probe(this.nodes[i % this.nodes.length]!, inst.name, 'link')),

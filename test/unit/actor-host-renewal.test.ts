@@ -199,14 +199,19 @@ function withHeartbeats() {
   return { clock, leases: new FlakyLeases(1500, clock), ownership: new Ownership(clock) };
 }
 
+/** node-a's host, and inst-1 held at epoch 4 by node-b under a live lease (`other`). */
+async function heldByNodeB() {
+  const leases = new FlakyLeases(1500, new ManualClock());
+  const other = (await leases.inner.acquire(nodeResource('node-b')))!;
+  const ownership = new Ownership();
+  ownership.rows.set('inst-1', { epoch: 4, holder: { node: 'node-b', token: other.token } });
+  const { h } = await host(leases, [], ownership);
+  return { leases, other, ownership, h };
+}
+
 describe('ActorHost: taking instances over', () => {
   it("never takes an instance whose holder's lease is alive; takes it once that lease is gone", async () => {
-    const clock = new ManualClock();
-    const leases = new FlakyLeases(1500, clock);
-    const other = (await leases.inner.acquire(nodeResource('node-b')))!;
-    const ownership = new Ownership();
-    ownership.rows.set('inst-1', { epoch: 4, holder: { node: 'node-b', token: other.token } });
-    const { h } = await host(leases, [], ownership);
+    const { leases, other, ownership, h } = await heldByNodeB();
     const report = await h.activateMany(['inst-1']);
     expect(h.get('inst-1')).to.equal(undefined);
     expect(report.busy).to.have.length(1);
@@ -220,12 +225,7 @@ describe('ActorHost: taking instances over', () => {
   });
 
   it('a handoff hint while a pass judges the instance busy looks again: the release is not left to the next pass', async () => {
-    const clock = new ManualClock();
-    const leases = new FlakyLeases(1500, clock);
-    const other = (await leases.inner.acquire(nodeResource('node-b')))!;
-    const ownership = new Ownership();
-    ownership.rows.set('inst-1', { epoch: 4, holder: { node: 'node-b', token: other.token } });
-    const { h } = await host(leases, [], ownership);
+    const { ownership, h } = await heldByNodeB();
     let answer: (() => void) | undefined;
     ownership.afterRead = () => new Promise<void>((resolve) => (answer = resolve));
     // The reconcile pass reads node-b's hold...
