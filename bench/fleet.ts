@@ -244,7 +244,7 @@ async function main(): Promise<void> {
       soakHeap.push([minute, m.heapUsed]);
       soakPauseMs = Math.max(soakPauseMs, m.gcPauseMs);
       process.stderr.write(
-        `soak minute ${minute}: RSS ${mb(m.rss)} MB, heap ${mb(m.heapUsed)} MB, actors ${m.actors}, ` +
+        `soak minute ${minute}: RSS ${mb(m.rss)} MB, heap ${mb(m.heapUsed)} MB, external ${mb(m.external)} MB, actors ${m.actors}, ` +
           `connected ${await connected()}, GC pause ${fmt(m.gcPauseMs, 0)} ms\n`,
       );
       // Right after a collection: the snapshot holds what is kept. Writing it stops the node for a while.
