@@ -305,7 +305,9 @@ async function main(): Promise<void> {
     // A node that lost its lease stopped its fleet and brought it back: what was read after that is not of a steady fleet.
     const lostDuring = leaseLostAfter - steps[0]!.leaseLost;
     if (lostDuring > 0) {
-      console.log(`VOID: the node stopped ${lostDuring} actors for a lost lease during the run; the readings above are not of a steady fleet`);
+      console.log(
+        `VOID: the node stopped ${lostDuring} actors for a lost lease during the run; the readings above are not of a steady fleet`,
+      );
     }
     // Printed so far: a restart that fails below does not take the figures above with it.
     // Restart with the simulator's login limit on at the pace.

@@ -62,7 +62,9 @@ export function clusterRoutes(deps: Deps) {
         path: '/probe-heap',
         summary: 'Tests only (TEST_PROBE_FILE): a full garbage collection, then the memory in use',
         auth: requireGlobal(deps.auth),
-        responses: { 200: '`{heapUsed, external, rss, actors, gcPauseMs}` (bytes; the longest collection pause in ms)' },
+        responses: {
+          200: '`{heapUsed, external, rss, actors, gcPauseMs}` (bytes; the longest collection pause in ms)',
+        },
       },
       async (ctx) => {
         const memory = await heapAfterGc();
