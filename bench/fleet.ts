@@ -29,6 +29,8 @@ import type { TestSimulator } from '../test/helpers/simulator.js';
 import { linkFleet } from '../test/helpers/simulator-fleet.js';
 import type { LinkedInstance } from '../test/helpers/simulator-fleet.js';
 import { until } from '../test/helpers/until.js';
+import { nodeMemory } from './node-memory.js';
+import type { NodeMemory } from './node-memory.js';
 import { cpuSeconds } from './process-cpu.js';
 import { fmt, printTable } from './stats.js';
 
@@ -57,30 +59,7 @@ const LINK_CONCURRENCY = 4;
 /** Time for a first sync's after-effects (history, app state, key uploads) to settle before a measurement. */
 const SETTLE_MS = 8000;
 
-interface Memory {
-  heapUsed: number;
-  external: number;
-  rss: number;
-  actors: number;
-  /** The longest full-collection pause of the read (ms). */
-  gcPauseMs: number;
-}
-
 const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 2);
-
-/** The node's memory after full collections (the smaller of two reads: a stray request may be in flight). */
-async function memory(node: NodeProcess): Promise<Memory> {
-  const read = async () => {
-    const res = await node.api.post('/api/cluster/probe-heap', {}, { token: CLUSTER_ADMIN_TOKEN });
-    if (res.status !== 200) throw new Error(`probe-heap: ${res.status} ${res.text}`);
-    return res.body as Memory;
-  };
-  const a = await read();
-  // The probe stops the event loop; a node renewing its lease between reads is not measured losing it.
-  await sleep(1000);
-  const b = await read();
-  return { ...(a.rss <= b.rss ? a : b), gcPauseMs: Math.max(a.gcPauseMs, b.gcPauseMs) };
-}
 
 /** Actors the node stopped because it lost its lease, so far: a reading taken after one is of a node that lost its fleet. */
 async function leaseLostStops(node: NodeProcess): Promise<number> {
@@ -175,9 +154,14 @@ async function main(): Promise<void> {
     const account = await node.api.post('/api/admin/accounts', { name: 'fleet' }, { token: CLUSTER_ADMIN_TOKEN });
     const accountToken = account.body.account.token as string;
     await sleep(2000);
-    const steps: { label: string; m: Memory; connected: number; leaseLost: number }[] = [];
+    const steps: { label: string; m: NodeMemory; connected: number; leaseLost: number }[] = [];
     const connected = async () => sampleSum(await scrape(node!), 'switchboard_whatsapp_connected');
-    steps.push({ label: 'none linked', m: await memory(node), connected: 0, leaseLost: await leaseLostStops(node) });
+    steps.push({
+      label: 'none linked',
+      m: await nodeMemory(node),
+      connected: 0,
+      leaseLost: await leaseLostStops(node),
+    });
     const half = Math.floor(N / 2);
     const fleet: LinkedInstance[] = [];
     const linkStart = Date.now();
@@ -200,7 +184,7 @@ async function main(): Promise<void> {
         })),
       );
       await sleep(SETTLE_MS);
-      const m = await memory(node);
+      const m = await nodeMemory(node);
       steps.push({
         label: `${from + count} linked, idle`,
         m,
@@ -239,7 +223,7 @@ async function main(): Promise<void> {
     let soakPauseMs = 0;
     for (let minute = 1; minute <= SOAK_MIN; minute++) {
       await sleep(60_000);
-      const m = await memory(node);
+      const m = await nodeMemory(node);
       soak.push([minute, m.rss]);
       soakHeap.push([minute, m.heapUsed]);
       soakPauseMs = Math.max(soakPauseMs, m.gcPauseMs);
@@ -253,7 +237,7 @@ async function main(): Promise<void> {
     const leaseLostAfter = await leaseLostStops(node);
     await traffic.stop();
 
-    const [none, halfStep, all] = steps.map((s) => s.m) as [Memory, Memory, Memory];
+    const [none, halfStep, all] = steps.map((s) => s.m) as [NodeMemory, NodeMemory, NodeMemory];
     const connectedAll = steps[2]!.connected;
 
     printTable(
@@ -270,7 +254,7 @@ async function main(): Promise<void> {
       ]),
       `One node, Baileys on the simulator, first sync ${BOOK.contacts} contacts, ${BOOK.groups} groups, ${BOOK.messagesPerChat} messages per chat; after full GC`,
     );
-    const per = (a: Memory, b: Memory, n: number) => ({
+    const per = (a: NodeMemory, b: NodeMemory, n: number) => ({
       rss: (b.rss - a.rss) / n,
       heap: (b.heapUsed - a.heapUsed) / n,
       external: (b.external - a.external) / n,

@@ -14,9 +14,8 @@
  * measured before the links. See bench/README.md.
  */
 import { ClusterFixture, sleep } from '../test/cluster/cluster-fixture.js';
-import { CLUSTER_ADMIN_TOKEN } from '../test/cluster/node-process.js';
-import type { NodeProcess } from '../test/cluster/node-process.js';
 import { REDIS_CLUSTER } from '../test/helpers/redis-kinds.js';
+import { nodeMemory } from './node-memory.js';
 import { idleTraffic } from './redis-traffic.js';
 import { seedInstances } from './seed-instances.js';
 import { fmt } from './stats.js';
@@ -30,23 +29,6 @@ const IDLE_COMMANDS_GOAL = 50;
 const SETTLE_MS = 3000;
 const LINK_CONCURRENCY = 32;
 
-interface Memory {
-  heapUsed: number;
-  rss: number;
-  actors: number;
-}
-
-/** A node's memory after full collections (the smaller of two reads: a stray request may be in flight). */
-async function memory(node: NodeProcess): Promise<Memory> {
-  const read = async () => {
-    const res = await node.api.post('/api/cluster/probe-heap', {}, { token: CLUSTER_ADMIN_TOKEN });
-    if (res.status !== 200) throw new Error(`probe-heap on ${node.nodeId}: ${res.status} ${res.text}`);
-    return res.body as Memory;
-  };
-  const [a, b] = [await read(), await read()];
-  return a.rss <= b.rss ? a : b;
-}
-
 async function main(): Promise<void> {
   const c = await ClusterFixture.start(
     NODES,
@@ -55,7 +37,7 @@ async function main(): Promise<void> {
     REDIS_CLUSTER,
   );
   try {
-    const empty = await Promise.all(c.nodes.map(memory));
+    const empty = await Promise.all(c.nodes.map(nodeMemory));
     const started = performance.now();
     await seedInstances(c, INSTANCES, {
       concurrency: LINK_CONCURRENCY,
@@ -85,7 +67,7 @@ async function main(): Promise<void> {
     );
     console.log(`  busiest commands/s: ${t.top.map(([n, r]) => `${n} ${fmt(r, 1)}`).join(', ')}`);
     const kb = (bytes: number) => fmt(bytes / 1024, 1);
-    const full = await Promise.all(c.nodes.map(memory));
+    const full = await Promise.all(c.nodes.map(nodeMemory));
     c.nodes.forEach((n, i) => {
       const [before, after] = [empty[i]!, full[i]!];
       const per = (x: number, y: number) => kb((y - x) / Math.max(1, after.actors));
