@@ -323,7 +323,19 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await sleep(o.quietMs);
 
     // What the network and the receiver saw, and the final settings.
-    const observed = await network.observe(instances, botInstance, history, cluster);
+    let observed = await network.observe(instances, botInstance, history, cluster);
+    // A question handed over at the last moment, or just before the bot's owner failed over, is answered by the
+    // next owner once it holds the instance and is connected again: wait as long as availability may take.
+    const answersWaitStart = Date.now();
+    while (
+      checkChatbotUnanswered(history, observed.questions, observed.botReplies).anomalies > 0 &&
+      Date.now() - answersWaitStart < limitMs
+    ) {
+      await sleep(250);
+      observed = await network.observe(instances, botInstance, history, cluster);
+    }
+    const answersWaitMs = Date.now() - answersWaitStart;
+    if (answersWaitMs > 200) o.log(`chaos: waited ${answersWaitMs} ms for chatbot answers still owed`);
     for (const note of observed.notes) o.log(`chaos: ${note}`);
     const finalValues = new Map<string, string | undefined>();
     for (const instance of instances) {
