@@ -195,6 +195,9 @@ export class SimulatorNetwork implements ChaosNetwork {
     const core = this.simulator.core;
     await Promise.all([...core.phones.values()].map((p) => (p as Phone).settled()));
     const nameOf = (jid: string) => this.#byNumber.get(jid.split('@')[0]!.split(':')[0]!);
+    // When each question's receipt went and its answer reached the contact: how long the bot took.
+    const answeredAt = new Map<string, number>();
+    const askedAt = new Map<string, number>();
     // What the contacts decrypted from each instance: the network's own record of the sends.
     for (const contact of this.#contacts) {
       for (const r of contact.received) {
@@ -203,7 +206,11 @@ export class SimulatorNetwork implements ChaosNetwork {
         const text = r.caption ?? r.text ?? '';
         if (name === bot.name) {
           // One id relayed twice is one reply (the network's repeat, or a resend under the recorded id).
-          if (text.startsWith('echo ') && !r.duplicate) o.botReplies.push(text);
+          if (text.startsWith('echo ') && !r.duplicate) {
+            o.botReplies.push(text);
+            const question = text.slice('echo '.length);
+            if (!answeredAt.has(question)) answeredAt.set(question, r.t);
+          }
           continue;
         }
         let sent = o.sent.get(name);
@@ -275,8 +282,10 @@ export class SimulatorNetwork implements ChaosNetwork {
         for (const id of (e.ids as string[] | undefined) ?? [e.id]) {
           if (retried.delete(`${e.device}/${id}`)) o.recoveredDecryptFailures++;
           const inbound = id ? inboundById.get(id) : undefined;
-          if (inbound?.question) o.questions.add(inbound.text);
-          else if (inbound) addTo(o.delivered, inbound.instance, inbound.text);
+          if (inbound?.question) {
+            o.questions.add(inbound.text);
+            if (!askedAt.has(inbound.text)) askedAt.set(inbound.text, e.t);
+          } else if (inbound) addTo(o.delivered, inbound.instance, inbound.text);
         }
       }
       if (e.kind === 'ack' && e.class === 'call' && e.id) {
@@ -288,6 +297,13 @@ export class SimulatorNetwork implements ChaosNetwork {
     }
     for (const [key, line] of retried) o.companionRetries.push({ id: key.slice(key.indexOf('/') + 1), line });
     o.staleSideEffects = this.#stale(events, instances);
+    const waits = [...askedAt].flatMap(([q, t]) => (answeredAt.has(q) ? [answeredAt.get(q)! - t] : []));
+    if (waits.length > 0) {
+      waits.sort((a, b) => a - b);
+      o.notes.push(
+        `chatbot answers after the question's receipt: p50 ${waits[Math.floor(waits.length / 2)]} ms, slowest ${waits.at(-1)} ms`,
+      );
+    }
     o.notes.push(
       `simulator: ${events.filter((e) => e.kind === 'login').length} logins, ` +
         `${events.filter((e) => e.kind === 'replaced').length} replacements, ` +
