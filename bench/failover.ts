@@ -104,6 +104,18 @@ const distribution = (owners: (string | undefined)[]) =>
     .map(([n, c]) => `${n}=${c}`)
     .join(' ');
 
+/** Where the survivors' activation batches since the kill spent their time (their `activated a batch` lines). */
+function printBatches(outputFrom: Map<NodeProcess, number>): void {
+  for (const [node, from] of outputFrom) {
+    for (const line of node.output.slice(from).split('\n')) {
+      if (!line.includes('"msg":"activated a batch"')) continue;
+      const { claimed, ms } = JSON.parse(line) as { claimed: number; ms: Record<string, number> };
+      const phases = Object.entries(ms).map(([phase, t]) => `${phase} ${fmt(t, 0)}`);
+      console.log(`  ${node.nodeId} activated ${claimed}: ${phases.join(', ')} ms`);
+    }
+  }
+}
+
 /** (a) kill -9 the busiest node; per victim instance, the time until a live node owns it. */
 async function failover(
   fixture: ClusterFixture,
@@ -133,6 +145,7 @@ async function failover(
   }
 
   const fromSeq = real ? (await real.sim.control.log()).last : 0;
+  const outputFrom = new Map(fixture.nodes.map((n) => [n, n.output.length]));
   const killedAtWall = Date.now();
   const killedAt = performance.now();
   const exited = victim.kill9();
@@ -176,6 +189,7 @@ async function failover(
     `Failover of ${ids.length} instances: ${recovered.size} re-owned, owners polled in the store every ${POLL_MS} ms (${polls} polls); ` +
       `the victim's membership record expired ${s(memberPttl)} s after the kill`,
   );
+  printBatches(outputFrom);
   const limit = LEASE_TTL_MS + 2000;
   const all = recovered.size === ids.length;
   console.log(

@@ -7,11 +7,15 @@ import type { OwnerHolder } from '../store/records.js';
 import type { Store } from '../store/store.js';
 import { systemClock } from '../util/clock.js';
 import type { Cancel, Clock } from '../util/clock.js';
+import { PhaseTimer } from '../util/phase-timer.js';
 import { LeaseHolder } from './lease-holder.js';
 import type { LeaseHolderState } from './lease-holder.js';
 import { nodeResource } from './lease-manager.js';
 import type { HolderState, LeaseManager } from './lease-manager.js';
 import type { OwnerDirectory } from './owner-directory.js';
+
+/** An activation batch at least this big logs where its time went. */
+const BIG_BATCH = 100;
 
 export interface ActorHostOptions<S = ActorContext> {
   nodeId: string;
@@ -200,7 +204,9 @@ export class ActorHost<S = ActorContext> implements HostedActors {
     const lease = this.#lease.lease;
     if (!lease || !this.#lease.valid()) return out;
     const me: OwnerHolder = { node: this.options.nodeId, token: lease.token };
+    const phases = new PhaseTimer(this.#clock);
     const owned = await this.options.store.instances.ownership(ids);
+    phases.mark('read');
     const judged = new Map<string, Promise<HolderState>>();
     const claims: { id: string; epoch: number }[] = [];
     const takeovers: { id: string; epoch: number; holder: OwnerHolder }[] = [];
@@ -222,8 +228,10 @@ export class ActorHost<S = ActorContext> implements HostedActors {
       else report.retryInMs = Math.min(report.retryInMs ?? Infinity, s.retryInMs);
     }
     claims.push(...(await this.#heardFrom(takeovers, report)));
+    phases.mark('judge');
     if (claims.length === 0) return out;
     const taken = await this.options.store.instances.claimFrom(claims, me);
+    phases.mark('claim');
     // A claim slower than the lease (a paused process, a slow store): another node may own them by now.
     if (!this.#lease.valid() || this.#lease.lease?.token !== lease.token) {
       this.options.log.warn({ instances: taken.size }, 'claims outlasted the node lease; not activating');
@@ -235,6 +243,7 @@ export class ActorHost<S = ActorContext> implements HostedActors {
     await this.options.directory
       .record([...taken.keys()], me.node)
       .catch((err: unknown) => this.options.log.warn({ err }, 'could not write owner hints'));
+    phases.mark('hints');
     const queue = [...taken];
     const worker = async () => {
       for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
@@ -245,6 +254,11 @@ export class ActorHost<S = ActorContext> implements HostedActors {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.activationConcurrency ?? 32, queue.length) }, worker));
+    phases.mark('start');
+    // A big batch (a failover, a restart) says where its time went: the figure an operator sizes a node by.
+    if (taken.size >= BIG_BATCH) {
+      this.options.log.info({ wanted: ids.length, claimed: taken.size, ms: phases.all() }, 'activated a batch');
+    }
     return out;
   }
 
