@@ -217,6 +217,7 @@ export class ControlApi {
           device: z.string().optional(),
           downMs: z.number().int().min(0).max(600_000).optional(),
           count: z.number().int().min(1).max(1000).optional(),
+          delayMs: z.number().int().min(0).max(60_000).optional(),
         }),
         body,
       );
@@ -225,6 +226,7 @@ export class ControlApi {
       return sim.server.inject(f.kind, device, {
         ...(f.downMs !== undefined ? { downMs: f.downMs } : {}),
         ...(f.count ? { count: f.count } : {}),
+        ...(f.delayMs !== undefined ? { delayMs: f.delayMs } : {}),
       });
     });
     this.#route('POST', '/faults/schedule', ({ body }) => {

@@ -1,7 +1,7 @@
 import type { Device } from './directory.js';
 
 /** The faults WhatsApp really produces, each injectable on a device's current connection. */
-export const FAULT_KINDS = ['replaced', 'close', 'lost', 'restart', 'logout', 'duplicate'] as const;
+export const FAULT_KINDS = ['replaced', 'close', 'lost', 'restart', 'logout', 'duplicate', 'slow'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** What a fault did, for the control API's answer and the log. */

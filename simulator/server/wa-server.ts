@@ -31,6 +31,9 @@ import { SERVER_JID, child, iqError, iqResult, unixNow } from './stanzas.js';
 /** The path WhatsApp Web's socket opens. */
 export const CHAT_PATH = '/ws/chat';
 
+/** How late the `slow` fault answers a device's queries, unless told. */
+const SLOW_QUERY_MS = 1000;
+
 /**
  * The WhatsApp server side: accepts sockets, runs the handshake, registers or logs devices in (one
  * connection per device: a second login replaces the first), and routes every stanza.
@@ -44,6 +47,8 @@ export class WaServer implements ConnectionHandler {
   /** Companions that have logged in at least once (the phone shares history at the first). */
   readonly #seen = new WeakSet<Device>();
   #refuseLoginsUntil = 0;
+  /** Devices whose next queries are answered late (the `slow` fault): how late, and how many more. */
+  readonly #slowQueries = new Map<Device, { delayMs: number; left: number }>();
   #http: Server | undefined;
   #wss: WebSocketServer | undefined;
 
@@ -222,10 +227,15 @@ export class WaServer implements ConnectionHandler {
   /** Routes one stanza a device sent, whether over a socket or from a phone in this process. */
   dispatch(device: Device, endpoint: Endpoint, node: BinaryNode): void {
     switch (node.tag) {
-      case 'iq':
+      case 'iq': {
         if (node.attrs.type === 'result' || node.attrs.type === 'error') return;
-        endpoint.send(this.#iq({ core: this.core, device, endpoint }, node));
+        const slow = this.#slowQueries.get(device);
+        if (slow && --slow.left <= 0) this.#slowQueries.delete(device);
+        const answer = () => endpoint.send(this.#iq({ core: this.core, device, endpoint }, node));
+        if (slow) setTimeout(answer, slow.delayMs).unref();
+        else answer();
         return;
+      }
       case 'message':
         relayMessage(this.core, device, endpoint, node);
         return;
@@ -336,7 +346,11 @@ export class WaServer implements ConnectionHandler {
   }
 
   /** Applies one fault to a device's current connection (`restart` hits every connection). */
-  inject(kind: FaultKind, device?: Device, options: { downMs?: number; count?: number } = {}): FaultOutcome {
+  inject(
+    kind: FaultKind,
+    device?: Device,
+    options: { downMs?: number; count?: number; delayMs?: number } = {},
+  ): FaultOutcome {
     if (!FAULT_KINDS.includes(kind)) return { kind, applied: false, detail: 'unknown fault' };
     if (kind === 'restart') {
       this.#refuseLoginsUntil = Date.now() + (options.downMs ?? 0);
@@ -357,6 +371,10 @@ export class WaServer implements ConnectionHandler {
         return { ...base, applied: this.unlink(device, 'logged out by the phone', true) };
       case 'duplicate':
         this.core.queues.duplicateNext(device, options.count ?? 1);
+        return { ...base, applied: true };
+      case 'slow':
+        // A busy WhatsApp: the device's next queries (a login's pre-key count and presence among them) wait.
+        this.#slowQueries.set(device, { delayMs: options.delayMs ?? SLOW_QUERY_MS, left: options.count ?? 5 });
         return { ...base, applied: true };
       default:
         break;

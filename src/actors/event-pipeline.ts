@@ -25,10 +25,18 @@ export interface PipelineDeps {
   media?: ReceivedMediaPipeline;
 }
 
+/** The instance's extensions, as the event chain reaches them. */
+export interface PipelineExtensions {
+  /** Hands a message, once its event left, to the extensions: true once every one durably took it. */
+  notify(message: NormalizedMessage): Promise<boolean>;
+  /** The session is connected (again) and what WhatsApp held for it was handled. */
+  connected(): void;
+}
+
 /**
  * The network events of one actor's session, handled one after another in the order they came: the
  * seven settings applied to them, connection changes persisted under the owner's epoch, messages kept
- * in the history, then each emitted as an API event and handed to the extensions (`notify`).
+ * in the history, then each emitted as an API event and handed to the extensions (`extensions.notify`).
  */
 export class EventPipeline implements SessionReports {
   #chain: Promise<void> = Promise.resolve();
@@ -45,8 +53,7 @@ export class EventPipeline implements SessionReports {
     private readonly deps: PipelineDeps,
     private readonly ctx: ActorContext,
     private readonly lifecycle: SessionLifecycle,
-    /** Hands a message, once its event left, to the extensions: true once every one durably took it. */
-    private readonly notify: (message: NormalizedMessage) => Promise<boolean>,
+    private readonly extensions: PipelineExtensions,
   ) {
     this.rejections = new CallRejections(ctx, (write) => this.#untilStored(write));
   }
@@ -185,6 +192,7 @@ export class EventPipeline implements SessionReports {
           await this.#handOwedMessages().catch((err: unknown) => {
             if (!isOwnershipLoss(err)) ctx.log.warn({ err }, 'could not hand over the messages a previous owner owed');
           });
+          this.extensions.connected();
         }
         return;
       }
@@ -228,7 +236,7 @@ export class EventPipeline implements SessionReports {
         }
         e.acknowledge?.();
         if (owed) this.#handOver(m);
-        else void this.notify(m);
+        else void this.extensions.notify(m);
         if (!m.fromMe && lifecycle.settings().autoReadMessages && m.chat.type !== 'status') {
           lifecycle.assertOwner();
           await session.messages.markRead(m.chat.jid, [m.id], m.chat.type === 'group' ? m.sender.jid : undefined);
@@ -318,7 +326,7 @@ export class EventPipeline implements SessionReports {
     if (this.#handing.has(m.id)) return;
     const { ctx } = this;
     const done = (async () => {
-      if (!(await this.notify(m))) return;
+      if (!(await this.extensions.notify(m))) return;
       await this.#untilStored(() => ctx.store.messages.settleOwed(ctx.instanceId, m.id));
     })()
       .catch((err: unknown) => {

@@ -40,6 +40,17 @@ export class ExtensionHost {
     for (const e of this.#running) await e.extension.onConfigChanged?.(env);
   }
 
+  /** Tells every extension the session is connected (again); one that fails is logged, never thrown here. */
+  connected(env: ExtensionEnv): void {
+    for (const e of this.#running) {
+      try {
+        e.extension.onConnected?.(env);
+      } catch (err) {
+        this.log().error({ err }, 'extension failed on a connection');
+      }
+    }
+  }
+
   /**
    * Hands a message to every extension's own queue; true once every one of them durably took it, false
    * when one could not (the actor stopped first, or it failed: logged, never thrown here).

@@ -50,6 +50,11 @@ export interface InstanceExtension {
   onMessage?(message: NormalizedMessage, env: ExtensionEnv): Promise<void | MessageTaken>;
   /** Called when the instance's configuration changed (the `settings.apply` call). */
   onConfigChanged?(env: ExtensionEnv): Promise<void>;
+  /**
+   * Called each time the session is connected (again), after the messages WhatsApp held for it: a send
+   * that found it disconnected can go now. Must not wait for the instance's events (it runs on their chain).
+   */
+  onConnected?(env: ExtensionEnv): void;
   /** Must end every timer and side effect before it resolves; runs before the session closes. */
   onStop?(): Promise<void>;
 }

@@ -69,7 +69,10 @@ class MessagingScope implements ActorScope {
       },
       () => this.#extensions.configChanged(this),
     );
-    this.#events = new EventPipeline(deps, ctx, this.#lifecycle, (message) => this.#extensions.notify(message, this));
+    this.#events = new EventPipeline(deps, ctx, this.#lifecycle, {
+      notify: (message) => this.#extensions.notify(message, this),
+      connected: () => this.#extensions.connected(this),
+    });
     this.connection = this.#lifecycle;
   }
 

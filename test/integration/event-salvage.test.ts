@@ -117,9 +117,12 @@ describe('the event pipeline: a message decrypted before the instance was lost i
       recordConnection: () => undefined,
       assertOwner,
     } as unknown as SessionLifecycle;
-    const events = new EventPipeline({ sink, salvage }, ctx, lifecycle, async (m) => {
-      notified.push(m.id);
-      return take();
+    const events = new EventPipeline({ sink, salvage }, ctx, lifecycle, {
+      notify: async (m) => {
+        notified.push(m.id);
+        return take();
+      },
+      connected: () => undefined,
     });
     const report = (m: NormalizedMessage) =>
       events.report({ type: 'message', message: m, acknowledge: () => acknowledged.push(m.id) });

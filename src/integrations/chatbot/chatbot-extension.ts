@@ -147,6 +147,11 @@ export class ChatbotExtension implements InstanceExtension {
     }
   }
 
+  onConnected(): void {
+    // Before the first activation finished there is nothing held back yet.
+    this.#replies?.retryAll();
+  }
+
   async onMessage(message: NormalizedMessage): Promise<void | MessageTaken> {
     await this.#ready;
     const chat = message.chat.jid;

@@ -11,7 +11,7 @@ import type { FlowRunner } from './flow-runner.js';
 import { sendReply } from './reply-sender.js';
 import type { ChatSession } from './session-records.js';
 
-/** A reply that found the instance disconnected is tried again after this. */
+/** A reply that found the instance disconnected is tried again after this, or as soon as it connects. */
 const SEND_RETRY_MS = 3000;
 
 export interface ReplyDrainOptions {
@@ -57,6 +57,13 @@ export class ReplyDrain {
       this.#retryAt.delete(chat);
       this.schedule(chat);
     }
+  }
+
+  /** The instance is connected again: every send that found it disconnected is tried now, not at its timer. */
+  retryAll(): void {
+    const chats = [...this.#retryAt.keys()];
+    this.#retryAt.clear();
+    for (const chat of chats) this.schedule(chat);
   }
 
   /** Queues a job that sends the chat's next pending reply, unless one is queued already. */
