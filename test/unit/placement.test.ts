@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { PlacementMemo, placeInstance } from '../../src/cluster/placement.js';
+import { PlacementMemo, nodeScore, placeInstance } from '../../src/cluster/placement.js';
 
 const IDS = Array.from({ length: 20_000 }, (_, i) => `instance-${i.toString(36)}-${(i * 7919) % 10_007}`);
 const THREE = ['node-a', 'node-b', 'node-c'];
@@ -68,29 +68,48 @@ describe('placeInstance (rendezvous hashing)', () => {
 });
 
 describe('PlacementMemo: placement remembered between reconcile passes', () => {
-  it('answers as placeInstance, hashes each instance once per set of live nodes, and forgets what a pass did not ask', () => {
+  it('answers as placeInstance; weighs an instance again only against nodes that joined, and places afresh only those of a node that left', () => {
     let hashed = 0;
-    const memo = new PlacementMemo((id, nodes) => {
+    const memo = new PlacementMemo((node, id) => {
       hashed++;
-      return placeInstance(id, nodes);
+      return nodeScore(node, id);
     });
     const ids = IDS.slice(0, 500);
     const first = memo.pass(THREE);
     expect(ids.map(first)).to.deep.equal(ids.map((id) => placeInstance(id, THREE)));
     expect(ids.map(first)).to.deep.equal(ids.map((id) => placeInstance(id, THREE)));
-    expect(hashed).to.equal(500);
+    expect(hashed).to.equal(500 * 3);
     // The same nodes in another order: nothing to hash again.
     const again = memo.pass([...THREE].reverse());
     ids.forEach((id) => again(id));
-    expect(hashed).to.equal(500);
-    // A node joins: every instance is placed afresh.
+    expect(hashed).to.equal(500 * 3);
+    // A node joins: each instance is weighed against it alone.
     const four = [...THREE, 'node-d'];
     const joined = memo.pass(four);
     expect(ids.map(joined)).to.deep.equal(ids.map((id) => placeInstance(id, four)));
-    expect(hashed).to.equal(1000);
+    expect(hashed).to.equal(500 * 4);
+    // It leaves again: only its instances are placed afresh, over the three left.
+    const onD = ids.filter((id) => placeInstance(id, four) === 'node-d').length;
+    expect(onD).to.be.within(80, 170);
+    const left = memo.pass(THREE);
+    expect(ids.map(left)).to.deep.equal(ids.map((id) => placeInstance(id, THREE)));
+    expect(hashed).to.equal(500 * 4 + onD * 3);
+    // Another node leaves and two join at once: the same answers as placing from scratch.
+    const mixed = ['node-a', 'node-c', 'node-e', 'node-f'];
+    const changed = memo.pass(mixed);
+    expect(ids.map(changed)).to.deep.equal(ids.map((id) => placeInstance(id, mixed)));
     // A pass that did not ask for an instance (deleted meanwhile) drops it: asked later, it is hashed again.
-    memo.pass(four)(ids[0]!);
-    memo.pass(four)(ids[1]!);
-    expect(hashed).to.equal(1001);
+    const before = hashed;
+    memo.pass(mixed)(ids[0]!);
+    memo.pass(mixed)(ids[1]!);
+    expect(hashed).to.equal(before + 4);
+  });
+
+  it('breaks an equal weight toward the smaller node id, as placeInstance does, whichever side joined', () => {
+    const flat = () => 7n;
+    const memo = new PlacementMemo(flat);
+    expect(memo.pass(['node-b'])('x')).to.equal('node-b');
+    expect(memo.pass(['node-b', 'node-a'])('x')).to.equal('node-a');
+    expect(memo.pass(['node-a', 'node-c'])('x')).to.equal('node-a');
   });
 });
