@@ -226,8 +226,17 @@ export class ClusterFixture {
     for (;;) {
       const live = this.nodes.map((n) => n.nodeId);
       const owners = await this.owners();
-      if (this.instanceIds.every((id, i) => owners[i] === placeInstance(id, live))) return;
-      if (Date.now() > deadline) throw new Error('cluster did not settle on placement');
+      const off = this.instanceIds.flatMap((id, i) => {
+        const placed = placeInstance(id, live);
+        return owners[i] === placed ? [] : [`${owners[i] ?? 'nobody'} → ${placed}`];
+      });
+      if (off.length === 0) return;
+      if (Date.now() > deadline) {
+        const moves = [...new Set(off)].map((m) => `${m}: ${off.filter((o) => o === m).length}`);
+        throw new Error(
+          `cluster did not settle on placement: ${off.length} off it (owner → placement) ${moves.join(', ')}`,
+        );
+      }
       await sleep(100);
     }
   }
