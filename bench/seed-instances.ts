@@ -23,11 +23,14 @@ export async function seedInstances(fixture: ClusterFixture, count: number, opti
   let mostTries = 1;
   const worker = async () => {
     for (let i = next++; i < created.length; i = next++) {
-      // A 503 says "try again" (the instance is moving between nodes while the links place it): a client retries.
+      // A 503 says "try again" (the instance is moving between nodes while the links place it), and a kept-alive
+      // connection the node closed as it was reused (EPIPE, reset) never reached it: a client retries both.
       for (let attempt = 1; ; attempt++) {
-        const res = await fixture.probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link');
+        const res = await fixture
+          .probe(fixture.nodes[i % fixture.nodes.length]!, created[i]!.name, 'link')
+          .catch((err: unknown) => ({ status: 0, text: String((err as Error).cause ?? err) }));
         if (res.status === 200) break;
-        if (res.status !== 503 || attempt === 20) {
+        if ((res.status !== 503 && res.status !== 0) || attempt === 20) {
           throw new Error(`link of ${created[i]!.name} failed: ${res.status} ${res.text}`);
         }
         retried++;
