@@ -72,7 +72,8 @@ describe('chatbot: an answer held back by a reconnect (Baileys through the simul
     // is slow to answer that login's queries, so the connection opens a second after the held question.
     const device = (await companion()).jid as string;
     await sim.control.ok('POST', '/faults', { kind: 'restart', device });
-    await sim.control.ok('POST', '/faults', { kind: 'slow', device, delayMs: 1000, count: 1 });
+    const slow = await sim.control.ok('POST', '/faults', { kind: 'slow', device, delayMs: 1000, count: 1 });
+    expect(slow.applied, 'the login is slow to open: without it, this test cannot tell the fix apart').to.equal(true);
     const { id } = await sim.control.send(alice, { to: me, text: 'meanwhile' });
     const reply = await answer('meanwhile');
 
