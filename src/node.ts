@@ -81,7 +81,12 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
   const secrets = new SecretBox(key.key);
   const opened = await openStore(config, logger);
   teardown.add('store', () => opened.close());
-  const counted = countOperations(opened);
+  // A store call or a stall that holds the loop past a third of the lease TTL may cost the node its lease.
+  const stallMs = Math.floor(config.cluster.leaseTtlMs / 3);
+  const counted = countOperations(opened, {
+    blockingMs: stallMs,
+    onBlocking: (call, ms) => logger.warn({ call, ms }, 'a store call blocked the event loop'),
+  });
   // The edge reads instance records through this cache; every write to one, from any part of any node, empties it.
   const instanceRecords = new InstanceRecordCache(counted.store.instances);
   const store = reportInstanceChanges(counted.store, (instanceId) => instanceRecords.changedHere(instanceId));
@@ -95,7 +100,10 @@ async function assemble(config: Config, nodeId: string, logger: Logger, teardown
   teardown.add('cluster runtime', () => runtime.stop());
   const stopFollowing = await instanceRecords.follow(runtime.instanceNews);
   teardown.add('instance news', stopFollowing);
-  const loopDelay = new EventLoopDelay();
+  const loopDelay = new EventLoopDelay({
+    stallMs,
+    onStall: (ms) => logger.warn({ ms, leaseState: runtime.host.leaseState }, 'event loop stalled'),
+  });
   loopDelay.start();
   teardown.add('event-loop delay', () => loopDelay.stop());
   const driver = await createDriver(config.msgnetDriver, runtime.transport, {

@@ -283,7 +283,7 @@ export interface ReceivedMediaOptions {
 }
 
 export interface ClusterOptions {
-  /** Lease TTL per instance; renewed at TTL/3 (one script call per node per renewal). @default 2500 */
+  /** Node lease TTL; renewed at TTL/3 (one script call per node per renewal). @default 2500 */
   leaseTtlMs: number;
   /**
    * Cluster mode: how often a node adds the requests it counted on its own to the shared buckets in

@@ -12,8 +12,16 @@ export interface CountedStore {
   counts(): Readonly<Record<string, number>>;
 }
 
+export interface CountOperationsOptions {
+  /** A call that held the event loop this long (ms) before returning is reported. @default Infinity */
+  blockingMs?: number;
+  /** Told of each such call: the SQLite store answers synchronously, and a lock held by another process blocks. */
+  onBlocking?: (call: string, ms: number) => void;
+}
+
 /** Wraps `store` so that each call of a repository method adds one to that repository's count. */
-export function countOperations(store: Store): CountedStore {
+export function countOperations(store: Store, options: CountOperationsOptions = {}): CountedStore {
+  const blockingMs = options.blockingMs ?? Number.POSITIVE_INFINITY;
   const counts: Record<string, number> = {};
   const wrapped = new Map<string, unknown>();
   const repository = (name: string, repo: object): object => {
@@ -29,7 +37,11 @@ export function countOperations(store: Store): CountedStore {
           const fn = (value as Method).bind(target);
           method = (...args: unknown[]) => {
             counts[name]!++;
-            return fn(...args);
+            const started = performance.now();
+            const result = fn(...args);
+            const ms = performance.now() - started;
+            if (ms >= blockingMs) options.onBlocking?.(`${name}.${key}`, Math.round(ms));
+            return result;
           };
           methods.set(value as Method, method);
         }

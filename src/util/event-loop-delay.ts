@@ -8,6 +8,10 @@ export interface EventLoopDelayOptions {
   windowMs?: number;
   /** @default systemClock */
   clock?: Clock;
+  /** A single delay at least this long (ms) is reported through `onStall`. @default Infinity */
+  stallMs?: number;
+  /** Told of each stall, with its length in ms. */
+  onStall?: (ms: number) => void;
 }
 
 /**
@@ -26,7 +30,7 @@ export class EventLoopDelay {
   #previous = 0;
   #windowStart = 0;
 
-  constructor(options: EventLoopDelayOptions = {}) {
+  constructor(private readonly options: EventLoopDelayOptions = {}) {
     this.#sampleMs = options.sampleMs ?? 50;
     this.#windowMs = options.windowMs ?? 1000;
     this.#clock = options.clock ?? systemClock;
@@ -55,6 +59,7 @@ export class EventLoopDelay {
     this.#last = now;
     this.#roll(now);
     this.#current = Math.max(this.#current, delay);
+    if (delay >= (this.options.stallMs ?? Number.POSITIVE_INFINITY)) this.options.onStall?.(Math.round(delay));
   }
 
   #roll(now: number): void {

@@ -41,4 +41,25 @@ describe('countOperations: the store calls of a node, by repository', () => {
     const repo = store.instances as unknown as Record<string, unknown>;
     expect(repo.findById, 'one wrapper per method, made once').to.equal(repo.findById);
   });
+
+  it('reports a call that held the event loop past the threshold, by repository and method', async () => {
+    const store = fakeStore();
+    const instances = store.instances as unknown as { listRunnable: () => Promise<string[]> };
+    // A synchronous store (SQLite) waiting on another process's lock holds the loop before it returns.
+    instances.listRunnable = () => {
+      const until = performance.now() + 60;
+      while (performance.now() < until) {
+        // busy
+      }
+      return Promise.resolve(['i1']);
+    };
+    const blocking: [string, number][] = [];
+    const counted = countOperations(store, { blockingMs: 40, onBlocking: (call, ms) => blocking.push([call, ms]) });
+    await counted.store.instances.findById('i1');
+    expect(blocking, 'a quick call').to.deep.equal([]);
+    expect(await counted.store.instances.listRunnable()).to.deep.equal(['i1']);
+    expect(blocking).to.have.length(1);
+    expect(blocking[0]![0]).to.equal('instances.listRunnable');
+    expect(blocking[0]![1]).to.be.at.least(60);
+  });
 });

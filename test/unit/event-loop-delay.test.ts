@@ -28,4 +28,22 @@ describe('EventLoopDelay: how late this process runs its timers (the real event 
       delay.stop();
     }
   });
+
+  it('reports each single delay past the stall threshold, and none below it', async () => {
+    const stalls: number[] = [];
+    const delay = new EventLoopDelay({ sampleMs: 20, windowMs: 200, stallMs: 200, onStall: (ms) => stalls.push(ms) });
+    delay.start();
+    try {
+      await sleep(100);
+      block(100);
+      await sleep(60);
+      expect(stalls, 'a 100 ms block is below the threshold').to.deep.equal([]);
+      block(300);
+      await sleep(60);
+      expect(stalls).to.have.length(1);
+      expect(stalls[0]).to.be.within(250, 400);
+    } finally {
+      delay.stop();
+    }
+  });
 });
