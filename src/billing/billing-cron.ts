@@ -5,7 +5,9 @@ import type { Logger } from 'pino';
 import type { AccountWebhookDispatcher } from '../events/webhooks/account-webhook-dispatcher.js';
 import type { BillingLedgerEntry } from '../store/records.js';
 import type { Store } from '../store/store.js';
-import { dueEvents } from './billing-plan.js';
+import { instanceEvents, renewalEvents } from './billing-plan.js';
+import type { DueEvent } from './billing-plan.js';
+import { LoopSlicer } from '../util/loop-slicer.js';
 import type { BillingTerms } from './billing-plan.js';
 
 export interface BillingCronOptions {
@@ -75,27 +77,44 @@ export class BillingCron {
 
   /** One pass; public so tests can drive two holders by hand. */
   async tick(now = Date.now()): Promise<void> {
-    const recoverAfterMs = this.options.recoverAfterMs ?? RECOVER_AFTER_MS;
     for (const account of await this.options.store.accounts.list()) {
       const instances = await this.options.store.instances.listByAccount(account.id);
-      for (const due of dueEvents(account, instances, now, this.options.terms)) {
-        if (this.#known.has(due.key)) continue;
-        if (!this.options.holding()) return;
-        const entry: BillingLedgerEntry = {
-          ...due,
-          data: JSON.stringify(due.data),
-          createdAt: new Date(now).toISOString(),
-          sentAt: undefined,
-        };
-        const recorded = await this.options.store.billingLedger.record(entry, Date.now() + recoverAfterMs);
-        this.#known.add(due.key);
-        if (recorded) await this.#publish(entry);
+      // An account of 100,000 instances is seconds of work: in slices, so the node's lease renewals run.
+      const slicer = new LoopSlicer();
+      for (const instance of instances) {
+        await slicer.pause();
+        for (const due of instanceEvents(account, instance, now, this.options.terms)) {
+          if (!(await this.#record(due, now))) return;
+        }
+      }
+      for (const due of renewalEvents(account, instances, now, this.options.terms)) {
+        if (!(await this.#record(due, now))) return;
       }
     }
     if (!this.options.holding()) return;
+    const recoverAfterMs = this.options.recoverAfterMs ?? RECOVER_AFTER_MS;
     for (const entry of await this.options.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs)) {
       await this.#publish(entry);
     }
+  }
+
+  /** Records a due event in the ledger (once) and publishes it; false when the role is no longer held. */
+  async #record(due: DueEvent, now: number): Promise<boolean> {
+    if (this.#known.has(due.key)) return true;
+    if (!this.options.holding()) return false;
+    const entry: BillingLedgerEntry = {
+      ...due,
+      data: JSON.stringify(due.data),
+      createdAt: new Date(now).toISOString(),
+      sentAt: undefined,
+    };
+    const recorded = await this.options.store.billingLedger.record(
+      entry,
+      Date.now() + (this.options.recoverAfterMs ?? RECOVER_AFTER_MS),
+    );
+    this.#known.add(due.key);
+    if (recorded) await this.#publish(entry);
+    return true;
   }
 
   async #publish(entry: BillingLedgerEntry): Promise<void> {

@@ -45,7 +45,13 @@ export function periodCharge(instances: InstanceRecord[], start: number, end: nu
   };
 }
 
-function instanceEvents(account: AccountRecord, i: InstanceRecord, now: number, terms: BillingTerms): DueEvent[] {
+/** One instance's trial events due at `now` (started, ending, billable), each from its creation time. */
+export function instanceEvents(
+  account: AccountRecord,
+  i: InstanceRecord,
+  now: number,
+  terms: BillingTerms,
+): DueEvent[] {
   const created = Date.parse(i.createdAt);
   const ends = trialEndsAt(i, terms);
   const number = i.connection.numberJid ? { numberJid: i.connection.numberJid } : {};
@@ -94,7 +100,20 @@ export function dueEvents(
   now: number,
   terms: BillingTerms,
 ): DueEvent[] {
-  const due = instances.flatMap((i) => instanceEvents(account, i, now, terms));
+  return [
+    ...instances.flatMap((i) => instanceEvents(account, i, now, terms)),
+    ...renewalEvents(account, instances, now, terms),
+  ];
+}
+
+/** The renewal of each billing period of the account that ended by `now` (the last MAX_CATCH_UP_PERIODS at most). */
+export function renewalEvents(
+  account: AccountRecord,
+  instances: InstanceRecord[],
+  now: number,
+  terms: BillingTerms,
+): DueEvent[] {
+  const due: DueEvent[] = [];
   const created = Date.parse(account.createdAt);
   const last = lastEndedPeriod(created, now, terms);
   for (let k = Math.max(0, last - MAX_CATCH_UP_PERIODS + 1); k <= last; k++) {

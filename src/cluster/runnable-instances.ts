@@ -6,6 +6,15 @@ export interface RunnableSet {
 }
 
 /**
+ * The list is read again at most once per this many times its last read's duration: while numbers are
+ * being linked the version moves every pass, and every node reading 50,000 rows each second was most
+ * of a 2-core machine.
+ */
+const READ_SHARE = 10;
+/** A read quicker than this (a few thousand instances) is not held back at all. */
+const SLOW_READ_MS = 50;
+
+/**
  * The instances the cluster must run, read again from the store only when its runnable version moved: a
  * reconcile pass at rest costs one small read, not one row per instance (100,000 rows each second on
  * every node would be the store's largest load).
@@ -13,17 +22,24 @@ export interface RunnableSet {
 export class RunnableInstances {
   #version: number | undefined;
   #current: RunnableSet = { ids: [], has: () => false };
+  #nextReadAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly instances: Pick<InstanceRepository, 'runnableVersion' | 'listRunnable'>) {}
+  constructor(
+    private readonly instances: Pick<InstanceRepository, 'runnableVersion' | 'listRunnable'>,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   async read(): Promise<RunnableSet> {
     // The version first: a change committed after this read shows as a newer version next time.
     const version = await this.instances.runnableVersion();
-    if (version !== this.#version) {
+    if (version !== this.#version && this.now() >= this.#nextReadAt) {
+      const started = this.now();
       const ids = await this.instances.listRunnable();
       const set = new Set(ids);
       this.#current = { ids, has: (id) => set.has(id) };
       this.#version = version;
+      const took = this.now() - started;
+      this.#nextReadAt = took < SLOW_READ_MS ? Number.NEGATIVE_INFINITY : this.now() + READ_SHARE * took;
     }
     return this.#current;
   }

@@ -60,4 +60,25 @@ describe('RunnableInstances', () => {
     down = false;
     expect((await runnable.read()).ids).to.deep.equal(['c']);
   });
+
+  it('holds a moved version back for ten times its last read, so a slow list is not read every pass', async () => {
+    const { state, repo } = fakeInstances();
+    let now = 0;
+    const slow = {
+      ...repo,
+      async listRunnable() {
+        now += 200; // the list took 200 ms
+        return repo.listRunnable();
+      },
+    };
+    const runnable = new RunnableInstances(slow, () => now);
+    await runnable.read();
+    state.ids = ['b', 'c'];
+    state.version = 1;
+    now += 1000;
+    expect((await runnable.read()).ids, '1 s after a 200 ms read').to.deep.equal(['a', 'b']);
+    now += 1000;
+    expect((await runnable.read()).ids, '2 s after it').to.deep.equal(['b', 'c']);
+    expect(state.reads.filter((r) => r === 'list')).to.have.length(2);
+  });
 });

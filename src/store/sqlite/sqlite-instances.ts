@@ -13,9 +13,21 @@ import type {
 import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
+import { setImmediate as turn } from 'node:timers/promises';
 import { isUniqueViolation, str } from './sqlite-rows.js';
 import type { Row } from './sqlite-rows.js';
 import { WEBHOOK_UPSERT, webhookParams } from './sqlite-webhooks.js';
+
+/** Rows per read of a whole listing: a few milliseconds of the event loop each. */
+const READ_PAGE = 2000;
+
+/** Instances claimed per transaction: a transaction holds the file's write lock for every process. */
+const CLAIM_CHUNK = 1000;
+
+/** Byte order of two strings, as SQLite's ORDER BY on TEXT (BINARY collation) gives them. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 function toInstance(row: Row): InstanceRecord {
   return {
@@ -93,11 +105,27 @@ export class SqliteInstances implements InstanceRepository {
 
   async listByAccount(accountId: string, names?: string[]): Promise<InstanceRecord[]> {
     if (names && names.length === 0) return [];
-    const filter = names ? ` AND name IN (${names.map(() => '?').join(',')})` : '';
-    const rows = this.db
-      .prepare(`SELECT * FROM instances WHERE account_id = ?${filter} ORDER BY created_at, name`)
-      .all(accountId, ...(names ?? [])) as Row[];
-    return rows.map(toInstance);
+    if (names) {
+      const rows = this.db
+        .prepare(
+          `SELECT * FROM instances WHERE account_id = ? AND name IN (${names.map(() => '?').join(',')}) ORDER BY created_at, name`,
+        )
+        .all(accountId, ...names) as Row[];
+      return rows.map(toInstance);
+    }
+    // A whole account may hold 100,000 instances: read in pages by rowid (each row once, even one renamed
+    // meanwhile), the event loop free between them, then put in the listing's order.
+    const out: InstanceRecord[] = [];
+    const page = this.db.prepare(
+      'SELECT rowid AS rid, * FROM instances WHERE account_id = ? AND rowid > ? ORDER BY rowid LIMIT ?',
+    );
+    for (let after = 0; ; await turn()) {
+      const rows = page.all(accountId, after, READ_PAGE) as Row[];
+      for (const row of rows) out.push(toInstance(row));
+      if (rows.length < READ_PAGE) break;
+      after = rows[rows.length - 1]!.rid as number;
+    }
+    return out.sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.name, b.name));
   }
 
   async countByAccount(accountId: string): Promise<number> {
@@ -112,16 +140,23 @@ export class SqliteInstances implements InstanceRepository {
   }
 
   async listRunnable(): Promise<string[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT id FROM instances
-         WHERE (json_extract(connection, '$.state') IN ('connecting', 'qr', 'connected')
-            OR EXISTS (SELECT 1 FROM owned_state s WHERE s.instance_id = instances.id AND s.namespace = ?))
-           AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = instances.account_id AND a.disabled_at IS NOT NULL)
-         ORDER BY id`,
-      )
-      .all(AUTH_NAMESPACE) as { id: string }[];
-    return rows.map((r) => r.id);
+    // Read in pages, the event loop free between them: one read of 100,000 rows held a node for a second.
+    const page = this.db.prepare(
+      `SELECT id FROM instances
+       WHERE id > ?
+         AND (json_extract(connection, '$.state') IN ('connecting', 'qr', 'connected')
+          OR EXISTS (SELECT 1 FROM owned_state s WHERE s.instance_id = instances.id AND s.namespace = ?))
+         AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = instances.account_id AND a.disabled_at IS NOT NULL)
+       ORDER BY id LIMIT ?`,
+    );
+    const ids: string[] = [];
+    for (let after = ''; ; await turn()) {
+      const rows = page.all(after, AUTH_NAMESPACE, READ_PAGE) as { id: string }[];
+      for (const row of rows) ids.push(row.id);
+      if (rows.length < READ_PAGE) break;
+      after = rows[rows.length - 1]!.id;
+    }
+    return ids;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -213,15 +248,26 @@ export class SqliteInstances implements InstanceRepository {
       `UPDATE instances SET owner_epoch = owner_epoch + 1, owner_node = ?, owner_token = ?
        WHERE id = ? AND owner_epoch = ? RETURNING owner_epoch`,
     );
-    // One transaction for the batch: a failover takes thousands of instances, one commit (one fsync) in all.
-    return this.db.transaction(() => {
-      const taken = new Map<string, number>();
-      for (const c of claims) {
+    // A failover takes thousands of instances: a few transactions (one fsync each) instead of one per
+    // instance, none long enough to hold the other processes' writes (they wait on the lock synchronously).
+    const taken = new Map<string, number>();
+    const claimAll = this.db.transaction((batch: { id: string; epoch: number }[]) => {
+      for (const c of batch) {
         const row = take.get(holder.node, holder.token, c.id, c.epoch) as { owner_epoch: number } | undefined;
         if (row) taken.set(c.id, row.owner_epoch);
       }
-      return taken;
-    })();
+    });
+    for (let i = 0; i < claims.length; i += CLAIM_CHUNK) {
+      if (i > 0) await turn();
+      try {
+        claimAll.immediate(claims.slice(i, i + CLAIM_CHUNK));
+      } catch (err) {
+        // What the earlier transactions took is taken: the caller must hear of it (the rest waits a pass).
+        if (taken.size > 0) return taken;
+        throw err;
+      }
+    }
+    return taken;
   }
 
   async release(id: string, epoch: number): Promise<void> {

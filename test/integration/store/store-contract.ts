@@ -517,6 +517,32 @@ export function storeContract(openStore: () => Promise<Store>): void {
       expect(await store.instances.listRunnable()).to.include(i.id);
     });
 
+    it('lists an account of more instances than one read holds, each once and in order, and its runnable ones', async function () {
+      this.timeout(60_000);
+      const a = account();
+      await store.accounts.create(a);
+      const count = 4500;
+      const created: InstanceRecord[] = [];
+      for (let n = 0; n < count; n++) {
+        // Pairs share a creation time, so the order falls back to the name; every third one is connecting.
+        const i: InstanceRecord = {
+          ...instance(a.id, `n-${String(count - n).padStart(5, '0')}`),
+          createdAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(n / 2) * 1000).toISOString(),
+          ...(n % 3 === 0 ? { connection: { state: 'connecting', numberJid: undefined, updatedAt: now() } } : {}),
+        };
+        await store.instances.create(i, [], count);
+        created.push(i);
+      }
+      const expected = [...created]
+        .sort((x, y) => (x.createdAt === y.createdAt ? (x.name < y.name ? -1 : 1) : x.createdAt < y.createdAt ? -1 : 1))
+        .map((i) => i.name);
+      expect((await store.instances.listByAccount(a.id)).map((i) => i.name)).to.deep.equal(expected);
+      const runnable = await store.instances.listRunnable();
+      const connecting = created.filter((_, n) => n % 3 === 0).map((i) => i.id);
+      expect(runnable.filter((id) => connecting.includes(id)).sort()).to.deep.equal([...connecting].sort());
+      expect(new Set(runnable).size, 'each once').to.equal(runnable.length);
+    });
+
     it('lists instances with a saved link or a live connection state', async () => {
       const { a, i: linked } = await seeded();
       const live = instance(a.id);
