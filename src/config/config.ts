@@ -156,7 +156,10 @@ export interface Config {
   mongoConnectTimeoutMs: number;
   /** MONGO_SERVER_SELECTION_TIMEOUT_MS: how long one operation waits for a reachable server. @default 1000 */
   mongoServerSelectionTimeoutMs: number;
-  /** SQLITE_BUSY_TIMEOUT_MS: how long a write waits for another process's lock on the file before 503. @default 5000 */
+  /**
+   * SQLITE_BUSY_TIMEOUT_MS: how long a call waits for another process's lock on the file before 503 (on a
+   * timer: the event loop runs meanwhile). @default 5000
+   */
   sqliteBusyTimeoutMs: number;
   /**
    * SQLITE_SYNCHRONOUS: `full` makes every acknowledged write (settings, idempotency records, queued

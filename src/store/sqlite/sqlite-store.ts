@@ -30,6 +30,7 @@ import { SqliteInstances } from './sqlite-instances.js';
 import { SqliteWebhooks } from './sqlite-webhooks.js';
 import { SqliteOwnedState } from './sqlite-owned-state.js';
 import { cacheStatements } from './statement-cache.js';
+import { SYNC_BUSY_MS, waitOutBusy } from './busy-wait.js';
 
 /**
  * SQLite store (better-sqlite3). WAL mode and a busy timeout let several processes on one host share the
@@ -58,15 +59,20 @@ export class SqliteStore implements Store {
   ) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.#db = new Database(file);
-    this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    // Opening waits for the lock as long as a call may (nodes starting together migrate one at a time).
+    this.#db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     this.#db.pragma('journal_mode = WAL');
     // FULL: a commit is on the disk before the write is acknowledged, so a power loss cannot take it back.
     this.#db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     this.#db.pragma('foreign_keys = ON');
     migrate(this.#db);
     cacheStatements(this.#db);
+    // From here a call waits for the lock on the event loop (waitOutBusy), SQLite itself only briefly.
+    this.#db.pragma(`busy_timeout = ${Math.min(busyTimeoutMs, SYNC_BUSY_MS)}`);
     // A file locked past the busy timeout or a failing disk answers 503, as an unreachable MongoDB does.
-    const guard = <R extends object>(repository: R) => guardOutages(repository, isSqliteOutage);
+    const guard = <R extends object>(repository: R) =>
+      guardOutages(waitOutBusy(repository, busyTimeoutMs), isSqliteOutage);
     const group = new GroupCommit(this.#db);
     this.accounts = guard(new SqliteAccounts(this.#db));
     this.instances = guard(new SqliteInstances(this.#db));

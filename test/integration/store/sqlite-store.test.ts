@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { FencedError } from '../../../src/errors.js';
+import { FencedError, StoreUnavailableError } from '../../../src/errors.js';
 import { instanceRecord } from '../../helpers/records.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import Database from 'better-sqlite3';
@@ -123,5 +123,70 @@ describe('SqliteStore', () => {
     const b = new SqliteStore(file);
     expect((await b.accounts.findByName('kept'))?.id).to.equal('x');
     await b.close();
+  });
+
+  describe("another process's lock on the file", () => {
+    /** Holds the file's write lock from a second connection, as another node's long transaction does. */
+    const lockFor = (file: string, ms: number) => {
+      const other = new Database(file);
+      other.prepare('BEGIN IMMEDIATE').run();
+      return new Promise<void>((resolve) =>
+        setTimeout(() => {
+          other.prepare('COMMIT').run();
+          other.close();
+          resolve();
+        }, ms),
+      );
+    };
+    /** The longest gap between ticks of a 10 ms timer while `work` runs: how long the event loop stood still. */
+    const longestGap = async (work: () => Promise<unknown>) => {
+      let last = performance.now();
+      let gap = 0;
+      const timer = setInterval(() => {
+        gap = Math.max(gap, performance.now() - last);
+        last = performance.now();
+      }, 10);
+      try {
+        // Started with the timer running: a call that blocks before it returns shows as a gap too.
+        const result = await work();
+        gap = Math.max(gap, performance.now() - last);
+        return { result, gap };
+      } finally {
+        clearInterval(timer);
+      }
+    };
+
+    it('waits for it on the event loop, and the write lands once the lock is released', async () => {
+      const file = fresh();
+      const store = new SqliteStore(file);
+      try {
+        const released = lockFor(file, 300);
+        const started = performance.now();
+        const { gap } = await longestGap(() => store.instances.heartbeat({ node: 'n1', token: 'n1/t' }));
+        expect(performance.now() - started, 'the write waited for the lock').to.be.at.least(250);
+        expect(gap, 'the event loop ran meanwhile').to.be.below(100);
+        await released;
+        expect((await store.instances.heartbeats(['n1'])).get('n1')?.token).to.equal('n1/t');
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('answers store unavailable once the lock outlasts the busy timeout, and writes nothing', async () => {
+      const file = fresh();
+      const store = new SqliteStore(file, { busyTimeoutMs: 200 });
+      try {
+        const released = lockFor(file, 600);
+        const { result, gap } = await longestGap(() =>
+          store.instances.heartbeat({ node: 'n1', token: 'n1/t' }).catch((e: unknown) => e),
+        );
+        expect(result).to.be.instanceOf(StoreUnavailableError);
+        expect(gap, 'the event loop ran meanwhile').to.be.below(100);
+        await released;
+        expect((await store.instances.heartbeats(['n1'])).size).to.equal(0);
+      } finally {
+        await store.close();
+      }
+    });
   });
 });
