@@ -104,15 +104,31 @@ const distribution = (owners: (string | undefined)[]) =>
     .map(([n, c]) => `${n}=${c}`)
     .join(' ');
 
-/** Where the survivors' activation batches since the kill spent their time (their `activated a batch` lines). */
-function printBatches(outputFrom: Map<NodeProcess, number>): void {
-  console.log("the survivors' activation batches of 100 or more since the kill:");
+/**
+ * Where the survivors' activation batches since the kill spent their time (their `activated a batch` lines),
+ * each with when it began after the kill, and every wait for a holder the store still heard from.
+ */
+function printBatches(outputFrom: Map<NodeProcess, number>, killedAtWall: number): void {
+  console.log("the survivors' activation batches of 100 or more since the kill (began at s after the kill):");
   for (const [node, from] of outputFrom) {
     for (const line of node.output.slice(from).split('\n')) {
-      if (!line.includes('"msg":"activated a batch"')) continue;
-      const { claimed, ms } = JSON.parse(line) as { claimed: number; ms: Record<string, number> };
-      const phases = Object.entries(ms).map(([phase, t]) => `${phase} ${fmt(t, 0)}`);
-      console.log(`  ${node.nodeId} activated ${claimed}: ${phases.join(', ')} ms`);
+      if (line.includes('"msg":"activated a batch"')) {
+        const { claimed, ms, time } = JSON.parse(line) as { claimed: number; ms: Record<string, number>; time: number };
+        const began = time - Object.values(ms).reduce((a, b) => a + b, 0) - killedAtWall;
+        const phases = Object.entries(ms).map(([phase, t]) => `${phase} ${fmt(t, 0)}`);
+        console.log(`  ${node.nodeId} at ${fmt(began / 1000, 3)} activated ${claimed}: ${phases.join(', ')} ms`);
+      } else if (line.includes('the store heard from it within a TTL; waiting')) {
+        const { holder, instances, heardMsAgo, time } = JSON.parse(line) as {
+          holder: string;
+          instances: number;
+          heardMsAgo: number;
+          time: number;
+        };
+        console.log(
+          `  ${node.nodeId} at ${fmt((time - killedAtWall) / 1000, 3)} waited for ${holder} (${instances} instances): ` +
+            `the store heard from it ${heardMsAgo} ms before`,
+        );
+      }
     }
   }
 }
@@ -147,7 +163,7 @@ function printStalls(nodes: NodeProcess[]): void {
 async function failover(
   fixture: ClusterFixture,
   real?: { sim: TestSimulator; numbers: Map<string, string> },
-): Promise<Map<NodeProcess, number>> {
+): Promise<{ outputFrom: Map<NodeProcess, number>; killedAtWall: number }> {
   const before = await fixture.owners();
   const [busiest] = [...countBy(before).entries()].sort((a, b) => b[1] - a[1]);
   const victim = fixture.nodes.find((n) => n.nodeId === busiest![0])!;
@@ -224,7 +240,7 @@ async function failover(
       `the runtime targets claim p99 ≤ 5.5 s → ${all && st.p99 <= 5500 ? 'met' : 'MISSED'}; ` +
       `issue "Speed": p50 ≤ 2.5 s and max ≤ 4 s → ${all && st.p50 <= 2500 && st.max <= 4000 ? 'met' : 'MISSED'}`,
   );
-  if (!back) return outputFrom;
+  if (!back) return { outputFrom, killedAtWall };
   const b = await back;
   const c = summary(b.times);
   // The survivors log the victims in at CONNECT_RATE_PER_SECOND each: the last one waits its turn.
@@ -239,7 +255,7 @@ async function failover(
       `${c.n === ids.length && c.max <= bound * 1000 ? 'met' : 'MISSED'}; logins refused: ${b.refused} (goal 0: ${b.refused === 0 ? 'met' : 'MISSED'}); ` +
       `decryption failures at the phones: ${b.decryptFailures} (goal 0: ${b.decryptFailures === 0 ? 'met' : 'MISSED'})`,
   );
-  return outputFrom;
+  return { outputFrom, killedAtWall };
 }
 
 interface Track {
@@ -426,7 +442,7 @@ async function main(): Promise<void> {
     // on the TTL of its acquisition during seeding and the victim's leases all lapse together.
     await sleep(Math.ceil(LEASE_TTL_MS / 3) + 500);
     if (sim) await sim.control.ok('POST', '/limits', { loginsPerSecond: (NODES - 1) * CONNECT_RATE });
-    const outputFrom = await failover(fixture, sim && numbers ? { sim, numbers } : undefined);
+    const { outputFrom, killedAtWall } = await failover(fixture, sim && numbers ? { sim, numbers } : undefined);
     const settleStarted = performance.now();
     await fixture.waitAllOwned(60_000);
     await fixture.waitSettled(60_000);
@@ -435,7 +451,7 @@ async function main(): Promise<void> {
     );
     // A batch logs once its actors started, which may be after the last claim the poll saw.
     await sleep(1000);
-    printBatches(outputFrom);
+    printBatches(outputFrom, killedAtWall);
 
     if (!sim) await join(fixture);
     printStalls(fixture.nodes);

@@ -43,6 +43,8 @@ export class Reconciler {
   #fastPoll: NodeJS.Timeout | undefined;
   #fastPollAt = 0;
   readonly #placement = new PlacementMemo();
+  /** The live nodes of the last pass. */
+  #live: string[] = [];
   readonly #runnable: RunnableInstances;
 
   constructor(private readonly options: ReconcilerOptions) {
@@ -82,7 +84,10 @@ export class Reconciler {
   async #pass(): Promise<void> {
     const live = this.options.membership.liveNodes().map((n) => n.nodeId);
     if (!live.includes(this.options.nodeId)) return; // not registered (yet, or any more): own nothing new
-    const runnable = await this.#runnable.read();
+    // A node that left since the last pass leaves instances due here now: the list read is not held back.
+    const departed = this.#live.some((n) => !live.includes(n));
+    const runnable = await this.#runnable.read(departed);
+    this.#live = live;
     const place = this.#placement.pass(live);
 
     // At rest every instance placed here runs here: the store's runnable version read (the list only when

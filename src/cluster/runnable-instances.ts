@@ -13,6 +13,8 @@ export interface RunnableSet {
 const READ_SHARE = 10;
 /** A read quicker than this (a few thousand instances) is not held back at all. */
 const SLOW_READ_MS = 50;
+/** Nor is a read held back longer than this, however slow the last one was. */
+const MAX_HOLD_MS = 10_000;
 
 /**
  * The instances the cluster must run, read again from the store only when its runnable version moved: a
@@ -29,17 +31,19 @@ export class RunnableInstances {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  async read(): Promise<RunnableSet> {
+  /** `fresh`: a moved list is read now, however recent the last read (a node left: its instances are due). */
+  async read(fresh = false): Promise<RunnableSet> {
     // The version first: a change committed after this read shows as a newer version next time.
     const version = await this.instances.runnableVersion();
-    if (version !== this.#version && this.now() >= this.#nextReadAt) {
+    if (version !== this.#version && (fresh || this.now() >= this.#nextReadAt)) {
       const started = this.now();
       const ids = await this.instances.listRunnable();
       const set = new Set(ids);
       this.#current = { ids, has: (id) => set.has(id) };
       this.#version = version;
       const took = this.now() - started;
-      this.#nextReadAt = took < SLOW_READ_MS ? Number.NEGATIVE_INFINITY : this.now() + READ_SHARE * took;
+      this.#nextReadAt =
+        took < SLOW_READ_MS ? Number.NEGATIVE_INFINITY : this.now() + Math.min(MAX_HOLD_MS, READ_SHARE * took);
     }
     return this.#current;
   }

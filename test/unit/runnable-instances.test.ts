@@ -81,4 +81,21 @@ describe('RunnableInstances', () => {
     expect((await runnable.read()).ids, '2 s after it').to.deep.equal(['b', 'c']);
     expect(state.reads.filter((r) => r === 'list')).to.have.length(2);
   });
+
+  it('reads a moved list at once when asked for a fresh one, however recent the last read', async () => {
+    const { state, repo } = fakeInstances();
+    let now = 0;
+    const slow = {
+      ...repo,
+      async listRunnable() {
+        now += 200;
+        return repo.listRunnable();
+      },
+    };
+    const runnable = new RunnableInstances(slow, () => now);
+    await runnable.read();
+    [state.version, state.ids] = [1, ['c']];
+    expect((await runnable.read()).ids, 'held back').to.deep.equal(['a', 'b']);
+    expect((await runnable.read(true)).ids, 'fresh').to.deep.equal(['c']);
+  });
 });

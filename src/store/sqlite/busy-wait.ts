@@ -19,8 +19,8 @@ export function isBusy(err: unknown): boolean {
  *
  * A retry is safe because a busy call did nothing: in WAL mode only taking the write lock (BEGIN IMMEDIATE,
  * or an autocommit write) or a rare read is refused busy, and every repository method is one transaction,
- * one statement or reads (claimFrom, which commits in several transactions, returns what it took instead
- * of failing once it took something).
+ * one statement or reads (claimFrom, which commits in several transactions, waits out each one's lock itself
+ * and returns what it took instead of failing once it took something).
  */
 export function waitOutBusy<R extends object>(repository: R, budgetMs: number, now = () => performance.now()): R {
   return new Proxy(repository, {
@@ -31,18 +31,31 @@ export function waitOutBusy<R extends object>(repository: R, budgetMs: number, n
         const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
         const first = call();
         if (!(first instanceof Promise) || budgetMs <= 0) return first;
-        const started = now();
-        const retry = async (result: Promise<unknown>, pauseMs: number): Promise<unknown> => {
-          try {
-            return await result;
-          } catch (err) {
-            if (!isBusy(err) || now() - started + pauseMs > budgetMs) throw err;
-            await sleep(pauseMs);
-            return retry(call() as Promise<unknown>, Math.min(MAX_PAUSE_MS, pauseMs * 2));
-          }
-        };
-        return retry(first, 5);
+        return retryWhileBusy(call as () => Promise<unknown>, budgetMs, now, first);
       };
     },
   });
+}
+
+/**
+ * `call()` (or `first`, its first try already made), tried again after a pause (5 ms, doubling to
+ * MAX_PAUSE_MS) while it fails busy, until `budgetMs` has passed; any other error at once.
+ */
+export async function retryWhileBusy<T>(
+  call: () => T | Promise<T>,
+  budgetMs: number,
+  now = () => performance.now(),
+  first?: Promise<T>,
+): Promise<T> {
+  const started = now();
+  let attempt: T | Promise<T> | undefined = first;
+  for (let pauseMs = 5; ; pauseMs = Math.min(MAX_PAUSE_MS, pauseMs * 2)) {
+    try {
+      return await (attempt ?? call());
+    } catch (err) {
+      if (!isBusy(err) || now() - started + pauseMs > budgetMs) throw err;
+      await sleep(pauseMs);
+      attempt = undefined;
+    }
+  }
 }

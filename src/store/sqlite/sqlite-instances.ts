@@ -14,6 +14,7 @@ import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
 import { setImmediate as turn } from 'node:timers/promises';
+import { retryWhileBusy } from './busy-wait.js';
 import { isUniqueViolation, str } from './sqlite-rows.js';
 import type { Row } from './sqlite-rows.js';
 import { WEBHOOK_UPSERT, webhookParams } from './sqlite-webhooks.js';
@@ -44,7 +45,11 @@ function toInstance(row: Row): InstanceRecord {
 }
 
 export class SqliteInstances implements InstanceRepository {
-  constructor(private readonly db: Database.Database) {}
+  constructor(
+    private readonly db: Database.Database,
+    /** How long one claim transaction waits for another process's lock (SQLITE_BUSY_TIMEOUT_MS). */
+    private readonly busyTimeoutMs = 0,
+  ) {}
 
   async create(i: InstanceRecord, webhooks: WebhookRecord[], quota: number): Promise<void> {
     const insertWebhook = this.db.prepare(WEBHOOK_UPSERT);
@@ -260,7 +265,10 @@ export class SqliteInstances implements InstanceRepository {
     for (let i = 0; i < claims.length; i += CLAIM_CHUNK) {
       if (i > 0) await turn();
       try {
-        claimAll.immediate(claims.slice(i, i + CLAIM_CHUNK));
+        const chunk = claims.slice(i, i + CLAIM_CHUNK);
+        // After the first transaction a busy lock is waited out here: failing would lose what it took.
+        if (i === 0) claimAll.immediate(chunk);
+        else await retryWhileBusy(() => claimAll.immediate(chunk), this.busyTimeoutMs);
       } catch (err) {
         // What the earlier transactions took is taken: the caller must hear of it (the rest waits a pass).
         if (taken.size > 0) return taken;

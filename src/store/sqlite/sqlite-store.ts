@@ -75,7 +75,7 @@ export class SqliteStore implements Store {
       guardOutages(waitOutBusy(repository, busyTimeoutMs), isSqliteOutage);
     const group = new GroupCommit(this.#db);
     this.accounts = guard(new SqliteAccounts(this.#db));
-    this.instances = guard(new SqliteInstances(this.#db));
+    this.instances = guard(new SqliteInstances(this.#db, busyTimeoutMs));
     this.webhooks = guard(new SqliteWebhooks(this.#db));
     this.ownedState = guard(new SqliteOwnedState(this.#db, group));
     this.deliveries = guard(new SqliteDeliveries(this.#db));
