@@ -188,8 +188,11 @@ export class NotOwnerError extends AppError {
  * been delivered): never run again on the caller's behalf. An Idempotency-Key tells the client what happened.
  */
 export class OutcomeUnknownError extends AppError {
-  constructor(message = 'The instance moved while the request ran; its outcome is unknown') {
-    super(ErrorCode.OutcomeUnknown, message);
+  constructor(
+    message = 'The instance moved while the request ran; its outcome is unknown',
+    options?: { cause?: unknown },
+  ) {
+    super(ErrorCode.OutcomeUnknown, message, options);
   }
 }
 

@@ -100,6 +100,24 @@ describe('ServerAcks: a send answers once WhatsApp acked it', () => {
     detach();
   });
 
+  it('a send whose socket write failed (a reset connection) has an unknown outcome, to be sent again under its id', async () => {
+    const reset = Object.assign(new Error('write ECONNRESET'), { code: 'ECONNRESET', syscall: 'write' });
+    const raw = {
+      ws: new EventEmitter(),
+      sendMessage: async () => Promise.reject(reset),
+      relayMessage: async () => Promise.reject(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })),
+    } as unknown as BaileysSocket;
+    const { sock, detach } = awaitingServerAcks(raw, new ServerAcks(new ManualClock(), 10_000));
+    const err = await sock.sendMessage('x@s.whatsapp.net', { text: 'hi' }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OutcomeUnknownError);
+    expect((err as Error).message).to.include('ECONNRESET');
+    expect((err as Error).cause).to.equal(reset);
+    expect(await sock.relayMessage('x@s.whatsapp.net', {}, {}).catch((e: unknown) => e)).to.be.instanceOf(
+      OutcomeUnknownError,
+    );
+    detach();
+  });
+
   it("a call rejection WhatsApp never answers waits the ack timeout, not Baileys' 60 s query timeout, and ends the socket", async () => {
     const clock = new ManualClock();
     let timeouts = 0;

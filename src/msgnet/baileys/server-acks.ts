@@ -107,16 +107,28 @@ export class ServerAcks {
   }
 }
 
+/** The socket's own write errors: the connection failed under the stanza being written. */
+const SOCKET_WRITE_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED']);
+
 /**
  * Baileys' "Connection Closed" (428) from a send means the stanza never reached the socket: it was
  * closed, or a query the send needed first (devices, sessions) ended with it. The message is not sent,
- * and the instance is not connected: the caller may send it again once it is.
+ * and the instance is not connected: the caller may send it again once it is. A write the socket itself
+ * failed (a reset connection) may have left part of it on the wire: its outcome is unknown, and the
+ * caller sends it again under the same id, which WhatsApp takes as the same message.
  */
 async function notWrittenOnClose<T>(send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (err) {
     if (statusCodeOf(err) === Number(DisconnectReason.connectionClosed)) throw new NotConnectedError();
+    const code = (err as { code?: unknown } | undefined)?.code;
+    if (typeof code === 'string' && SOCKET_WRITE_ERRORS.has(code)) {
+      throw new OutcomeUnknownError(
+        `The connection to WhatsApp failed while the message was written (${code}): it may or may not be sent`,
+        { cause: err },
+      );
+    }
     throw err;
   }
 }
