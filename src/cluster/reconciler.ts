@@ -116,7 +116,8 @@ export class Reconciler {
         await this.options.host.deactivate(id, 'handoff');
         await this.options.router.handOff(id, target).catch(() => undefined);
         this.options.log.info({ instanceId: id, to: target }, 'handed off');
-      } else if (!runnable.has(id)) {
+      } else if (!runnable.has(id) && runnable.current) {
+        // Only a current list says an actor need not run: a held-back one lacks every number linked since.
         await this.#passivate(id);
       }
     }

@@ -3,6 +3,8 @@ import type { InstanceRepository } from '../store/store.js';
 export interface RunnableSet {
   ids: readonly string[];
   has(id: string): boolean;
+  /** False while a moved list is held back: an instance missing from it may be runnable (linked since). */
+  current: boolean;
 }
 
 /**
@@ -23,7 +25,7 @@ const MAX_HOLD_MS = 10_000;
  */
 export class RunnableInstances {
   #version: number | undefined;
-  #current: RunnableSet = { ids: [], has: () => false };
+  #current: RunnableSet = { ids: [], has: () => false, current: false };
   #nextReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -39,12 +41,12 @@ export class RunnableInstances {
       const started = this.now();
       const ids = await this.instances.listRunnable();
       const set = new Set(ids);
-      this.#current = { ids, has: (id) => set.has(id) };
+      this.#current = { ids, has: (id) => set.has(id), current: true };
       this.#version = version;
       const took = this.now() - started;
       this.#nextReadAt =
         took < SLOW_READ_MS ? Number.NEGATIVE_INFINITY : this.now() + Math.min(MAX_HOLD_MS, READ_SHARE * took);
     }
-    return this.#current;
+    return version === this.#version ? this.#current : { ...this.#current, current: false };
   }
 }

@@ -76,9 +76,13 @@ describe('RunnableInstances', () => {
     state.ids = ['b', 'c'];
     state.version = 1;
     now += 1000;
-    expect((await runnable.read()).ids, '1 s after a 200 ms read').to.deep.equal(['a', 'b']);
+    const held = await runnable.read();
+    expect(held.ids, '1 s after a 200 ms read').to.deep.equal(['a', 'b']);
+    expect(held.current, 'held back: not current').to.equal(false);
     now += 1000;
-    expect((await runnable.read()).ids, '2 s after it').to.deep.equal(['b', 'c']);
+    const read = await runnable.read();
+    expect(read.ids, '2 s after it').to.deep.equal(['b', 'c']);
+    expect(read.current).to.equal(true);
     expect(state.reads.filter((r) => r === 'list')).to.have.length(2);
   });
 
