@@ -28,6 +28,7 @@ import { CLUSTER_ADMIN_TOKEN } from '../test/cluster/node-process.js';
 import { startTestSimulator } from '../test/helpers/simulator.js';
 import type { TestSimulator } from '../test/helpers/simulator.js';
 import { linkFleet } from '../test/helpers/simulator-fleet.js';
+import { printStalls } from './node-stalls.js';
 import { seedInstances } from './seed-instances.js';
 import { fmt, printTable, summary } from './stats.js';
 import type { Summary } from './stats.js';
@@ -130,32 +131,6 @@ function printBatches(outputFrom: Map<NodeProcess, number>, killedAtWall: number
         );
       }
     }
-  }
-}
-
-/** Each node's lost leases and event-loop stalls over the run, and the store calls that held its loop. */
-function printStalls(nodes: NodeProcess[]): void {
-  console.log('lease losses and event-loop stalls, per node:');
-  for (const node of nodes) {
-    let lost = 0;
-    const stalls: number[] = [];
-    const blocking = new Map<string, number[]>();
-    for (const line of node.output.split('\n')) {
-      if (line.includes('"msg":"lease lost"')) lost++;
-      else if (line.includes('"msg":"event loop stalled"')) stalls.push((JSON.parse(line) as { ms: number }).ms);
-      else if (line.includes('"msg":"a store call blocked the event loop"')) {
-        const { call, ms } = JSON.parse(line) as { call: string; ms: number };
-        blocking.set(call, [...(blocking.get(call) ?? []), ms]);
-      }
-    }
-    const calls = [...blocking]
-      .sort(([, a], [, b]) => b.length - a.length)
-      .map(([call, ms]) => `${call} ${ms.length}× (max ${Math.max(...ms)} ms)`);
-    console.log(
-      `  ${node.nodeId}: ${lost} lease losses, ${stalls.length} stalls` +
-        (stalls.length ? ` (max ${Math.max(...stalls)} ms)` : '') +
-        (calls.length ? `; store calls that held the loop: ${calls.join(', ')}` : ''),
-    );
   }
 }
 

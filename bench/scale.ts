@@ -16,6 +16,7 @@
 import { ClusterFixture, sleep } from '../test/cluster/cluster-fixture.js';
 import { REDIS_CLUSTER } from '../test/helpers/redis-kinds.js';
 import { nodeMemory } from './node-memory.js';
+import { printStalls } from './node-stalls.js';
 import { idleTraffic } from './redis-traffic.js';
 import { seedInstances } from './seed-instances.js';
 import { fmt } from './stats.js';
@@ -77,6 +78,7 @@ async function main(): Promise<void> {
       );
     });
   } finally {
+    printStalls(c.nodes);
     await c.stop();
   }
 }
