@@ -110,7 +110,10 @@ const distribution = (owners: (string | undefined)[]) =>
  * each with when it began after the kill, and every wait for a holder the store still heard from.
  */
 function printBatches(outputFrom: Map<NodeProcess, number>, killedAtWall: number): void {
-  console.log("the survivors' activation batches of 100 or more since the kill (began at s after the kill):");
+  console.log(
+    "the survivors' activation batches of 100 or more and reconcile passes of 0.5 s or more since the kill " +
+      '(began at s after the kill):',
+  );
   for (const [node, from] of outputFrom) {
     for (const line of node.output.slice(from).split('\n')) {
       if (line.includes('"msg":"activated a batch"')) {
@@ -118,6 +121,19 @@ function printBatches(outputFrom: Map<NodeProcess, number>, killedAtWall: number
         const began = time - Object.values(ms).reduce((a, b) => a + b, 0) - killedAtWall;
         const phases = Object.entries(ms).map(([phase, t]) => `${phase} ${fmt(t, 0)}`);
         console.log(`  ${node.nodeId} at ${fmt(began / 1000, 3)} activated ${claimed}: ${phases.join(', ')} ms`);
+      } else if (line.includes('"msg":"a slow reconcile pass"')) {
+        const { ms, wanted, departed, time } = JSON.parse(line) as {
+          ms: Record<string, number>;
+          wanted: number;
+          departed: boolean;
+          time: number;
+        };
+        const began = time - Object.values(ms).reduce((a, b) => a + b, 0) - killedAtWall;
+        const phases = Object.entries(ms).map(([phase, t]) => `${phase} ${fmt(t, 0)}`);
+        console.log(
+          `  ${node.nodeId} at ${fmt(began / 1000, 3)} a reconcile pass${departed ? ' (a node left)' : ''}, ` +
+            `${wanted} to activate: ${phases.join(', ')} ms`,
+        );
       } else if (line.includes('the store heard from it within a TTL; waiting')) {
         const { holder, instances, heardMsAgo, time } = JSON.parse(line) as {
           holder: string;

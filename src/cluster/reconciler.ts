@@ -2,11 +2,15 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 import type { HostedActors } from './actor-host.js';
 import type { Membership } from './membership.js';
+import { systemClock } from '../util/clock.js';
 import { LoopSlicer } from '../util/loop-slicer.js';
+import { PhaseTimer } from '../util/phase-timer.js';
 import { PlacementMemo } from './placement.js';
 import type { Router } from './router.js';
 import { RunnableInstances } from './runnable-instances.js';
 
+/** A pass this long (ms) logs where its time went. */
+const SLOW_PASS_MS = 500;
 /** How often a node looks while a departed node's lease is about to lapse. */
 const FAST_POLL_MS = 250;
 /** Past a lease's known expiry: Redis expires a key within a millisecond or so of its PTTL. */
@@ -86,7 +90,9 @@ export class Reconciler {
     if (!live.includes(this.options.nodeId)) return; // not registered (yet, or any more): own nothing new
     // A node that left since the last pass leaves instances due here now: the list read is not held back.
     const departed = this.#live.some((n) => !live.includes(n));
+    const phases = new PhaseTimer(systemClock);
     const runnable = await this.#runnable.read(departed);
+    phases.mark('read');
     this.#live = live;
     const place = this.#placement.pass(live);
 
@@ -99,6 +105,7 @@ export class Reconciler {
       await slicer.pause();
       if (!this.options.host.get(id) && place(id) === this.options.nodeId) mine.push(id);
     }
+    phases.mark('place');
     if (mine.length) {
       const report = await this.options.host.activateMany(mine);
       // A departed node's lease runs out any moment now: look again right when it lapses.
@@ -107,6 +114,7 @@ export class Reconciler {
       if (report.retryInMs !== undefined) waits.push(report.retryInMs);
       if (waits.length) this.#soon(Math.min(...waits));
     }
+    phases.mark('activate');
 
     for (const id of this.options.host.ids()) {
       await slicer.pause();
@@ -120,6 +128,14 @@ export class Reconciler {
         // Only a current list says an actor need not run: a held-back one lacks every number linked since.
         await this.#passivate(id);
       }
+    }
+    phases.mark('hosted');
+    const ms = phases.all();
+    if (Object.values(ms).reduce((a, b) => a + b, 0) >= SLOW_PASS_MS) {
+      this.options.log.info(
+        { ms, wanted: mine.length, departed, listed: runnable.ids.length },
+        'a slow reconcile pass',
+      );
     }
   }
 
