@@ -11,17 +11,34 @@ interface Placed {
   score: bigint;
 }
 
-/** The highest of `nodes` for an instance, starting from `from`; an equal weight goes to the smaller node id. */
-function best(
+/** Whether `a` wins over `b`: the higher weight, an equal weight to the smaller node id. */
+function beats(a: Placed, b: Placed | undefined): boolean {
+  return !b || a.score > b.score || (a.score === b.score && a.node < b.node);
+}
+
+/**
+ * An instance's winner and runner-up over some nodes. `exact`: the runner-up is the best of every live node
+ * but the winner (false once the winner left and the runner-up took its place: who is next is not known).
+ */
+interface Ranked {
+  first: Placed;
+  second: Placed | undefined;
+  exact: boolean;
+}
+
+/** `from` weighed against `nodes` as well (all nodes when `from` is undefined). */
+function rank(
   instanceId: string,
   nodes: readonly string[],
   score: typeof nodeScore,
-  from?: Placed,
-): Placed | undefined {
+  from?: Ranked,
+): Ranked | undefined {
   let top = from;
   for (const node of nodes) {
-    const s = score(node, instanceId);
-    if (!top || s > top.score || (s === top.score && node < top.node)) top = { node, score: s };
+    const p = { node, score: score(node, instanceId) };
+    if (!top) top = { first: p, second: undefined, exact: true };
+    else if (beats(p, top.first)) top = { first: p, second: top.first, exact: top.exact };
+    else if (beats(p, top.second)) top = { ...top, second: p };
   }
   return top;
 }
@@ -32,22 +49,23 @@ function best(
  * leaves, only its own instances move.
  */
 export function placeInstance(instanceId: string, nodeIds: readonly string[]): string | undefined {
-  return best(instanceId, nodeIds, nodeScore)?.node;
+  return rank(instanceId, nodeIds, nodeScore)?.first.node;
 }
 
 /**
  * `placeInstance` over the live nodes of each reconcile pass, remembered between passes: a pass places every
  * runnable instance each second, and one sha1 per node and instance cost a node about 300 ms a pass at
- * 20,000 instances over five nodes. When the live nodes change, an instance whose node is still live can
- * only go to a node that joined (it beat every other one already): it is weighed against the joined nodes
- * alone, and only the instances of a node that left are placed afresh. So a failover at 50,000 instances
- * hashes a fifth of them once per node instead of all of them, and a join one hash per instance, while the
- * survivors' passes race the dead node's lease. What a pass does not ask for is forgotten (a deleted
- * instance's answer does not stay).
+ * 20,000 instances over five nodes. Each instance's runner-up is remembered beside its node. When the live
+ * nodes change, an instance whose node is still live can only go to a node that joined (it beat every
+ * other one already): it is weighed against the joined nodes alone; one whose node left goes to its
+ * runner-up (the best of the rest), weighed against the joined nodes. Only an instance whose runner-up is
+ * not known or left too is placed afresh. So the pass that claims a dead node's instances, racing its
+ * lease, hashes nothing, and a join costs one hash per instance. What a pass does not ask for is forgotten
+ * (a deleted instance's answer does not stay).
  */
 export class PlacementMemo {
   #live: ReadonlySet<string> = new Set();
-  #placed = new Map<string, Placed | undefined>();
+  #placed = new Map<string, Ranked | undefined>();
 
   constructor(private readonly score: typeof nodeScore = nodeScore) {}
 
@@ -57,15 +75,20 @@ export class PlacementMemo {
     const liveNow = new Set(live);
     const all = [...liveNow];
     const joined = all.filter((n) => !this.#live.has(n));
-    const now = new Map<string, Placed | undefined>();
+    const now = new Map<string, Ranked | undefined>();
     this.#live = liveNow;
     this.#placed = now;
+    const alive = (p: Placed | undefined) => p === undefined || liveNow.has(p.node);
     return (id) => {
-      if (now.has(id)) return now.get(id)?.node;
+      if (now.has(id)) return now.get(id)?.first.node;
       const was = before.get(id);
-      const placed = was && liveNow.has(was.node) ? best(id, joined, this.score, was) : best(id, all, this.score);
+      let placed: Ranked | undefined;
+      if (was && liveNow.has(was.first.node) && alive(was.second)) placed = rank(id, joined, this.score, was);
+      else if (was && !liveNow.has(was.first.node) && was.exact && was.second && liveNow.has(was.second.node)) {
+        placed = rank(id, joined, this.score, { first: was.second, second: undefined, exact: false });
+      } else placed = rank(id, all, this.score);
       now.set(id, placed);
-      return placed?.node;
+      return placed?.first.node;
     };
   }
 }

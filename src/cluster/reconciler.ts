@@ -88,12 +88,11 @@ export class Reconciler {
   async #pass(): Promise<void> {
     const live = this.options.membership.liveNodes().map((n) => n.nodeId);
     if (!live.includes(this.options.nodeId)) return; // not registered (yet, or any more): own nothing new
-    // A node that left since the last pass leaves instances due here now: the list read is not held back.
     const departed = this.#live.some((n) => !live.includes(n));
-    const phases = new PhaseTimer(systemClock);
-    const runnable = await this.#runnable.read(departed);
-    phases.mark('read');
     this.#live = live;
+    const phases = new PhaseTimer(systemClock);
+    const runnable = await this.#runnable.read();
+    phases.mark('read');
     const place = this.#placement.pass(live);
 
     // At rest every instance placed here runs here: the store's runnable version read (the list only when

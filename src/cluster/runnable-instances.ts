@@ -8,9 +8,9 @@ export interface RunnableSet {
 }
 
 /**
- * The list is read again at most once per this many times its last read's duration: while numbers are
- * being linked the version moves every pass, and every node reading 50,000 rows each second was most
- * of a 2-core machine.
+ * While the version keeps moving (numbers being linked), the list is read again at most once per this
+ * many times its last read's duration: every node reading 50,000 rows each second was most of a 2-core
+ * machine. Once the version holds still for a pass, the list is read at once.
  */
 const READ_SHARE = 10;
 /** A read quicker than this (a few thousand instances) is not held back at all. */
@@ -27,17 +27,20 @@ export class RunnableInstances {
   #version: number | undefined;
   #current: RunnableSet = { ids: [], has: () => false, current: false };
   #nextReadAt = Number.NEGATIVE_INFINITY;
+  /** The version the last call saw. */
+  #seen: number | undefined;
 
   constructor(
     private readonly instances: Pick<InstanceRepository, 'runnableVersion' | 'listRunnable'>,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** `fresh`: a moved list is read now, however recent the last read (a node left: its instances are due). */
-  async read(fresh = false): Promise<RunnableSet> {
+  async read(): Promise<RunnableSet> {
     // The version first: a change committed after this read shows as a newer version next time.
     const version = await this.instances.runnableVersion();
-    if (version !== this.#version && (fresh || this.now() >= this.#nextReadAt)) {
+    const settled = version === this.#seen;
+    this.#seen = version;
+    if (version !== this.#version && (settled || this.now() >= this.#nextReadAt)) {
       const started = this.now();
       const ids = await this.instances.listRunnable();
       const set = new Set(ids);

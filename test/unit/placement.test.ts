@@ -67,7 +67,56 @@ describe('placeInstance (rendezvous hashing)', () => {
   });
 });
 
+/** The node second to an instance's over `nodes`, by placeInstance's rule. */
+function runnerUp(id: string, nodes: readonly string[]): string | undefined {
+  const first = placeInstance(id, nodes);
+  return placeInstance(
+    id,
+    nodes.filter((n) => n !== first),
+  );
+}
+
 describe('PlacementMemo: placement remembered between reconcile passes', () => {
+  it('hashes nothing when a node dies: its instances go to their runner-up', () => {
+    let hashed = 0;
+    const memo = new PlacementMemo((node, id) => {
+      hashed++;
+      return nodeScore(node, id);
+    });
+    const ids = IDS.slice(0, 1000);
+    const five = ['n1', 'n2', 'n3', 'n4', 'n5'];
+    ids.forEach(memo.pass(five));
+    const afterFirst = hashed;
+    const four = ['n1', 'n2', 'n3', 'n5'];
+    const place = memo.pass(four);
+    expect(ids.map(place)).to.deep.equal(ids.map((id) => placeInstance(id, four)));
+    // Only the instances whose runner-up was the dead node are weighed again (four hashes each).
+    const runnerUpN4 = ids.filter((id) => runnerUp(id, five) === 'n4').length;
+    expect(hashed - afterFirst).to.equal(runnerUpN4 * 4);
+  });
+
+  it('answers as placeInstance through any sequence of nodes leaving and joining', () => {
+    const ids = IDS.slice(0, 300);
+    const memo = new PlacementMemo();
+    const pool = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'];
+    let seed = 42;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let live = ['n1', 'n2', 'n3'];
+    for (let pass = 0; pass < 200; pass++) {
+      const place = memo.pass(live);
+      expect(ids.map(place), `pass ${pass} over ${live.join(',')}`).to.deep.equal(
+        ids.map((id) => placeInstance(id, live)),
+      );
+      // Each pass one or two nodes leave or join (never none left).
+      for (let k = random() < 0.5 ? 1 : 2; k > 0; k--) {
+        const n = pool[Math.floor(random() * pool.length)]!;
+        if (live.includes(n)) {
+          if (live.length > 1) live = live.filter((x) => x !== n);
+        } else live = [...live, n];
+      }
+    }
+  });
+
   it('answers as placeInstance; weighs an instance again only against nodes that joined, and places afresh only those of a node that left', () => {
     let hashed = 0;
     const memo = new PlacementMemo((node, id) => {
@@ -88,12 +137,14 @@ describe('PlacementMemo: placement remembered between reconcile passes', () => {
     const joined = memo.pass(four);
     expect(ids.map(joined)).to.deep.equal(ids.map((id) => placeInstance(id, four)));
     expect(hashed).to.equal(500 * 4);
-    // It leaves again: only its instances are placed afresh, over the three left.
     const onD = ids.filter((id) => placeInstance(id, four) === 'node-d').length;
     expect(onD).to.be.within(80, 170);
+    // It leaves again: its instances go to their runner-up, unhashed; those whose runner-up it was are placed afresh.
+    const runnerUpD = ids.filter((id) => runnerUp(id, four) === 'node-d').length;
+    expect(runnerUpD).to.be.within(80, 170);
     const left = memo.pass(THREE);
     expect(ids.map(left)).to.deep.equal(ids.map((id) => placeInstance(id, THREE)));
-    expect(hashed).to.equal(500 * 4 + onD * 3);
+    expect(hashed).to.equal(500 * 4 + runnerUpD * 3);
     // Another node leaves and two join at once: the same answers as placing from scratch.
     const mixed = ['node-a', 'node-c', 'node-e', 'node-f'];
     const changed = memo.pass(mixed);

@@ -80,13 +80,14 @@ describe('RunnableInstances', () => {
     expect(held.ids, '1 s after a 200 ms read').to.deep.equal(['a', 'b']);
     expect(held.current, 'held back: not current').to.equal(false);
     now += 1000;
+    state.version = 2; // still moving: only the time lets it through
     const read = await runnable.read();
     expect(read.ids, '2 s after it').to.deep.equal(['b', 'c']);
     expect(read.current).to.equal(true);
     expect(state.reads.filter((r) => r === 'list')).to.have.length(2);
   });
 
-  it('reads a moved list at once when asked for a fresh one, however recent the last read', async () => {
+  it('reads a moved list at once when the version held still since the last pass', async () => {
     const { state, repo } = fakeInstances();
     let now = 0;
     const slow = {
@@ -99,7 +100,11 @@ describe('RunnableInstances', () => {
     const runnable = new RunnableInstances(slow, () => now);
     await runnable.read();
     [state.version, state.ids] = [1, ['c']];
-    expect((await runnable.read()).ids, 'held back').to.deep.equal(['a', 'b']);
-    expect((await runnable.read(true)).ids, 'fresh').to.deep.equal(['c']);
+    expect((await runnable.read()).ids, 'moved: held back').to.deep.equal(['a', 'b']);
+    [state.version, state.ids] = [2, ['d']];
+    expect((await runnable.read()).ids, 'moved again: held back').to.deep.equal(['a', 'b']);
+    const settled = await runnable.read();
+    expect(settled.ids, 'the same version as the pass before: read').to.deep.equal(['d']);
+    expect(settled.current).to.equal(true);
   });
 });
