@@ -19,6 +19,17 @@ function fakeInstances() {
   };
 }
 
+/** The repository whose list takes 200 ms of `clock` to read. */
+function slowList(repo: ReturnType<typeof fakeInstances>['repo'], clock: { now: number }) {
+  return {
+    ...repo,
+    async listRunnable() {
+      clock.now += 200;
+      return repo.listRunnable();
+    },
+  };
+}
+
 describe('RunnableInstances', () => {
   it('lists once, then reads only the version while it stays', async () => {
     const { state, repo } = fakeInstances();
@@ -63,23 +74,16 @@ describe('RunnableInstances', () => {
 
   it('holds a moved version back for ten times its last read, so a slow list is not read every pass', async () => {
     const { state, repo } = fakeInstances();
-    let now = 0;
-    const slow = {
-      ...repo,
-      async listRunnable() {
-        now += 200; // the list took 200 ms
-        return repo.listRunnable();
-      },
-    };
-    const runnable = new RunnableInstances(slow, () => now);
+    const clock = { now: 0 };
+    const runnable = new RunnableInstances(slowList(repo, clock), () => clock.now);
     await runnable.read();
     state.ids = ['b', 'c'];
     state.version = 1;
-    now += 1000;
+    clock.now += 1000;
     const held = await runnable.read();
     expect(held.ids, '1 s after a 200 ms read').to.deep.equal(['a', 'b']);
     expect(held.current, 'held back: not current').to.equal(false);
-    now += 1000;
+    clock.now += 1000;
     state.version = 2; // still moving: only the time lets it through
     const read = await runnable.read();
     expect(read.ids, '2 s after it').to.deep.equal(['b', 'c']);
@@ -89,15 +93,8 @@ describe('RunnableInstances', () => {
 
   it('reads a moved list at once when the version held still since the last pass', async () => {
     const { state, repo } = fakeInstances();
-    let now = 0;
-    const slow = {
-      ...repo,
-      async listRunnable() {
-        now += 200;
-        return repo.listRunnable();
-      },
-    };
-    const runnable = new RunnableInstances(slow, () => now);
+    const clock = { now: 0 };
+    const runnable = new RunnableInstances(slowList(repo, clock), () => clock.now);
     await runnable.read();
     [state.version, state.ids] = [1, ['c']];
     expect((await runnable.read()).ids, 'moved: held back').to.deep.equal(['a', 'b']);
