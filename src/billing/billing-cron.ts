@@ -82,7 +82,7 @@ export class BillingCron {
       // An account of 100,000 instances is seconds of work: in slices, so the node's lease renewals run.
       const slicer = new LoopSlicer();
       for (const instance of instances) {
-        await slicer.pause();
+        if (slicer.due()) await slicer.yield();
         for (const due of instanceEvents(account, instance, now, this.options.terms)) {
           if (!(await this.#record(due, now))) return;
         }

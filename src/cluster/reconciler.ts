@@ -101,7 +101,7 @@ export class Reconciler {
     const slicer = new LoopSlicer();
     const mine: string[] = [];
     for (const id of runnable.ids) {
-      await slicer.pause();
+      if (slicer.due()) await slicer.yield();
       if (!this.options.host.get(id) && place(id) === this.options.nodeId) mine.push(id);
     }
     phases.mark('place');
@@ -116,7 +116,7 @@ export class Reconciler {
     phases.mark('activate');
 
     for (const id of this.options.host.ids()) {
-      await slicer.pause();
+      if (slicer.due()) await slicer.yield();
       const target = place(id);
       if (target !== this.options.nodeId && target !== undefined && runnable.has(id)) {
         if (!this.#takeMove()) continue;
