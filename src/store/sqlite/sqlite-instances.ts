@@ -1,3 +1,4 @@
+import { setImmediate as turn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { ConflictError, FencedError, QuotaExceededError } from '../../errors.js';
 import type {
@@ -13,7 +14,6 @@ import type {
 import type { ConfigBlock, InstanceRepository } from '../store.js';
 import { AUTH_NAMESPACE } from '../namespaces.js';
 
-import { setImmediate as turn } from 'node:timers/promises';
 import { retryWhileBusy } from './busy-wait.js';
 import { isUniqueViolation, str } from './sqlite-rows.js';
 import type { Row } from './sqlite-rows.js';
@@ -254,7 +254,7 @@ export class SqliteInstances implements InstanceRepository {
        WHERE id = ? AND owner_epoch = ? RETURNING owner_epoch`,
     );
     // A failover takes thousands of instances: a few transactions (one fsync each) instead of one per
-    // instance, none long enough to hold the other processes' writes (they wait on the lock synchronously).
+    // instance, none holding the file's write lock long enough to keep the other processes' writes waiting.
     const taken = new Map<string, number>();
     const claimAll = this.db.transaction((batch: { id: string; epoch: number }[]) => {
       for (const c of batch) {
