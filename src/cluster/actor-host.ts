@@ -51,6 +51,8 @@ export interface ActivationReport {
 /** The actors of a node as the router and the reconciler see them. */
 export interface HostedActors {
   readonly size: number;
+  /** Moves whenever an actor is added or removed: a reconcile pass that saw the same one need not walk again. */
+  readonly generation: number;
   ids(): string[];
   get(instanceId: string): HostedActor | undefined;
   activate(instanceId: string): Promise<HostedActor | undefined>;
@@ -82,6 +84,7 @@ export class ActorHost<S = ActorContext> implements HostedActors {
   readonly #clock: Clock;
   #releaseTimer: Cancel | undefined;
   #closed = false;
+  #generation = 0;
 
   constructor(private readonly options: ActorHostOptions<S>) {
     this.#clock = options.clock ?? systemClock;
@@ -128,6 +131,10 @@ export class ActorHost<S = ActorContext> implements HostedActors {
 
   get size(): number {
     return this.#actors.size;
+  }
+
+  get generation(): number {
+    return this.#generation;
   }
 
   ids(): string[] {
@@ -319,6 +326,7 @@ export class ActorHost<S = ActorContext> implements HostedActors {
       onSelfStop: (reason) => void this.#forget(instanceId, actor, reason),
     });
     this.#actors.set(instanceId, actor);
+    this.#generation++;
     try {
       await actor.activate();
     } catch (err) {
@@ -344,6 +352,7 @@ export class ActorHost<S = ActorContext> implements HostedActors {
   async #forget(instanceId: string, actor: InstanceActor<S>, reason: StopReason): Promise<void> {
     if (this.#actors.get(instanceId) !== actor) return;
     this.#actors.delete(instanceId);
+    this.#generation++;
     await actor.stop(reason);
     // Lost or fenced: someone else's now, nothing to let go.
     if (reason !== 'lease-lost' && reason !== 'fenced') await this.#release(instanceId, actor.epoch);

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
-import type { HostedActors } from './actor-host.js';
+import type { ActivationReport, HostedActors } from './actor-host.js';
 import type { Membership } from './membership.js';
 import { systemClock } from '../util/clock.js';
+import type { Cancel, Clock } from '../util/clock.js';
 import { LoopSlicer } from '../util/loop-slicer.js';
 import { PhaseTimer } from '../util/phase-timer.js';
 import { PlacementMemo } from './placement.js';
@@ -31,6 +32,16 @@ export interface ReconcilerOptions {
   moveWindowMs: number;
   /** An actor of an instance that need not run is passivated after this long without calls. @default 60000 */
   idleMs: number;
+  /** Passes, fast polls and the move window run on it; actors' `lastActivity` must be on it too. @default systemClock */
+  clock?: Clock;
+}
+
+/** What a walk over every instance depends on: while all of it stays the same, a walk finds nothing new. */
+interface Inputs {
+  live: string;
+  ids: readonly string[];
+  current: boolean;
+  generation: number;
 }
 
 /**
@@ -38,33 +49,48 @@ export interface ReconcilerOptions {
  * hashing gives to this node and nobody holds, hands off (rate-limited) the ones a joining node now
  * wins, and passivates idle actors of instances that need not run (at once when their account is
  * disabled). A dead node's instances come back here once its node lease has lapsed.
+ *
+ * A pass walks every runnable instance only when something it depends on moved since the last walk (the
+ * live nodes, the runnable list, this node's actors) or the last walk left moves over the rate limit.
+ * Otherwise it looks only at what the last walk left waiting: instances another node still held, and
+ * actors waiting to be idle long enough. So a node at rest costs a version read a second, and the pass
+ * that claims a dead node's instances when its lease lapses asks for those alone.
  */
 export class Reconciler {
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Cancel | undefined;
   #running = false;
   #again = false;
   #moves: number[] = [];
-  #fastPoll: NodeJS.Timeout | undefined;
+  #fastPoll: Cancel | undefined;
   #fastPollAt = 0;
   readonly #placement = new PlacementMemo();
+  readonly #clock: Clock;
   /** The live nodes of the last pass. */
   #live: string[] = [];
   readonly #runnable: RunnableInstances;
+  /** What the last walk saw; undefined until the first, and after a walk that must be done again. */
+  #walked: Inputs | undefined;
+  /** Placed here, wanted by the last walk, not active yet (held elsewhere, or its holder undecided). */
+  #waiting: string[] = [];
+  /** Actors of instances that need not run, stopped once idle. */
+  #idle: string[] = [];
 
   constructor(private readonly options: ReconcilerOptions) {
-    this.#runnable = new RunnableInstances(options.store.instances);
+    this.#clock = options.clock ?? systemClock;
+    this.#runnable = new RunnableInstances(options.store.instances, () => this.#clock.now());
   }
 
   start(): void {
-    this.#timer = setInterval(() => this.kick(), this.options.intervalMs);
+    this.#timer = this.#clock.every(this.options.intervalMs, () => this.kick());
     this.options.membership.onChange(() => this.kick());
     this.kick();
   }
 
   stop(): void {
-    clearInterval(this.#timer);
-    clearTimeout(this.#fastPoll);
+    this.#timer?.();
+    this.#fastPoll?.();
     this.#timer = undefined;
+    this.#fastPoll = undefined;
   }
 
   /** Runs a pass now (or right after the current one). */
@@ -75,7 +101,10 @@ export class Reconciler {
     }
     this.#running = true;
     void this.#pass()
-      .catch((err: unknown) => this.options.log.warn({ err }, 'reconcile pass failed'))
+      .catch((err: unknown) => {
+        this.#walked = undefined;
+        this.options.log.warn({ err }, 'reconcile pass failed');
+      })
       .finally(() => {
         this.#running = false;
         if (this.#again && this.#timer) {
@@ -90,13 +119,34 @@ export class Reconciler {
     if (!live.includes(this.options.nodeId)) return; // not registered (yet, or any more): own nothing new
     const departed = this.#live.some((n) => !live.includes(n));
     this.#live = live;
-    const phases = new PhaseTimer(systemClock);
+    const phases = new PhaseTimer(this.#clock);
     const runnable = await this.#runnable.read();
     phases.mark('read');
+    // Read before the walk: an actor added or removed while it runs makes the next pass walk again.
+    const inputs: Inputs = {
+      live: live.join('\u0000'),
+      ids: runnable.ids,
+      current: runnable.current,
+      generation: this.options.host.generation,
+    };
+    const last = this.#walked;
+    if (
+      last &&
+      last.live === inputs.live &&
+      last.ids === inputs.ids &&
+      last.current === inputs.current &&
+      last.generation === inputs.generation
+    ) {
+      await this.#activate(
+        live,
+        this.#waiting.filter((id) => !this.options.host.get(id)),
+      );
+      await this.#passivateIdle();
+      return;
+    }
+    this.#walked = inputs;
     const place = this.#placement.pass(live);
 
-    // At rest every instance placed here runs here: the store's runnable version read (the list only when
-    // it moved), placements remembered, no Redis.
     // Placing 50,000 instances afresh (a node left or joined) takes seconds: in slices, so renewals run.
     const slicer = new LoopSlicer();
     const mine: string[] = [];
@@ -105,29 +155,28 @@ export class Reconciler {
       if (!this.options.host.get(id) && place(id) === this.options.nodeId) mine.push(id);
     }
     phases.mark('place');
-    if (mine.length) {
-      const report = await this.options.host.activateMany(mine);
-      // A departed node's lease runs out any moment now: look again right when it lapses.
-      const liveSet = new Set(live);
-      const waits = report.busy.filter((b) => !liveSet.has(b.node)).map((b) => b.expiresInMs + LAPSE_MARGIN_MS);
-      if (report.retryInMs !== undefined) waits.push(report.retryInMs);
-      if (waits.length) this.#soon(Math.min(...waits));
-    }
+    await this.#activate(live, mine);
     phases.mark('activate');
 
+    const idle: string[] = [];
     for (const id of this.options.host.ids()) {
       if (slicer.due()) await slicer.yield();
       const target = place(id);
       if (target !== this.options.nodeId && target !== undefined && runnable.has(id)) {
-        if (!this.#takeMove()) continue;
+        if (!this.#takeMove()) {
+          this.#walked = undefined; // the rest move on a later walk
+          continue;
+        }
         await this.options.host.deactivate(id, 'handoff');
         await this.options.router.handOff(id, target).catch(() => undefined);
         this.options.log.info({ instanceId: id, to: target }, 'handed off');
       } else if (!runnable.has(id) && runnable.current) {
         // Only a current list says an actor need not run: a held-back one lacks every number linked since.
-        await this.#passivate(id);
+        idle.push(id);
       }
     }
+    this.#idle = idle;
+    await this.#passivateIdle();
     phases.mark('hosted');
     const ms = phases.all();
     if (Object.values(ms).reduce((a, b) => a + b, 0) >= SLOW_PASS_MS) {
@@ -136,6 +185,32 @@ export class Reconciler {
         'a slow reconcile pass',
       );
     }
+  }
+
+  /** Activates `ids` (placed here, not active); the ones still held elsewhere wait for a later pass. */
+  async #activate(live: string[], ids: string[]): Promise<void> {
+    this.#waiting = ids;
+    if (ids.length === 0) return;
+    const report = await this.options.host.activateMany(ids);
+    this.#waiting = ids.filter((id) => !this.options.host.get(id));
+    this.#lookAgain(live, report);
+  }
+
+  /** A departed node's lease runs out any moment now: look again right when it lapses. */
+  #lookAgain(live: string[], report: ActivationReport): void {
+    const liveSet = new Set(live);
+    const waits = report.busy.filter((b) => !liveSet.has(b.node)).map((b) => b.expiresInMs + LAPSE_MARGIN_MS);
+    if (report.retryInMs !== undefined) waits.push(report.retryInMs);
+    if (waits.length) this.#soon(Math.min(...waits));
+  }
+
+  async #passivateIdle(): Promise<void> {
+    const slicer = new LoopSlicer();
+    for (const id of this.#idle) {
+      if (slicer.due()) await slicer.yield();
+      await this.#passivate(id);
+    }
+    this.#idle = this.#idle.filter((id) => this.options.host.get(id));
   }
 
   /** An actor of an instance that need not run: stopped at once if its account is disabled, else when idle. */
@@ -149,7 +224,7 @@ export class Reconciler {
       this.options.log.info({ instanceId: id }, 'stopped: its account is disabled');
       return;
     }
-    if (performance.now() - actor.lastActivity > this.options.idleMs && actor.queueLength === 0) {
+    if (this.#clock.now() - actor.lastActivity > this.options.idleMs && actor.queueLength === 0) {
       await this.options.host.deactivate(id, instance ? 'idle' : 'deleted');
     }
   }
@@ -158,17 +233,18 @@ export class Reconciler {
   #soon(lapseMs?: number): void {
     if (!this.#timer) return;
     const delay = Math.max(1, Math.min(FAST_POLL_MS, this.options.intervalMs, lapseMs ?? Infinity));
-    if (this.#fastPoll && this.#fastPollAt <= performance.now() + delay) return;
-    clearTimeout(this.#fastPoll);
-    this.#fastPollAt = performance.now() + delay;
-    this.#fastPoll = setTimeout(() => {
+    const now = this.#clock.now();
+    if (this.#fastPoll && this.#fastPollAt <= now + delay) return;
+    this.#fastPoll?.();
+    this.#fastPollAt = now + delay;
+    this.#fastPoll = this.#clock.after(delay, () => {
       this.#fastPoll = undefined;
       this.kick();
-    }, delay);
+    });
   }
 
   #takeMove(): boolean {
-    const now = performance.now();
+    const now = this.#clock.now();
     this.#moves = this.#moves.filter((t) => now - t < this.options.moveWindowMs);
     if (this.#moves.length >= this.options.movesPerWindow) return false;
     this.#moves.push(now);
