@@ -69,18 +69,24 @@ export class PlacementMemo {
 
   constructor(private readonly score: typeof nodeScore = nodeScore) {}
 
-  /** The placement function for one pass over `live`. */
-  pass(live: readonly string[]): (instanceId: string) => string | undefined {
+  /**
+   * The placement function for one pass over `live`. A pass forgets what it does not ask for, unless it
+   * `keeps` the rest: a pass that places only a departed node's instances keeps everyone else's answer
+   * (each still the best of the nodes it was weighed against, all of them live or gone since).
+   */
+  pass(live: readonly string[], options: { keep?: boolean } = {}): (instanceId: string) => string | undefined {
     const before = this.#placed;
     const liveNow = new Set(live);
     const all = [...liveNow];
     const joined = all.filter((n) => !this.#live.has(n));
-    const now = new Map<string, Ranked | undefined>();
+    const now = options.keep ? before : new Map<string, Ranked | undefined>();
+    const asked = options.keep ? new Set<string>() : undefined;
     this.#live = liveNow;
     this.#placed = now;
     const alive = (p: Placed | undefined) => p === undefined || liveNow.has(p.node);
     return (id) => {
-      if (now.has(id)) return now.get(id)?.first.node;
+      if (asked ? asked.has(id) : now.has(id)) return now.get(id)?.first.node;
+      asked?.add(id);
       const was = before.get(id);
       let placed: Ranked | undefined;
       if (was && liveNow.has(was.first.node) && alive(was.second)) placed = rank(id, joined, this.score, was);

@@ -117,6 +117,37 @@ describe('PlacementMemo: placement remembered between reconcile passes', () => {
     }
   });
 
+  it('keeps every answer right through passes that place only the instances of the nodes that left', () => {
+    const ids = IDS.slice(0, 300);
+    const memo = new PlacementMemo();
+    const pool = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'];
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let live = ['n1', 'n2', 'n3', 'n4'];
+    let onNode = new Map(ids.map((id) => [id, placeInstance(id, live)]));
+    ids.forEach(memo.pass(live));
+    for (let pass = 0; pass < 200; pass++) {
+      const before = live;
+      const n = pool[Math.floor(random() * pool.length)]!;
+      if (live.includes(n)) {
+        if (live.length > 1) live = live.filter((x) => x !== n);
+      } else live = [...live, n];
+      const gone = before.filter((x) => !live.includes(x));
+      if (gone.length && live.every((x) => before.includes(x))) {
+        // As the reconciler's pass after a departure: the departed node's instances alone, the rest kept.
+        const place = memo.pass(live, { keep: true });
+        for (const id of ids) if (gone.includes(onNode.get(id)!)) onNode.set(id, place(id)!);
+      } else {
+        const place = memo.pass(live);
+        onNode = new Map(ids.map((id) => [id, place(id)!]));
+      }
+      expect(
+        ids.map((id) => onNode.get(id)),
+        `pass ${pass} over ${live.join(',')}`,
+      ).to.deep.equal(ids.map((id) => placeInstance(id, live)));
+    }
+  });
+
   it('answers as placeInstance; weighs an instance again only against nodes that joined, and places afresh only those of a node that left', () => {
     let hashed = 0;
     const memo = new PlacementMemo((node, id) => {

@@ -62,6 +62,8 @@ class Host implements HostedActors {
   readonly stopped: [string, StopReason][] = [];
   generation = 0;
   lookups = 0;
+  /** Calls of ids(): one per walk over every instance (its look at this node's actors). */
+  walks = 0;
 
   constructor(private readonly clock: ManualClock) {}
 
@@ -69,6 +71,7 @@ class Host implements HostedActors {
     return this.actors.size;
   }
   ids(): string[] {
+    this.walks++;
     return [...this.actors.keys()];
   }
   get(id: string): HostedActor | undefined {
@@ -204,8 +207,10 @@ describe('Reconciler', () => {
     const lapse = t.clock.now() + 1200;
     for (const id of bs) t.host.held.set(id, { node: 'node-b', until: lapse });
     t.host.batches.length = 0;
+    const walks = t.host.walks;
     t.members.set([ME]);
     await flush();
+    expect(t.host.walks, 'walks after the departure').to.equal(walks);
     expect(t.host.batches).to.have.length(1);
     expect([...t.host.batches[0]!].sort()).to.deep.equal([...bs].sort());
 
@@ -221,6 +226,29 @@ describe('Reconciler', () => {
     await t.clock.advance(lapse - t.clock.now() + 10);
     for (const id of bs) expect(t.host.actors.has(id), id).to.equal(true);
     expect(t.host.size).to.equal(3000);
+    expect(t.host.walks, 'walks until the claim').to.equal(walks);
+  });
+
+  it('after a departure and a join, runs exactly what placement gives it', async () => {
+    const t = setup(1500, [ME, 'node-b', 'node-c'], { moves: 10_000 });
+    stop = () => t.reconciler.stop();
+    t.reconciler.start();
+    await t.clock.advance(2 * INTERVAL);
+    expect([...t.host.actors.keys()].sort()).to.deep.equal(t.placedHere([ME, 'node-b', 'node-c']).sort());
+    for (const id of t.instances.runnable) {
+      const on = placeInstance(id, [ME, 'node-b', 'node-c']);
+      if (on !== ME) t.host.held.set(id, { node: on!, until: Infinity });
+    }
+    // node-c leaves: its instances are free at once (a graceful stop), node-b's stay held.
+    for (const [id, h] of t.host.held) if (h.node === 'node-c') t.host.held.delete(id);
+    t.members.set([ME, 'node-b']);
+    await t.clock.advance(2 * INTERVAL);
+    expect([...t.host.actors.keys()].sort()).to.deep.equal(t.placedHere([ME, 'node-b']).sort());
+    t.members.set([ME, 'node-b', 'node-d']);
+    await t.clock.advance(2 * INTERVAL);
+    expect([...t.host.actors.keys()].sort()).to.deep.equal(t.placedHere([ME, 'node-b', 'node-d']).sort());
+    expect(t.handoffs.map(([, to]) => to)).to.satisfy((to: string[]) => to.every((n) => n === 'node-d'));
+    expect(t.handoffs).to.not.be.empty;
   });
 
   it('hands off to a joining node at the rate limit, and carries on with no other change', async () => {
