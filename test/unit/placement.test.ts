@@ -136,7 +136,7 @@ describe('PlacementMemo: placement remembered between reconcile passes', () => {
       if (gone.length && live.every((x) => before.includes(x))) {
         // As the reconciler's pass after a departure: the departed node's instances alone, the rest kept.
         const place = memo.pass(live, { keep: true });
-        for (const id of ids) if (gone.includes(onNode.get(id)!)) onNode.set(id, place(id)!);
+        for (const id of ids) if (gone.includes(onNode.get(id)!)) onNode.set(id, place(id));
       } else {
         const place = memo.pass(live);
         onNode = new Map(ids.map((id) => [id, place(id)!]));
