@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import { channels, keys } from '../redis/keys.js';
 import { getMany } from '../redis/multi-slot.js';
 import type { RedisClient } from '../redis/redis-client.js';
+import { systemClock } from '../util/clock.js';
+import type { Cancel, Clock } from '../util/clock.js';
 import type { Membership, NodeInfo } from './membership.js';
 import type { Transport } from '../transport/transport.js';
 
@@ -13,7 +15,12 @@ export interface RedisMembershipOptions {
   heartbeatMs: number;
   /** A node silent this long is gone. @default 3000 */
   timeoutMs: number;
+  /** The heartbeat and the early looks run on it. @default systemClock */
+  clock?: Clock;
 }
+
+/** After a record's expected expiry: Redis expires a key within a millisecond or so of its TTL. */
+const EXPIRY_MARGIN_MS = 5;
 
 /**
  * Membership in Redis: each node's record is a key whose TTL is the timeout, renewed by the heartbeat,
@@ -22,18 +29,23 @@ export interface RedisMembershipOptions {
  */
 export class RedisMembership implements Membership {
   #live: NodeInfo[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Cancel | undefined;
+  /** A look scheduled for when a silent node's record should expire, before the next heartbeat. */
+  #early: { at: number; cancel: Cancel } | undefined;
   #listeners: ((nodes: NodeInfo[]) => void)[] = [];
   #unsubscribe: (() => Promise<void>) | undefined;
   #stopped = false;
   readonly #startedAt = new Date().toISOString();
+  readonly #clock: Clock;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly transport: Transport,
     private readonly options: RedisMembershipOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.#clock = options.clock ?? systemClock;
+  }
 
   async start(): Promise<void> {
     this.#unsubscribe = await this.transport.subscribe(channels.cluster(), (raw) => {
@@ -43,9 +55,9 @@ export class RedisMembership implements Membership {
       }
     });
     await this.#beat();
-    this.#timer = setInterval(() => {
+    this.#timer = this.#clock.every(this.options.heartbeatMs, () => {
       this.#beat().catch((err: unknown) => this.logger.warn({ err }, 'heartbeat failed'));
-    }, this.options.heartbeatMs);
+    });
   }
 
   async #beat(): Promise<void> {
@@ -77,7 +89,35 @@ export class RedisMembership implements Membership {
       .flatMap((r) => (r ? [JSON.parse(r) as NodeInfo] : []))
       .sort((a, b) => a.nodeId.localeCompare(b.nodeId));
     this.#set(live);
+    this.#lookWhenDue(live);
     return live;
+  }
+
+  /**
+   * A node that stopped beating is dropped when its record expires, not up to a heartbeat later: a dead
+   * node's instances are claimed once both its record and its lease are gone, and the record's expiry
+   * falls within the lease's last second. Its writer's wall clock (`heartbeatAt`) only times the look;
+   * Redis still decides, so a skewed clock costs at most one needless look per heartbeat.
+   */
+  #lookWhenDue(live: NodeInfo[]): void {
+    const wallNow = Date.now();
+    let dueIn = Infinity;
+    for (const n of live) {
+      if (n.nodeId === this.options.nodeId) continue;
+      const ms = Date.parse(n.heartbeatAt) + this.options.timeoutMs - wallNow + EXPIRY_MARGIN_MS;
+      if (ms > 0 && ms < this.options.heartbeatMs) dueIn = Math.min(dueIn, ms);
+    }
+    if (dueIn === Infinity || this.#stopped) return;
+    const at = this.#clock.now() + dueIn;
+    if (this.#early && this.#early.at <= at) return;
+    this.#early?.cancel();
+    this.#early = {
+      at,
+      cancel: this.#clock.after(dueIn, () => {
+        this.#early = undefined;
+        this.refresh().catch((err: unknown) => this.logger.debug({ err }, 'membership look failed'));
+      }),
+    };
   }
 
   #set(live: NodeInfo[]): void {
@@ -96,7 +136,8 @@ export class RedisMembership implements Membership {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#timer);
+    this.#timer?.();
+    this.#early?.cancel();
     try {
       await Promise.all([
         this.redis.del(keys.node(this.options.nodeId)),

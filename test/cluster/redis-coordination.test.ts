@@ -452,6 +452,47 @@ describe('Redis coordination', function () {
       expect(took).to.be.lessThan(300 + 100 + 150);
       expect(ids(a.liveNodes())).to.include('m3-a');
     });
+    it('a silent member is dropped when its record expires, not at the next heartbeat', async () => {
+      // A heartbeat of 1 s: without a look timed on the record's expiry, the drop comes 0 to 1 s after it.
+      const watcher = await client();
+      const slow = async (nodeId: string, redis?: Redis) => {
+        const m = new RedisMembership(
+          redis ?? (await client()),
+          await transport(),
+          { nodeId, url: () => `http://${nodeId}.test`, actors: () => 0, heartbeatMs: 1000, timeoutMs: 1500 },
+          log,
+        );
+        cleanups.push(() => m.stop());
+        return m;
+      };
+      const lags: number[] = [];
+      for (const round of [1, 2, 3]) {
+        const a = await slow(`m4-a${round}`);
+        const silentRedis = await client();
+        const silent = await slow(`m4-silent${round}`, silentRedis);
+        await silent.start();
+        await a.start();
+        expect(ids(a.liveNodes())).to.include(`m4-silent${round}`);
+        // Each round falls silent at another point of a's heartbeat.
+        await sleep(round * 300);
+        silentRedis.disconnect();
+        let expiredAt: number | undefined;
+        await until(
+          async () => {
+            if (expiredAt === undefined && (await watcher.exists(keys.node(`m4-silent${round}`))) === 0) {
+              expiredAt = performance.now();
+            }
+            return !ids(a.liveNodes()).includes(`m4-silent${round}`);
+          },
+          'a to drop the silent node',
+          4000,
+          2,
+        );
+        lags.push(performance.now() - (expiredAt ?? performance.now()));
+      }
+      // All three within a tenth of the heartbeat of the expiry (a scheduling delay, not a heartbeat's wait).
+      expect(Math.max(...lags), `lags ${lags.map((l) => l.toFixed(0)).join(', ')} ms`).to.be.lessThan(100);
+    });
   });
 
   describe('Lua scripts', () => {
