@@ -21,6 +21,11 @@ export interface RedisMembershipOptions {
 
 /** After a record's expected expiry: Redis expires a key within a millisecond or so of its TTL. */
 const EXPIRY_MARGIN_MS = 5;
+/** A record still there this long past its expected expiry (a slow SET, skew) is looked at again after RELOOK_MS. */
+const LATE_MS = 100;
+const RELOOK_MS = 20;
+/** Early looks allowed between two heartbeats, whatever the clocks say: the cost stays bounded. */
+const EARLY_LOOKS_PER_BEAT = 3;
 
 /**
  * Membership in Redis: each node's record is a key whose TTL is the timeout, renewed by the heartbeat,
@@ -32,6 +37,7 @@ export class RedisMembership implements Membership {
   #timer: Cancel | undefined;
   /** A look scheduled for when a silent node's record should expire, before the next heartbeat. */
   #early: { at: number; cancel: Cancel } | undefined;
+  #earlyLooks = 0;
   #listeners: ((nodes: NodeInfo[]) => void)[] = [];
   #unsubscribe: (() => Promise<void>) | undefined;
   #stopped = false;
@@ -62,6 +68,7 @@ export class RedisMembership implements Membership {
 
   async #beat(): Promise<void> {
     if (this.#stopped) return;
+    this.#earlyLooks = 0;
     const info: NodeInfo = {
       nodeId: this.options.nodeId,
       url: this.options.url(),
@@ -97,7 +104,7 @@ export class RedisMembership implements Membership {
    * A node that stopped beating is dropped when its record expires, not up to a heartbeat later: a dead
    * node's instances are claimed once both its record and its lease are gone, and the record's expiry
    * falls within the lease's last second. Its writer's wall clock (`heartbeatAt`) only times the look;
-   * Redis still decides, so a skewed clock costs at most one needless look per heartbeat.
+   * Redis still decides, and a skewed clock costs at most EARLY_LOOKS_PER_BEAT needless looks per heartbeat.
    */
   #lookWhenDue(live: NodeInfo[]): void {
     const wallNow = Date.now();
@@ -105,9 +112,9 @@ export class RedisMembership implements Membership {
     for (const n of live) {
       if (n.nodeId === this.options.nodeId) continue;
       const ms = Date.parse(n.heartbeatAt) + this.options.timeoutMs - wallNow + EXPIRY_MARGIN_MS;
-      if (ms > 0 && ms < this.options.heartbeatMs) dueIn = Math.min(dueIn, ms);
+      if (ms > -LATE_MS && ms < this.options.heartbeatMs) dueIn = Math.min(dueIn, ms > 0 ? ms : RELOOK_MS);
     }
-    if (dueIn === Infinity || this.#stopped) return;
+    if (dueIn === Infinity || this.#stopped || this.#earlyLooks >= EARLY_LOOKS_PER_BEAT) return;
     const at = this.#clock.now() + dueIn;
     if (this.#early && this.#early.at <= at) return;
     this.#early?.cancel();
@@ -115,6 +122,7 @@ export class RedisMembership implements Membership {
       at,
       cancel: this.#clock.after(dueIn, () => {
         this.#early = undefined;
+        this.#earlyLooks++;
         this.refresh().catch((err: unknown) => this.logger.debug({ err }, 'membership look failed'));
       }),
     };
