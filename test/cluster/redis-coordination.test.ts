@@ -387,11 +387,15 @@ describe('Redis coordination', function () {
   describe('RedisMembership', () => {
     const ids = (nodes: NodeInfo[]) => nodes.map((n) => n.nodeId);
 
-    async function membership(nodeId: string, redis?: Redis): Promise<RedisMembership> {
+    async function membership(
+      nodeId: string,
+      redis?: Redis,
+      timing = { heartbeatMs: 100, timeoutMs: 300 },
+    ): Promise<RedisMembership> {
       const m = new RedisMembership(
         redis ?? (await client()),
         await transport(),
-        { nodeId, url: () => `http://${nodeId}.test`, actors: () => 3, heartbeatMs: 100, timeoutMs: 300 },
+        { nodeId, url: () => `http://${nodeId}.test`, actors: () => 3, ...timing },
         log,
       );
       cleanups.push(() => m.stop());
@@ -455,16 +459,7 @@ describe('Redis coordination', function () {
     it('a silent member is dropped when its record expires, not at the next heartbeat', async () => {
       // A heartbeat of 1 s: without a look timed on the record's expiry, the drop comes 0 to 1 s after it.
       const watcher = await client();
-      const slow = async (nodeId: string, redis?: Redis) => {
-        const m = new RedisMembership(
-          redis ?? (await client()),
-          await transport(),
-          { nodeId, url: () => `http://${nodeId}.test`, actors: () => 0, heartbeatMs: 1000, timeoutMs: 1500 },
-          log,
-        );
-        cleanups.push(() => m.stop());
-        return m;
-      };
+      const slow = (nodeId: string, redis?: Redis) => membership(nodeId, redis, { heartbeatMs: 1000, timeoutMs: 1500 });
       const lags: number[] = [];
       for (const round of [1, 2, 3]) {
         const a = await slow(`m4-a${round}`);
