@@ -28,6 +28,9 @@ export interface BillingCronOptions {
 /** The default of `recoverAfterMs`: long enough that a live holder has queued what it recorded. */
 export const RECOVER_AFTER_MS = 30_000;
 
+/** Ledger entries recorded per write: 100,000 instances created at once are 100,000 events due in one tick. */
+const RECORD_BATCH = 500;
+
 /**
  * The delivery id of a ledger entry, the same at every queueing (a UUID-shaped digest of its key): a
  * holder that queued it and died before marking it sent queues it again under this id, which the queue
@@ -81,52 +84,58 @@ export class BillingCron {
       const instances = await this.options.store.instances.listByAccount(account.id);
       // An account of 100,000 instances is seconds of work: in slices, so the node's lease renewals run.
       const slicer = new LoopSlicer();
+      const due: DueEvent[] = [];
       for (const instance of instances) {
         if (slicer.due()) await slicer.yield();
-        for (const due of instanceEvents(account, instance, now, this.options.terms)) {
-          if (!(await this.#record(due, now))) return;
-        }
+        due.push(...instanceEvents(account, instance, now, this.options.terms).filter((d) => !this.#known.has(d.key)));
+        if (due.length >= RECORD_BATCH && !(await this.#record(due.splice(0), now))) return;
       }
-      for (const due of renewalEvents(account, instances, now, this.options.terms)) {
-        if (!(await this.#record(due, now))) return;
-      }
+      due.push(...renewalEvents(account, instances, now, this.options.terms).filter((d) => !this.#known.has(d.key)));
+      if (!(await this.#record(due, now))) return;
     }
     if (!this.options.holding()) return;
     const recoverAfterMs = this.options.recoverAfterMs ?? RECOVER_AFTER_MS;
-    for (const entry of await this.options.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs)) {
-      await this.#publish(entry);
-    }
+    await this.#publish(await this.options.store.billingLedger.takeUnsent(Date.now(), 100, recoverAfterMs));
   }
 
-  /** Records a due event in the ledger (once) and publishes it; false when the role is no longer held. */
-  async #record(due: DueEvent, now: number): Promise<boolean> {
-    if (this.#known.has(due.key)) return true;
+  /** Records due events in the ledger (each once) and publishes the ones recorded; false when the role is no longer held. */
+  async #record(due: DueEvent[], now: number): Promise<boolean> {
+    if (due.length === 0) return true;
     if (!this.options.holding()) return false;
-    const entry: BillingLedgerEntry = {
-      ...due,
-      data: JSON.stringify(due.data),
+    const entries: BillingLedgerEntry[] = due.map((d) => ({
+      ...d,
+      data: JSON.stringify(d.data),
       createdAt: new Date(now).toISOString(),
       sentAt: undefined,
-    };
+    }));
     const recorded = await this.options.store.billingLedger.record(
-      entry,
+      entries,
       Date.now() + (this.options.recoverAfterMs ?? RECOVER_AFTER_MS),
     );
-    this.#known.add(due.key);
-    if (recorded) await this.#publish(entry);
+    for (const d of due) this.#known.add(d.key);
+    await this.#publish(entries.filter((e) => recorded.has(e.key)));
     return true;
   }
 
-  async #publish(entry: BillingLedgerEntry): Promise<void> {
-    if (!this.options.holding()) return;
-    await this.options.dispatcher.dispatch({
-      id: billingDeliveryId(entry.key),
-      timestamp: entry.createdAt,
-      accountId: entry.accountId,
-      event: entry.event,
-      description: entry.description,
-      data: JSON.parse(entry.data) as Record<string, unknown>,
-    });
-    await this.options.store.billingLedger.markSent(entry.key, new Date().toISOString());
+  /** Queues each entry's delivery while the role is held, then marks the queued ones sent in one write. */
+  async #publish(entries: BillingLedgerEntry[]): Promise<void> {
+    const sent: string[] = [];
+    try {
+      for (const entry of entries) {
+        if (!this.options.holding()) return;
+        await this.options.dispatcher.dispatch({
+          id: billingDeliveryId(entry.key),
+          timestamp: entry.createdAt,
+          accountId: entry.accountId,
+          event: entry.event,
+          description: entry.description,
+          data: JSON.parse(entry.data) as Record<string, unknown>,
+        });
+        sent.push(entry.key);
+      }
+    } finally {
+      // Queued ones are marked even if a later one failed: queued again, each would be kept once anyway.
+      await this.options.store.billingLedger.markSent(sent, new Date().toISOString());
+    }
   }
 }

@@ -277,15 +277,17 @@ export interface AccountWebhookRepository {
 }
 
 /**
- * The billing ledger: `record` inserts an entry unless its key exists (then false), leased to the
- * recorder until `leaseUntil`; an entry whose delivery was not queued (its recorder died) is taken again
- * with `takeUnsent` once its lease has run out.
+ * The billing ledger: `record` inserts each entry unless its key exists, leased to the recorder until
+ * `leaseUntil`, in one write (a tick due 100,000 events wrote them one transaction each, and the other
+ * processes' writes on one SQLite file waited behind them); an entry whose delivery was not queued (its
+ * recorder died) is taken again with `takeUnsent` once its lease has run out.
  */
 export interface BillingLedgerRepository {
-  record(entry: BillingLedgerEntry, leaseUntil: number): Promise<boolean>;
+  /** The keys of the entries inserted (the others existed already). */
+  record(entries: BillingLedgerEntry[], leaseUntil: number): Promise<Set<string>>;
   /** Up to `max` unsent entries whose lease ran out at `now`, leased until `now + leaseMs`. */
   takeUnsent(now: number, max: number, leaseMs: number): Promise<BillingLedgerEntry[]>;
-  markSent(key: string, at: string): Promise<void>;
+  markSent(keys: string[], at: string): Promise<void>;
   /** Every entry of the account, oldest first (for tests and support). */
   list(accountId: string): Promise<BillingLedgerEntry[]>;
 }

@@ -195,6 +195,35 @@ describe('billing cron (Enterprise events)', () => {
       expect(after!.timestamp).to.equal(before!.timestamp);
     });
 
+    it('records the events of many instances in a few writes, each once', async () => {
+      for (let i = 2; i <= 1200; i++) {
+        const record = instanceRecord('acc', {
+          id: `i-${i}`,
+          name: `n-${i}`,
+          tokenHash: `th-${i}`,
+          tokenSealed: 'v1:x',
+          createdAt: new Date(t0 + 10 * 86_400_000).toISOString(),
+        });
+        await store.instances.create(record, [], 2000);
+      }
+      const writes: number[] = [];
+      const record = store.billingLedger.record.bind(store.billingLedger);
+      store.billingLedger.record = async (entries, leaseUntil) => {
+        writes.push(entries.length);
+        return record(entries, leaseUntil);
+      };
+      // Trial started and ending are due for all 1,200 (3,600 events with billable): a write per event was
+      // 3,600 transactions holding the store's file, which every node shares.
+      await cron().tick(t0 + 10 * 86_400_000 + 1500);
+      expect(sent.filter((e) => e.event === 'enterprise.trial.started')).to.have.length(1200);
+      expect(sent.filter((e) => e.event === 'enterprise.trial.ending')).to.have.length(1200);
+      expect(writes.length, `writes of ${writes.join(', ')}`).to.be.at.most(6);
+      expect(writes.reduce((a, b) => a + b, 0)).to.equal(2400);
+      await cron().tick(t0 + 10 * 86_400_000 + 1600);
+      expect(sent).to.have.length(2400);
+      expect((await store.billingLedger.list('acc')).every((e) => e.sentAt !== undefined)).to.equal(true);
+    });
+
     it('does nothing without the role', async () => {
       await cron(() => false).tick(Date.parse('2024-06-01T00:00:00.000Z'));
       expect(sent).to.deep.equal([]);

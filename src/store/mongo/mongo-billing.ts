@@ -1,6 +1,7 @@
-import { MongoServerError } from 'mongodb';
+import { MongoBulkWriteError } from 'mongodb';
 import type { Collection, Db } from 'mongodb';
 import type { AccountWebhookRecord, BillingLedgerEntry } from '../records.js';
+import { DUPLICATE_KEY } from './mongo-docs.js';
 import type { AccountWebhookRepository, BillingLedgerRepository } from '../store.js';
 
 type AccountWebhookDoc = Omit<AccountWebhookRecord, 'accountId'> & { _id: string };
@@ -56,14 +57,18 @@ export class MongoBillingLedger implements BillingLedgerRepository {
     ]);
   }
 
-  async record(e: BillingLedgerEntry, leaseUntil: number): Promise<boolean> {
-    const { key, sentAt, ...rest } = e;
+  async record(entries: BillingLedgerEntry[], leaseUntil: number): Promise<Set<string>> {
+    if (entries.length === 0) return new Set();
+    const docs = entries.map(({ key, sentAt, ...rest }) => ({ _id: key, ...rest, sentAt: sentAt ?? null, leaseUntil }));
     try {
-      await this.#col.insertOne({ _id: key, ...rest, sentAt: sentAt ?? null, leaseUntil });
-      return true;
+      await this.#col.insertMany(docs, { ordered: false });
+      return new Set(docs.map((d) => d._id));
     } catch (err) {
-      if (err instanceof MongoServerError && err.code === 11000) return false;
-      throw err;
+      // Entries recorded before (another holder of the role, a tick after a crash) are left as they are.
+      const errors = err instanceof MongoBulkWriteError ? [err.writeErrors].flat() : [];
+      if (errors.length === 0 || errors.some((e) => e.code !== DUPLICATE_KEY)) throw err;
+      const existed = new Set(errors.map((e) => e.index));
+      return new Set(docs.filter((_, i) => !existed.has(i)).map((d) => d._id));
     }
   }
 
@@ -81,8 +86,9 @@ export class MongoBillingLedger implements BillingLedgerRepository {
     return taken;
   }
 
-  async markSent(key: string, at: string): Promise<void> {
-    await this.#col.updateOne({ _id: key }, { $set: { sentAt: at } });
+  async markSent(keys: string[], at: string): Promise<void> {
+    if (keys.length === 0) return;
+    await this.#col.updateMany({ _id: { $in: keys } }, { $set: { sentAt: at } });
   }
 
   async list(accountId: string): Promise<BillingLedgerEntry[]> {

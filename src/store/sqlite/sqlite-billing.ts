@@ -54,14 +54,30 @@ export class SqliteAccountWebhooks implements AccountWebhookRepository {
 export class SqliteBillingLedger implements BillingLedgerRepository {
   constructor(private readonly db: Database.Database) {}
 
-  async record(e: BillingLedgerEntry, leaseUntil: number): Promise<boolean> {
-    const res = this.db
-      .prepare(
-        `INSERT INTO billing_ledger (key, account_id, event, description, data, lease_until, created_at, sent_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-      )
-      .run(e.key, e.accountId, e.event, e.description, e.data, leaseUntil, e.createdAt, e.sentAt ?? null);
-    return res.changes === 1;
+  async record(entries: BillingLedgerEntry[], leaseUntil: number): Promise<Set<string>> {
+    const insert = this.db.prepare(
+      `INSERT INTO billing_ledger (key, account_id, event, description, data, lease_until, created_at, sent_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+    );
+    const inserted = new Set<string>();
+    this.db
+      .transaction(() => {
+        for (const e of entries) {
+          const res = insert.run(
+            e.key,
+            e.accountId,
+            e.event,
+            e.description,
+            e.data,
+            leaseUntil,
+            e.createdAt,
+            e.sentAt ?? null,
+          );
+          if (res.changes === 1) inserted.add(e.key);
+        }
+      })
+      .immediate();
+    return inserted;
   }
 
   async takeUnsent(now: number, max: number, leaseMs: number): Promise<BillingLedgerEntry[]> {
@@ -76,8 +92,13 @@ export class SqliteBillingLedger implements BillingLedgerRepository {
     return rows.map(toEntry).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  async markSent(key: string, at: string): Promise<void> {
-    this.db.prepare('UPDATE billing_ledger SET sent_at = ? WHERE key = ?').run(at, key);
+  async markSent(keys: string[], at: string): Promise<void> {
+    const mark = this.db.prepare('UPDATE billing_ledger SET sent_at = ? WHERE key = ?');
+    this.db
+      .transaction(() => {
+        for (const key of keys) mark.run(at, key);
+      })
+      .immediate();
   }
 
   async list(accountId: string): Promise<BillingLedgerEntry[]> {

@@ -161,7 +161,7 @@ export function storeContract(openStore: () => Promise<Store>): void {
         updatedAt: now(),
       });
       const entry = { key: `k-${randomUUID()}`, accountId: a.id, event: 'e', description: 'd', data: '{}' };
-      await store.billingLedger.record({ ...entry, createdAt: now(), sentAt: undefined }, 0);
+      await store.billingLedger.record([{ ...entry, createdAt: now(), sentAt: undefined }], 0);
       expect(await store.accounts.delete(a.id).catch((e: unknown) => e)).to.be.instanceOf(ConflictError);
       expect(await store.accounts.findById(a.id)).to.not.equal(undefined);
       await store.instances.delete(i.id);
@@ -1000,15 +1000,41 @@ export function storeContract(openStore: () => Promise<Store>): void {
 
     it('records a key once, whoever asks', async () => {
       const e = entry(`k-${randomUUID()}`);
-      const results = await Promise.all([store.billingLedger.record(e, 0), store.billingLedger.record(e, 0)]);
-      expect(results.filter(Boolean)).to.have.length(1);
+      const results = await Promise.all([store.billingLedger.record([e], 0), store.billingLedger.record([e], 0)]);
+      expect(results.filter((keys) => keys.has(e.key))).to.have.length(1);
       expect(await store.billingLedger.list('acc-1')).to.deep.equal([e]);
+    });
+
+    it('records many in one call, answering the keys it inserted, and leaves the existing ones as they were', async () => {
+      const account = `acc-${randomUUID()}`;
+      const old = { ...entry(`k-${randomUUID()}`, account), description: 'first' };
+      expect(await store.billingLedger.record([old], 0)).to.deep.equal(new Set([old.key]));
+      const fresh = Array.from({ length: 700 }, (_, i) => entry(`k-${i}-${randomUUID()}`, account));
+      const again = { ...old, description: 'second' };
+      const inserted = await store.billingLedger.record([fresh[0]!, again, ...fresh.slice(1)], 0);
+      expect(inserted).to.deep.equal(new Set(fresh.map((e) => e.key)));
+      const listed = await store.billingLedger.list(account);
+      expect(listed).to.have.length(701);
+      expect(listed.find((e) => e.key === old.key)?.description).to.equal('first');
+      expect(await store.billingLedger.record([], 0)).to.deep.equal(new Set());
+      await store.billingLedger.markSent([], 'never');
+      await store.billingLedger.markSent(
+        fresh.slice(0, 300).map((e) => e.key),
+        'sent-at',
+      );
+      const sent = (await store.billingLedger.list(account)).filter((e) => e.sentAt === 'sent-at');
+      expect(sent.map((e) => e.key).sort()).to.deep.equal(
+        fresh
+          .slice(0, 300)
+          .map((e) => e.key)
+          .sort(),
+      );
     });
 
     it('hands out unsent entries only after their lease, once each, until marked sent', async () => {
       const t = Date.now();
-      await store.billingLedger.record(entry('leased'), t + 10_000);
-      await store.billingLedger.record(entry('free'), 0);
+      await store.billingLedger.record([entry('leased')], t + 10_000);
+      await store.billingLedger.record([entry('free')], 0);
       const first = await store.billingLedger.takeUnsent(t, 10, 5000);
       expect(first.map((e) => e.key)).to.deep.equal(['free']);
       expect(await store.billingLedger.takeUnsent(t, 10, 5000)).to.deep.equal([]);
@@ -1016,7 +1042,7 @@ export function storeContract(openStore: () => Promise<Store>): void {
         'free',
         'leased',
       ]);
-      await store.billingLedger.markSent('free', 'sent-at');
+      await store.billingLedger.markSent(['free'], 'sent-at');
       expect((await store.billingLedger.takeUnsent(t + 60_000, 10, 5000)).map((e) => e.key)).to.deep.equal(['leased']);
       expect((await store.billingLedger.list('acc-1')).find((e) => e.key === 'free')?.sentAt).to.equal('sent-at');
     });
