@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
 import { NotConnectedError, OutcomeUnknownError } from '../../src/errors.js';
+import { SocketEndedError } from '../../src/msgnet/baileys/baileys-auth-state.js';
 import { ServerAcks, awaitingServerAcks } from '../../src/msgnet/baileys/server-acks.js';
 import type { BaileysSocket } from '../../src/msgnet/baileys/socket-port.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -115,6 +116,16 @@ describe('ServerAcks: a send answers once WhatsApp acked it', () => {
     expect(await sock.relayMessage('x@s.whatsapp.net', {}, {}).catch((e: unknown) => e)).to.be.instanceOf(
       OutcomeUnknownError,
     );
+    detach();
+  });
+
+  it('a send whose socket ended before its Signal keys were stored has an unknown outcome, to be sent again under its id', async () => {
+    const ended = new SocketEndedError();
+    const raw = { ws: new EventEmitter(), sendMessage: async () => Promise.reject(ended) } as unknown as BaileysSocket;
+    const { sock, detach } = awaitingServerAcks(raw, new ServerAcks(new ManualClock(), 10_000));
+    const err = await sock.sendMessage('x@s.whatsapp.net', { text: 'hi' }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OutcomeUnknownError);
+    expect((err as Error).cause).to.equal(ended);
     detach();
   });
 

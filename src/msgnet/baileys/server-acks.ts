@@ -3,6 +3,7 @@ import { NotConnectedError, OutcomeUnknownError } from '../../errors.js';
 import { systemClock } from '../../util/clock.js';
 import type { Cancel, Clock } from '../../util/clock.js';
 import { statusCodeOf } from './disconnect-policy.js';
+import { SocketEndedError } from './baileys-auth-state.js';
 import type { BaileysSocket } from './socket-port.js';
 
 /** How long a send waits for WhatsApp's ack of its stanza before its outcome counts as unknown. */
@@ -122,6 +123,16 @@ async function notWrittenOnClose<T>(send: () => Promise<T>): Promise<T> {
     return await send();
   } catch (err) {
     if (statusCodeOf(err) === Number(DisconnectReason.connectionClosed)) throw new NotConnectedError();
+    // Baileys writes the stanza inside the Signal key transaction: the socket ending before its commit
+    // may come after the write.
+    if (err instanceof SocketEndedError) {
+      throw new OutcomeUnknownError(
+        'The connection to WhatsApp ended while the message was sent: it may or may not be sent',
+        {
+          cause: err,
+        },
+      );
+    }
     const code = (err as { code?: unknown } | undefined)?.code;
     if (typeof code === 'string' && SOCKET_WRITE_ERRORS.has(code)) {
       throw new OutcomeUnknownError(
