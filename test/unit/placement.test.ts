@@ -76,6 +76,25 @@ function runnerUp(id: string, nodes: readonly string[]): string | undefined {
   );
 }
 
+/** Nodes joining and leaving at random (seeded): `toggle()` makes one of the pool join or leave, never the last. */
+function churn(seed: number, start: string[]) {
+  const pool = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'];
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  let live = start;
+  return {
+    random,
+    get live() {
+      return live;
+    },
+    toggle() {
+      const n = pool[Math.floor(random() * pool.length)]!;
+      if (live.includes(n)) {
+        if (live.length > 1) live = live.filter((x) => x !== n);
+      } else live = [...live, n];
+    },
+  };
+}
+
 describe('PlacementMemo: placement remembered between reconcile passes', () => {
   it('hashes nothing when a node dies: its instances go to their runner-up', () => {
     let hashed = 0;
@@ -98,40 +117,28 @@ describe('PlacementMemo: placement remembered between reconcile passes', () => {
   it('answers as placeInstance through any sequence of nodes leaving and joining', () => {
     const ids = IDS.slice(0, 300);
     const memo = new PlacementMemo();
-    const pool = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'];
-    let seed = 42;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    let live = ['n1', 'n2', 'n3'];
+    const nodes = churn(42, ['n1', 'n2', 'n3']);
     for (let pass = 0; pass < 200; pass++) {
+      const live = nodes.live;
       const place = memo.pass(live);
       expect(ids.map(place), `pass ${pass} over ${live.join(',')}`).to.deep.equal(
         ids.map((id) => placeInstance(id, live)),
       );
-      // Each pass one or two nodes leave or join (never none left).
-      for (let k = random() < 0.5 ? 1 : 2; k > 0; k--) {
-        const n = pool[Math.floor(random() * pool.length)]!;
-        if (live.includes(n)) {
-          if (live.length > 1) live = live.filter((x) => x !== n);
-        } else live = [...live, n];
-      }
+      // Each pass one or two nodes leave or join.
+      for (let k = nodes.random() < 0.5 ? 1 : 2; k > 0; k--) nodes.toggle();
     }
   });
 
   it('keeps every answer right through passes that place only the instances of the nodes that left', () => {
     const ids = IDS.slice(0, 300);
     const memo = new PlacementMemo();
-    const pool = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7'];
-    let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    let live = ['n1', 'n2', 'n3', 'n4'];
-    let onNode = new Map(ids.map((id) => [id, placeInstance(id, live)]));
-    ids.forEach(memo.pass(live));
+    const nodes = churn(7, ['n1', 'n2', 'n3', 'n4']);
+    let onNode = new Map(ids.map((id) => [id, placeInstance(id, nodes.live)]));
+    ids.forEach(memo.pass(nodes.live));
     for (let pass = 0; pass < 200; pass++) {
-      const before = live;
-      const n = pool[Math.floor(random() * pool.length)]!;
-      if (live.includes(n)) {
-        if (live.length > 1) live = live.filter((x) => x !== n);
-      } else live = [...live, n];
+      const before = nodes.live;
+      nodes.toggle();
+      const live = nodes.live;
       const gone = before.filter((x) => !live.includes(x));
       if (gone.length && live.every((x) => before.includes(x))) {
         // As the reconciler's pass after a departure: the departed node's instances alone, the rest kept.
